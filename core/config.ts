@@ -1,0 +1,234 @@
+/**
+ * `conversation.compaction.auto` (D50 "What the user configures"): the schema
+ * of one configuration layer, the built-in defaults, and the layered merge
+ * (defaults → service → tenant → conversation → config deltas in the stream;
+ * later wins). Every error names the full key, e.g.
+ * `conversation.compaction.auto.trigger_ratio`.
+ */
+import { z } from "zod";
+import { type ConfigDelta, type Entry, formatPath, type ToolCallPolicy } from "./events.ts";
+
+/** The key under which D50 places automatic compaction. */
+export const AUTO_CONFIG_KEY = "conversation.compaction.auto";
+
+/** Tool call modes of a rule, as strings for config ergonomics (RFD 064). */
+export const ToolCallMode = z.enum(["strip", "strip-requests", "strip-responses", "omit"]);
+
+/** The summarizer settings of a rule: a `summary` block makes a rule summarize. */
+export const SummaryRuleConfig = z.strictObject({
+  instructions: z.string().min(1, "must not be empty").optional(),
+  model: z.strictObject({ id: z.string().min(1, "must not be empty") }).optional(),
+});
+
+const turnsToKeep = z
+  .number({ error: "must be a whole number of turns" })
+  .int("must be a whole number of turns")
+  .nonnegative("must be 0 or more");
+
+/** One layer of `auto.rule`: every key optional. */
+export const RuleLayer = z.strictObject({
+  keep_first: turnsToKeep.optional(),
+  keep_last: turnsToKeep.optional(),
+  reasoning: z.enum(["strip"]).nullable().optional(),
+  tool_calls: ToolCallMode.nullable().optional(),
+  summary: SummaryRuleConfig.nullable().optional(),
+});
+
+/** One layer of `conversation.compaction.auto`: every key optional. */
+export const AutoConfigLayer = z.strictObject({
+  enabled: z.boolean({ error: "must be true or false" }).optional(),
+  trigger_ratio: z
+    .number({ error: "must be a number in (0, 1]" })
+    .gt(0, "must be greater than 0")
+    .lte(1, "must be at most 1")
+    .optional(),
+  min_turns: turnsToKeep.optional(),
+  rule: RuleLayer.optional(),
+});
+
+/** A configuration tree rooted like D50 (`conversation.compaction.auto`). */
+export const ConfigTree = z.looseObject({
+  conversation: z
+    .looseObject({
+      compaction: z.looseObject({ auto: AutoConfigLayer.optional() }).optional(),
+    })
+    .optional(),
+});
+
+export type ToolCallMode = z.infer<typeof ToolCallMode>;
+export type SummaryRuleConfig = z.infer<typeof SummaryRuleConfig>;
+export type RuleLayer = z.infer<typeof RuleLayer>;
+export type AutoConfigLayer = z.infer<typeof AutoConfigLayer>;
+
+/** A compaction rule with every field resolved. `null` policies mean "no opinion". */
+export interface CompactionRule {
+  readonly keep_first: number;
+  readonly keep_last: number;
+  readonly reasoning: "strip" | null;
+  readonly tool_calls: ToolCallMode | null;
+  readonly summary: SummaryRuleConfig | null;
+}
+
+/** The resolved `conversation.compaction.auto`. */
+export interface AutoConfig {
+  readonly enabled: boolean;
+  readonly trigger_ratio: number;
+  readonly min_turns: number;
+  readonly rule: CompactionRule;
+}
+
+/** The built-in defaults of D50. */
+export const DEFAULT_AUTO_CONFIG: AutoConfig = Object.freeze({
+  enabled: false,
+  trigger_ratio: 0.75,
+  min_turns: 5,
+  rule: Object.freeze({
+    keep_first: 1,
+    keep_last: 3,
+    reasoning: "strip",
+    tool_calls: "strip",
+    summary: null,
+  }),
+});
+
+/** A configuration that failed validation; `issues` name each bad key. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(
+    readonly issues: readonly string[],
+    options?: { cause?: unknown },
+  ) {
+    super(issues.join("; "), options);
+  }
+}
+
+function issuesOf(error: z.ZodError, prefix: string): string[] {
+  return error.issues.map((issue) => {
+    const keys =
+      issue.code === "unrecognized_keys" ? issue.keys.map((key) => `.${key}`).join(", ") : "";
+    const path = [prefix, formatPath(issue.path)].filter(Boolean).join(".");
+    if (issue.code === "unrecognized_keys") {
+      return `${path}${keys}: unknown key (known: ${knownKeysAt(issue.path).join(", ")})`;
+    }
+    return `${path}: ${issue.message}`;
+  });
+}
+
+function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  if (path.length === 0) return Object.keys(AutoConfigLayer.shape);
+  if (path[0] === "rule" && path.length === 1) return Object.keys(RuleLayer.shape);
+  if (path[0] === "rule" && path[1] === "summary") return ["instructions", "model"];
+  return ["id"];
+}
+
+/** Validates one layer given as the `auto` object itself. */
+export function parseAutoLayer(raw: unknown): AutoConfigLayer {
+  const result = AutoConfigLayer.safeParse(raw);
+  if (!result.success) throw new ConfigError(issuesOf(result.error, AUTO_CONFIG_KEY));
+  return result.data;
+}
+
+/**
+ * Validates a configuration tree (`{"conversation":{"compaction":{"auto":…}}}`)
+ * and returns its auto layer (empty when the tree does not set one).
+ */
+export function parseConfigTree(raw: unknown): AutoConfigLayer {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new ConfigError([
+      'configuration must be an object rooted at "conversation" (e.g. {"conversation":{"compaction":{"auto":{"enabled":true}}}})',
+    ]);
+  }
+  const conversation = (raw as Record<string, unknown>).conversation;
+  if (conversation === undefined) return {};
+  if (typeof conversation !== "object" || conversation === null || Array.isArray(conversation)) {
+    throw new ConfigError(["conversation: must be an object"]);
+  }
+  const compaction = (conversation as Record<string, unknown>).compaction;
+  if (compaction === undefined) return {};
+  if (typeof compaction !== "object" || compaction === null || Array.isArray(compaction)) {
+    throw new ConfigError(["conversation.compaction: must be an object"]);
+  }
+  const auto = (compaction as Record<string, unknown>).auto;
+  if (auto === undefined) return {};
+  return parseAutoLayer(auto);
+}
+
+/** Wraps an auto layer in the D50 tree, the shape the API and files speak. */
+export function toConfigTree(layer: AutoConfigLayer): {
+  conversation: { compaction: { auto: AutoConfigLayer } };
+} {
+  return { conversation: { compaction: { auto: layer } } };
+}
+
+/** Merges layers in order (later wins); `null` in a rule clears that key. */
+export function mergeLayers(...layers: readonly AutoConfigLayer[]): AutoConfigLayer {
+  const merged: AutoConfigLayer = {};
+  for (const layer of layers) {
+    if (layer.enabled !== undefined) merged.enabled = layer.enabled;
+    if (layer.trigger_ratio !== undefined) merged.trigger_ratio = layer.trigger_ratio;
+    if (layer.min_turns !== undefined) merged.min_turns = layer.min_turns;
+    if (layer.rule !== undefined) {
+      const rule: RuleLayer = { ...merged.rule };
+      for (const [key, value] of Object.entries(layer.rule)) {
+        if (value !== undefined) (rule as Record<string, unknown>)[key] = value;
+      }
+      merged.rule = rule;
+    }
+  }
+  return merged;
+}
+
+/** Resolves layers over the built-in defaults into a complete configuration. */
+export function resolveAutoConfig(...layers: readonly AutoConfigLayer[]): AutoConfig {
+  const merged = mergeLayers(...layers);
+  const defaults = DEFAULT_AUTO_CONFIG;
+  const rule = merged.rule ?? {};
+  return {
+    enabled: merged.enabled ?? defaults.enabled,
+    trigger_ratio: merged.trigger_ratio ?? defaults.trigger_ratio,
+    min_turns: merged.min_turns ?? defaults.min_turns,
+    rule: {
+      keep_first: rule.keep_first ?? defaults.rule.keep_first,
+      keep_last: rule.keep_last ?? defaults.rule.keep_last,
+      reasoning: rule.reasoning === undefined ? defaults.rule.reasoning : rule.reasoning,
+      tool_calls: rule.tool_calls === undefined ? defaults.rule.tool_calls : rule.tool_calls,
+      summary: rule.summary ?? null,
+    },
+  };
+}
+
+/**
+ * The auto layers carried by the stream's config deltas, in stream order.
+ * A delta that sets an invalid auto config is an error naming the entry.
+ */
+export function streamConfigLayers(entries: readonly Entry[]): AutoConfigLayer[] {
+  const layers: AutoConfigLayer[] = [];
+  entries.forEach((entry, index) => {
+    if (entry.type !== "config_delta") return;
+    try {
+      const layer = parseConfigTree((entry as ConfigDelta).delta ?? {});
+      if (Object.keys(layer).length > 0) layers.push(layer);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      throw new ConfigError(
+        error.issues.map((issue) => `entry ${index} (config_delta): ${issue}`),
+        { cause: error },
+      );
+    }
+  });
+  return layers;
+}
+
+/** Converts a rule's tool call mode to the policy stored in a compaction. */
+export function toolCallPolicyOf(mode: ToolCallMode): ToolCallPolicy {
+  switch (mode) {
+    case "omit":
+      return { policy: "omit" };
+    case "strip":
+      return { policy: "strip", request: true, response: true };
+    case "strip-requests":
+      return { policy: "strip", request: true, response: false };
+    case "strip-responses":
+      return { policy: "strip", request: false, response: true };
+  }
+}

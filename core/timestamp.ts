@@ -1,0 +1,75 @@
+/**
+ * Timestamps on the wire are RFC 3339; JP stores `2026-03-18 13:19:07.360486`
+ * (UTC, no zone). Both are accepted; output is always canonical RFC 3339 in UTC.
+ * Ordering uses integer nanoseconds so sub-millisecond precision (JP writes
+ * microseconds) decides "latest wins" correctly, which `Date` cannot.
+ */
+
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})?$/;
+
+const NANOS_PER_SECOND = 1_000_000_000n;
+
+/** Error thrown for a string that is neither RFC 3339 nor JP's stored timestamp form. */
+export class TimestampError extends Error {
+  override readonly name = "TimestampError";
+}
+
+/** Parses an RFC 3339 or JP-stored timestamp into nanoseconds since the Unix epoch. */
+export function timestampNanos(text: string): bigint {
+  const match = TIMESTAMP.exec(text);
+  if (!match) {
+    throw new TimestampError(
+      `invalid timestamp "${text}": expected RFC 3339 (2026-03-18T13:19:07.360486Z) or JP's form (2026-03-18 13:19:07.360486)`,
+    );
+  }
+  const [, y, mo, d, h, mi, s, fraction = "", zone] = match;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  const millis = Date.UTC(year, month - 1, day, hour, minute, second);
+  const check = new Date(millis);
+  if (
+    month < 1 ||
+    month > 12 ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59 ||
+    check.getUTCDate() !== day ||
+    check.getUTCMonth() !== month - 1
+  ) {
+    throw new TimestampError(`invalid timestamp "${text}": date or time out of range`);
+  }
+  let offsetSeconds = 0;
+  if (zone && zone !== "Z" && zone !== "z") {
+    const sign = zone.startsWith("-") ? -1 : 1;
+    const [oh, om] = zone.slice(1).split(":").map(Number) as [number, number];
+    offsetSeconds = sign * (oh * 3600 + om * 60);
+  }
+  const seconds = BigInt(millis / 1000 - offsetSeconds);
+  const nanos = BigInt(fraction.padEnd(9, "0") || "0");
+  return seconds * NANOS_PER_SECOND + nanos;
+}
+
+/** Formats epoch nanoseconds as canonical RFC 3339 UTC (microseconds, or nanoseconds when needed). */
+export function formatTimestamp(nanos: bigint): string {
+  const seconds = nanos / NANOS_PER_SECOND;
+  const rest = nanos % NANOS_PER_SECOND;
+  const base = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
+  const fraction =
+    rest % 1000n === 0n ? String(rest / 1000n).padStart(6, "0") : String(rest).padStart(9, "0");
+  return `${base}.${fraction}Z`;
+}
+
+/** Normalizes any accepted timestamp form to canonical RFC 3339 UTC. */
+export function canonicalTimestamp(text: string): string {
+  return formatTimestamp(timestampNanos(text));
+}
+
+/** Converts a millisecond epoch clock reading to canonical RFC 3339. */
+export function timestampFromMillis(millis: number): string {
+  return formatTimestamp(BigInt(Math.trunc(millis)) * 1_000_000n);
+}

@@ -1,0 +1,116 @@
+/** Terse builders for hand-written streams in tests. */
+import type {
+  ChatRequest,
+  ChatResponse,
+  Compaction,
+  ConfigDelta,
+  Entry,
+  ToolCallRequest,
+  ToolCallResponse,
+  TurnStart,
+} from "../../core/events.ts";
+import { formatTimestamp } from "../../core/timestamp.ts";
+
+const BASE = BigInt(Date.UTC(2026, 0, 1)) * 1_000_000n;
+
+/** A canonical timestamp `seconds` after a fixed origin. */
+export function at(seconds: number): string {
+  return formatTimestamp(BASE + BigInt(Math.round(seconds * 1e6)) * 1_000n);
+}
+
+export const turnStart = (s = 0): TurnStart => ({ type: "turn_start", timestamp: at(s) });
+export const request = (content: string, s = 0): ChatRequest => ({
+  type: "chat_request",
+  timestamp: at(s),
+  content,
+});
+export const message = (text: string, s = 0): ChatResponse => ({
+  type: "chat_response",
+  timestamp: at(s),
+  message: text,
+});
+export const reasoning = (text: string, s = 0): ChatResponse => ({
+  type: "chat_response",
+  timestamp: at(s),
+  reasoning: text,
+});
+export const toolCall = (
+  id: string,
+  name: string,
+  args: Record<string, unknown>,
+  s = 0,
+): ToolCallRequest => ({
+  type: "tool_call_request",
+  timestamp: at(s),
+  id,
+  name,
+  arguments: args,
+});
+export const toolResult = (
+  id: string,
+  content: string,
+  isError = false,
+  s = 0,
+): ToolCallResponse => ({
+  type: "tool_call_response",
+  timestamp: at(s),
+  id,
+  content,
+  is_error: isError,
+});
+export const configDelta = (delta: Record<string, unknown>, s = 0): ConfigDelta => ({
+  type: "config_delta",
+  timestamp: at(s),
+  delta,
+});
+
+/** A compaction over `[from, to]` created at `seconds`. */
+export function compaction(
+  from: number,
+  to: number,
+  seconds: number,
+  policies: Partial<
+    Pick<Compaction, "summary" | "reasoning" | "tool_calls" | "source" | "trigger">
+  >,
+): Compaction {
+  return {
+    type: "compaction",
+    timestamp: at(seconds),
+    from_turn: from,
+    to_turn: to,
+    source: "manual",
+    ...policies,
+  };
+}
+
+/** `n` turns of `turn_start`, request `q{t}`, message `m{t}`. */
+export function messageTurns(n: number): Entry[] {
+  const out: Entry[] = [];
+  for (let t = 0; t < n; t++) out.push(turnStart(t), request(`q${t}`, t), message(`m${t}`, t));
+  return out;
+}
+
+/** JP's two-turn fixture: reasoning and one tool call per turn. */
+export function twoTurnStream(): Entry[] {
+  return [
+    turnStart(0),
+    request("set up the project", 0),
+    reasoning("thinking about layout", 0),
+    toolCall("tc1", "fs_create_file", { path: "src/main.rs" }, 0),
+    toolResult("tc1", "file created", false, 0),
+    message("Created src/main.rs.", 0),
+    turnStart(3600),
+    request("add error handling", 3600),
+    reasoning("considering error types...", 3600),
+    toolCall("tc2", "fs_modify_file", { path: "src/main.rs", old: "a", new: "b" }, 3600),
+    toolResult("tc2", "ok", false, 3600),
+    message("Added error handling.", 3600),
+  ];
+}
+
+/** The provider-visible entries of a view. */
+export function visible(entries: readonly Entry[]): Entry[] {
+  return entries.filter((e) =>
+    ["chat_request", "chat_response", "tool_call_request", "tool_call_response"].includes(e.type),
+  );
+}
