@@ -1,0 +1,93 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { generateConversation } from "../test/helpers/conversation.ts";
+import { decodeBase64Text, decodeJpEntries, detectFormat, encodeJpEntries } from "./jp-format.ts";
+
+const roundTrip = <T>(value: T): T => JSON.parse(JSON.stringify(value));
+
+describe("JP's on-disk form", () => {
+  it("encodes exactly the fields JP encodes", () => {
+    const [request, response, chat] = encodeJpEntries([
+      {
+        type: "tool_call_request",
+        timestamp: "t",
+        id: "c1",
+        name: "fs",
+        arguments: { path: "a.rs", n: 3, list: ["x"], nested: { ok: true } },
+        metadata: { rendered_arguments: "p" },
+      },
+      { type: "tool_call_response", timestamp: "t", id: "c1", content: "ABC", is_error: false },
+      { type: "chat_request", timestamp: "t", content: "plain", metadata: { k: "v" } },
+    ]) as Record<string, unknown>[];
+    expect(request).toMatchObject({
+      id: "c1",
+      name: "fs",
+      arguments: { path: "YS5ycw==", n: 3, list: ["eA=="], nested: { ok: true } },
+      metadata: { rendered_arguments: "cA==" },
+    });
+    expect(response).toMatchObject({ id: "c1", content: "QUJD" });
+    expect(chat).toMatchObject({ content: "plain", metadata: { k: "dg==" } });
+  });
+
+  it("detects and decodes an encoded generated conversation back to the original", () => {
+    const plain = roundTrip(generateConversation({ seed: 11, turns: 15 }));
+    const encoded = encodeJpEntries(plain);
+    expect(detectFormat(encoded)).toBe("jp");
+    expect(detectFormat(plain)).toBe("plain");
+    expect(decodeJpEntries(encoded)).toEqual(plain);
+  });
+
+  it("accepts the URL-safe alphabet JP used for tool responses before March 2026", () => {
+    const content = "a?b>c~"; // standard: YT9iPmN+, URL-safe: YT9iPmN-
+    const entries = [
+      { type: "tool_call_request", timestamp: "t", id: "1", name: "x", arguments: {} },
+      { type: "tool_call_response", timestamp: "t", id: "1", content: "YT9iPmN-", is_error: false },
+    ];
+    expect(detectFormat(entries)).toBe("jp");
+    expect((decodeJpEntries(entries)[1] as { content: string }).content).toBe(content);
+  });
+
+  it("treats a file with any non-base64 candidate as plain, and never touches compactions or unknown entries", () => {
+    expect(
+      detectFormat([
+        {
+          type: "tool_call_response",
+          timestamp: "t",
+          id: "1",
+          content: "not base64!",
+          is_error: false,
+        },
+      ]),
+    ).toBe("plain");
+    const other = [
+      {
+        type: "compaction",
+        timestamp: "t",
+        from_turn: 0,
+        to_turn: 1,
+        summary: { summary: "QUJD" },
+      },
+      { type: "x", metadata: { a: "QUJD" } },
+    ];
+    expect(decodeJpEntries(other)).toEqual(other);
+    expect(detectFormat(other)).toBe("plain");
+  });
+
+  it("rejects non-canonical base64 and invalid UTF-8", () => {
+    expect(decodeBase64Text("QUJD")).toBe("ABC");
+    expect(decodeBase64Text("QUJ")).toBeUndefined();
+    expect(decodeBase64Text("QR==")).toBeUndefined();
+    expect(decodeBase64Text("/w==")).toBeUndefined();
+  });
+
+  it("round-trips any text (property)", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme" }), (text) => {
+        const [encoded] = encodeJpEntries([
+          { type: "tool_call_response", timestamp: "t", id: "1", content: text, is_error: false },
+        ]);
+        expect(decodeBase64Text((encoded as { content: string }).content)).toBe(text);
+      }),
+    );
+  });
+});

@@ -1,0 +1,344 @@
+import { describe, expect, it } from "vitest";
+import {
+  at,
+  compaction,
+  configDelta,
+  message,
+  messageTurns,
+  reasoning,
+  request,
+  toolCall,
+  toolResult,
+  turnStart,
+  twoTurnStream,
+  visible,
+} from "../test/helpers/builders.ts";
+import type { ChatResponse, Entry, ToolCallRequest, ToolCallResponse } from "./events.ts";
+import { project, SUMMARY_REQUEST_CONTENT } from "./projection.ts";
+import { indexTurns } from "./turns.ts";
+
+const strip = { policy: "strip", request: true, response: true } as const;
+const messagesOf = (entries: readonly Entry[]) =>
+  entries
+    .filter(
+      (e): e is ChatResponse =>
+        e.type === "chat_response" && "message" in e && e.message !== undefined,
+    )
+    .map((e) => e.message);
+const toolRequests = (entries: readonly Entry[]) =>
+  entries.filter((e): e is ToolCallRequest => e.type === "tool_call_request");
+const toolResponses = (entries: readonly Entry[]) =>
+  entries.filter((e): e is ToolCallResponse => e.type === "tool_call_response");
+
+describe("project without compactions", () => {
+  it("returns the stream unchanged with kept origins", () => {
+    const stream = twoTurnStream();
+    const { entries, turns } = project(stream);
+    expect(entries).toEqual(stream);
+    expect(turns).toEqual([{ kept: 0 }, { kept: 1 }]);
+  });
+
+  it("keeps an empty stream empty", () => {
+    expect(project([])).toEqual({ entries: [], turns: [] });
+  });
+});
+
+describe("mechanical policies", () => {
+  it("strips reasoning only", () => {
+    const { entries, turns } = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 7200, { reasoning: "strip" }),
+    ]);
+    expect(
+      entries.some(
+        (e) => e.type === "chat_response" && "reasoning" in e && e.reasoning !== undefined,
+      ),
+    ).toBe(false);
+    expect(messagesOf(entries)).toEqual(["Created src/main.rs.", "Added error handling."]);
+    expect(toolRequests(entries)).toHaveLength(2);
+    expect(turns).toEqual([{ kept: 0 }, { kept: 1 }]);
+  });
+
+  it("strips tool requests to {} and responses to a status line", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 7200, { tool_calls: strip }),
+    ]);
+    expect(toolRequests(entries).map((e) => [e.name, e.arguments])).toEqual([
+      ["fs_create_file", {}],
+      ["fs_modify_file", {}],
+    ]);
+    expect(toolResponses(entries).map((e) => e.content)).toEqual([
+      "[compacted] fs_create_file: success",
+      "[compacted] fs_modify_file: success",
+    ]);
+    expect(entries.filter((e) => e.type === "chat_request")).toHaveLength(2);
+  });
+
+  it("strips only requests, keeping responses", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(1, 1, 7200, { tool_calls: { policy: "strip", request: true, response: false } }),
+    ]);
+    expect(toolRequests(entries)[1]?.arguments).toEqual({});
+    expect(toolRequests(entries)[1]?.name).toBe("fs_modify_file");
+    expect(toolResponses(entries)[1]?.content).toBe("ok");
+  });
+
+  it("strips only responses, keeping arguments", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 0, 7200, { tool_calls: { policy: "strip", request: false, response: true } }),
+    ]);
+    expect(toolRequests(entries)[0]?.arguments).toEqual({ path: "src/main.rs" });
+    expect(toolResponses(entries)[0]?.content).toBe("[compacted] fs_create_file: success");
+  });
+
+  it("keeps the error status of a stripped response", () => {
+    const stream = [
+      turnStart(0),
+      request("test"),
+      toolCall("c1", "cargo_test", {}),
+      toolResult("c1", "boom", true),
+      message("failed"),
+    ];
+    const { entries } = project([...stream, compaction(0, 0, 10, { tool_calls: strip })]);
+    expect(toolResponses(entries)[0]).toMatchObject({
+      content: "[compacted] cargo_test: error",
+      is_error: true,
+    });
+  });
+
+  it("names an orphan response's tool `unknown`", () => {
+    const stream = [turnStart(0), request("x"), toolResult("nobody", "data"), message("y")];
+    const { entries } = project([...stream, compaction(0, 0, 10, { tool_calls: strip })]);
+    expect(toolResponses(entries)[0]?.content).toBe("[compacted] unknown: success");
+  });
+
+  it("omits tool calls entirely", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 7200, { tool_calls: { policy: "omit" } }),
+    ]);
+    expect(toolRequests(entries)).toHaveLength(0);
+    expect(toolResponses(entries)).toHaveLength(0);
+    expect(messagesOf(entries)).toHaveLength(2);
+  });
+
+  it("applies only to covered turns", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 0, 7200, { reasoning: "strip", tool_calls: { policy: "omit" } }),
+    ]);
+    expect(visible(entries)).toHaveLength(7);
+    expect(
+      entries.filter((e) => e.type === "chat_response" && "reasoning" in e && e.reasoning),
+    ).toHaveLength(1);
+  });
+
+  it("clamps a range past the last turn", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 99, 7200, { reasoning: "strip" }),
+    ]);
+    expect(
+      entries.filter((e) => e.type === "chat_response" && "reasoning" in e && e.reasoning),
+    ).toHaveLength(0);
+  });
+
+  it("passes config deltas and unknown entries through, and consumes compactions", () => {
+    const unknown = { type: "future_thing", timestamp: at(5), payload: { a: 1 } } as Entry;
+    const delta = configDelta({ assistant: { name: "x" } }, 1);
+    const stream = [
+      turnStart(0),
+      delta,
+      request("q"),
+      unknown,
+      message("m"),
+      compaction(0, 0, 9, { summary: { summary: "S" } }),
+    ];
+    const { entries } = project(stream);
+    expect(entries).toContainEqual(delta);
+    expect(entries).toContainEqual(unknown);
+    expect(entries.some((e) => e.type === "compaction")).toBe(false);
+  });
+});
+
+describe("stacking", () => {
+  it("lets the latest timestamp win per kind", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 10_000, { tool_calls: { policy: "omit" } }),
+      compaction(0, 1, 20_000, { tool_calls: strip }),
+    ]);
+    expect(toolRequests(entries)).toHaveLength(2);
+  });
+
+  it("decides by timestamp, not stream order", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 20_000, { tool_calls: { policy: "omit" } }),
+      compaction(0, 1, 10_000, { tool_calls: strip }),
+    ]);
+    expect(toolRequests(entries)).toHaveLength(0);
+  });
+
+  it("breaks equal timestamps by stream order", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 10_000, { tool_calls: { policy: "omit" } }),
+      compaction(0, 1, 10_000, { tool_calls: strip }),
+    ]);
+    expect(toolRequests(entries)).toHaveLength(2);
+  });
+
+  it("compares sub-millisecond timestamps exactly", () => {
+    const older = {
+      ...compaction(0, 1, 0, { tool_calls: strip }),
+      timestamp: "2026-01-01T00:00:00.000002Z",
+    };
+    const newer = {
+      ...compaction(0, 1, 0, { tool_calls: { policy: "omit" } }),
+      timestamp: "2026-01-01 00:00:00.0000021",
+    };
+    expect(toolRequests(project([...twoTurnStream(), newer, older]).entries)).toHaveLength(0);
+  });
+
+  it("keeps independent kinds from different compactions", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 10_000, { reasoning: "strip" }),
+      compaction(0, 1, 20_000, { tool_calls: strip }),
+    ]);
+    expect(
+      entries.filter((e) => e.type === "chat_response" && "reasoning" in e && e.reasoning),
+    ).toHaveLength(0);
+    expect(toolResponses(entries).every((e) => e.content.startsWith("[compacted]"))).toBe(true);
+  });
+
+  it("lets a summary win over a newer mechanical policy", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 10_000, { summary: { summary: "S" } }),
+      compaction(0, 1, 20_000, { reasoning: "strip" }),
+    ]);
+    expect(visible(entries)).toHaveLength(2);
+  });
+});
+
+describe("summaries", () => {
+  it("replaces every event of the range with one synthetic turn", () => {
+    const { entries, turns } = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 7200, { summary: { summary: "All done." } }),
+    ]);
+    expect(visible(entries)).toEqual([
+      { type: "chat_request", timestamp: at(0), content: SUMMARY_REQUEST_CONTENT },
+      { type: "chat_response", timestamp: at(0), message: "All done." },
+    ]);
+    expect(entries[0]).toEqual({ type: "turn_start", timestamp: at(0) });
+    expect(turns).toEqual([{ summary: { from: 0, to: 1 } }]);
+  });
+
+  it("ignores per-type policies of a summary compaction", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 7200, {
+        summary: { summary: "S" },
+        reasoning: "strip",
+        tool_calls: { policy: "omit" },
+      }),
+    ]);
+    expect(visible(entries)).toHaveLength(2);
+  });
+
+  it("summarizes a partial range and keeps the rest", () => {
+    const { entries, turns } = project([
+      ...twoTurnStream(),
+      compaction(0, 0, 7200, { summary: { summary: "S" } }),
+    ]);
+    expect(visible(entries)).toHaveLength(7);
+    expect(visible(entries)[2]).toMatchObject({ content: "add error handling" });
+    expect(turns).toEqual([{ summary: { from: 0, to: 0 } }, { kept: 1 }]);
+  });
+
+  it("makes the summary its own turn", () => {
+    const { entries } = project([
+      ...twoTurnStream(),
+      compaction(1, 1, 7200, { summary: { summary: "S" } }),
+    ]);
+    expect(indexTurns(entries).turnCount).toBe(2);
+  });
+
+  it("keeps origins in raw turn numbers", () => {
+    const { turns } = project([
+      ...messageTurns(6),
+      compaction(1, 4, 100, { summary: { summary: "S" } }),
+    ]);
+    expect(turns).toEqual([{ kept: 0 }, { summary: { from: 1, to: 4 } }, { kept: 5 }]);
+  });
+
+  it("keeps adjacent distinct summaries with the same text separate", () => {
+    const { entries } = project([
+      ...messageTurns(2),
+      compaction(0, 0, 100, { summary: { summary: "SAME" } }),
+      compaction(1, 1, 200, { summary: { summary: "SAME" } }),
+    ]);
+    expect(messagesOf(entries)).toEqual(["SAME", "SAME"]);
+    expect(indexTurns(entries).turnCount).toBe(2);
+  });
+
+  it("injects an outer summary again after a newer inner one splits it", () => {
+    const { entries, turns } = project([
+      ...messageTurns(4),
+      compaction(0, 3, 100, { summary: { summary: "OUTER" } }),
+      compaction(1, 2, 200, { summary: { summary: "INNER" } }),
+    ]);
+    expect(messagesOf(entries)).toEqual(["OUTER", "INNER", "OUTER"]);
+    expect(turns).toEqual([
+      { summary: { from: 0, to: 0 } },
+      { summary: { from: 1, to: 2 } },
+      { summary: { from: 3, to: 3 } },
+    ]);
+  });
+
+  it("keeps config deltas inside a summarized range in place", () => {
+    const delta = configDelta({ conversation: { compaction: { auto: { enabled: true } } } }, 1.5);
+    const stream = [...messageTurns(2).slice(0, 3), delta, ...messageTurns(2).slice(3)];
+    const { entries } = project([...stream, compaction(0, 1, 100, { summary: { summary: "S" } })]);
+    expect(entries.filter((e) => e.type === "config_delta")).toEqual([delta]);
+  });
+});
+
+describe("turn indexing through projection", () => {
+  it("targets the right turn with an implicit leading turn", () => {
+    const stream = [
+      request("q0"),
+      reasoning("r0"),
+      message("m0"),
+      turnStart(1),
+      request("q1"),
+      reasoning("r1"),
+      message("m1"),
+    ];
+    const { entries } = project([...stream, compaction(1, 1, 10, { reasoning: "strip" })]);
+    expect(
+      entries
+        .filter((e) => e.type === "chat_response" && "reasoning" in e && e.reasoning)
+        .map((e) => (e as ChatResponse).reasoning),
+    ).toEqual(["r0"]);
+  });
+
+  it("can be projected again after a new compaction (re-compaction)", () => {
+    const once = project([
+      ...twoTurnStream(),
+      compaction(0, 1, 10, { reasoning: "strip" }),
+    ]).entries;
+    const twice = project([
+      ...once,
+      compaction(0, 0, 20, { tool_calls: { policy: "omit" } }),
+    ]).entries;
+    expect(toolRequests(twice).map((e) => e.name)).toEqual(["fs_modify_file"]);
+    expect(twice.some((e) => e.type === "compaction")).toBe(false);
+  });
+});

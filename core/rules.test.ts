@@ -1,0 +1,179 @@
+import { describe, expect, it } from "vitest";
+import { compaction, messageTurns } from "../test/helpers/builders.ts";
+import type { Compaction } from "./events.ts";
+import {
+  afterLastCompaction,
+  buildCompaction,
+  extendSummaryRange,
+  MissingSummaryError,
+  nextCompactionTimestamp,
+  ResetError,
+  resetCompactions,
+  rollingRange,
+} from "./rules.ts";
+
+const rule = { keep_first: 1, keep_last: 3 };
+const summaryAt = (from: number, to: number): Compaction =>
+  compaction(from, to, 1, { summary: { summary: "s" } });
+
+describe("the rolling range", () => {
+  it("follows D50's example", () => {
+    expect(rollingRange(13, [], rule)).toEqual({ from_turn: 1, to_turn: 9 });
+    expect(rollingRange(21, [compaction(1, 9, 1, { reasoning: "strip" })], rule)).toEqual({
+      from_turn: 10,
+      to_turn: 17,
+    });
+  });
+
+  it("starts after the furthest band of any source", () => {
+    expect(afterLastCompaction([])).toBe(0);
+    expect(
+      afterLastCompaction([compaction(0, 15, 1, {}), compaction(2, 4, 2, { source: "auto" })]),
+    ).toBe(16);
+    expect(rollingRange(25, [compaction(3, 15, 1, { source: "manual" })], rule)).toEqual({
+      from_turn: 16,
+      to_turn: 21,
+    });
+  });
+
+  it("is empty when nothing is left between the protected ends", () => {
+    expect(rollingRange(4, [], rule)).toBeUndefined();
+    expect(rollingRange(5, [], rule)).toEqual({ from_turn: 1, to_turn: 1 });
+    expect(rollingRange(0, [], rule)).toBeUndefined();
+  });
+});
+
+describe("building compactions", () => {
+  const range = { from_turn: 2, to_turn: 5 };
+  it("sets only the policies a mechanical rule has", () => {
+    const built = buildCompaction({
+      rule: { reasoning: "strip", tool_calls: null, summary: null },
+      range,
+      timestamp: "2026-01-01T00:00:00.000000Z",
+      source: "manual",
+    });
+    expect(built).toEqual({
+      type: "compaction",
+      timestamp: "2026-01-01T00:00:00.000000Z",
+      from_turn: 2,
+      to_turn: 5,
+      source: "manual",
+      reasoning: "strip",
+    });
+  });
+
+  it("sets only the summary of a summary rule and refuses to build one without text", () => {
+    const summaryRule = { reasoning: "strip" as const, tool_calls: "omit" as const, summary: {} };
+    const built = buildCompaction({
+      rule: summaryRule,
+      range,
+      timestamp: "2026-01-01T00:00:00Z",
+      source: "auto",
+      summaryText: "done",
+    });
+    expect(built.summary).toEqual({ summary: "done" });
+    expect(built.reasoning).toBeUndefined();
+    expect(() =>
+      buildCompaction({
+        rule: summaryRule,
+        range,
+        timestamp: "2026-01-01T00:00:00Z",
+        source: "auto",
+      }),
+    ).toThrow(MissingSummaryError);
+    expect(() =>
+      buildCompaction({
+        rule: summaryRule,
+        range,
+        timestamp: "2026-01-01T00:00:00Z",
+        source: "auto",
+        summaryText: "  ",
+      }),
+    ).toThrow(MissingSummaryError);
+  });
+
+  it("stamps new bands after the latest existing one", () => {
+    const latest = { ...compaction(0, 1, 0, {}), timestamp: "2026-06-01T00:00:00.000000Z" };
+    expect(nextCompactionTimestamp([latest], Date.UTC(2026, 0, 1))).toBe(
+      "2026-06-01T00:00:00.000001Z",
+    );
+    expect(nextCompactionTimestamp([latest], Date.UTC(2027, 0, 1))).toBe(
+      "2027-01-01T00:00:00.000000Z",
+    );
+  });
+});
+
+describe("summary range extension", () => {
+  it("leaves disjoint and contained ranges alone", () => {
+    expect(extendSummaryRange({ from_turn: 3, to_turn: 7 }, [])).toEqual({
+      from_turn: 3,
+      to_turn: 7,
+    });
+    expect(extendSummaryRange({ from_turn: 5, to_turn: 8 }, [summaryAt(0, 2)])).toEqual({
+      from_turn: 5,
+      to_turn: 8,
+    });
+    expect(extendSummaryRange({ from_turn: 0, to_turn: 8 }, [summaryAt(3, 5)])).toEqual({
+      from_turn: 0,
+      to_turn: 8,
+    });
+  });
+
+  it("extends over partial overlaps on either side and over a containing summary", () => {
+    expect(extendSummaryRange({ from_turn: 3, to_turn: 7 }, [summaryAt(5, 9)])).toEqual({
+      from_turn: 3,
+      to_turn: 9,
+    });
+    expect(extendSummaryRange({ from_turn: 3, to_turn: 8 }, [summaryAt(0, 4)])).toEqual({
+      from_turn: 0,
+      to_turn: 8,
+    });
+    expect(extendSummaryRange({ from_turn: 3, to_turn: 5 }, [summaryAt(0, 9)])).toEqual({
+      from_turn: 0,
+      to_turn: 9,
+    });
+  });
+
+  it("follows chains transitively and ignores mechanical bands and adjacent summaries", () => {
+    expect(
+      extendSummaryRange({ from_turn: 3, to_turn: 7 }, [
+        summaryAt(9, 15),
+        summaryAt(4, 10),
+        summaryAt(0, 5),
+      ]),
+    ).toEqual({ from_turn: 0, to_turn: 15 });
+    expect(
+      extendSummaryRange({ from_turn: 3, to_turn: 7 }, [
+        compaction(0, 9, 1, { reasoning: "strip" }),
+      ]),
+    ).toEqual({ from_turn: 3, to_turn: 7 });
+    expect(
+      extendSummaryRange({ from_turn: 3, to_turn: 5 }, [summaryAt(0, 2), summaryAt(6, 8)]),
+    ).toEqual({ from_turn: 3, to_turn: 5 });
+  });
+});
+
+describe("reset", () => {
+  const a = compaction(0, 1, 1, { source: "manual", reasoning: "strip" });
+  const b = compaction(2, 3, 2, { source: "auto", reasoning: "strip" });
+  const c = compaction(4, 5, 3, { source: "auto", reasoning: "strip" });
+  const stream = [...messageTurns(3), a, ...messageTurns(2), b, c];
+
+  it("removes all compactions and nothing else", () => {
+    const { entries, removed } = resetCompactions(stream, { all: true });
+    expect(removed).toEqual([a, b, c]);
+    expect(entries).toEqual([...messageTurns(3), ...messageTurns(2)]);
+  });
+
+  it("removes one by its 1-based position", () => {
+    expect(resetCompactions(stream, { position: 2 }).removed).toEqual([b]);
+    expect(() => resetCompactions(stream, { position: 0 })).toThrow(ResetError);
+    expect(() => resetCompactions(stream, { position: 4 })).toThrow(/positions are 1 to 3/);
+    expect(() => resetCompactions(messageTurns(1), { position: 1 })).toThrow(/has no compactions/);
+  });
+
+  it("removes all of one source", () => {
+    expect(resetCompactions(stream, { source: "auto" }).removed).toEqual([b, c]);
+    expect(resetCompactions(stream, { source: "manual" }).entries).toContain(b);
+  });
+});

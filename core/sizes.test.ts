@@ -1,0 +1,80 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { compactedStreamArb } from "../test/helpers/arbitraries.ts";
+import {
+  compaction,
+  request,
+  toolCall,
+  toolResult,
+  turnStart,
+  twoTurnStream,
+} from "../test/helpers/builders.ts";
+import { generateConversation } from "../test/helpers/conversation.ts";
+import { estimateStream } from "./estimate.ts";
+import { compactionsOf } from "./projection.ts";
+import { addSizes, EMPTY_TURN_SIZE, measureStream, projectedCharsFromSizes } from "./sizes.ts";
+
+describe("per-turn sizes", () => {
+  it("count each kind of content in UTF-8 bytes", () => {
+    const [first] = measureStream(twoTurnStream());
+    expect(first).toEqual({
+      text: "set up the project".length + "Created src/main.rs.".length,
+      reasoning: "thinking about layout".length,
+      tool_requests: "fs_create_file".length + JSON.stringify({ path: "src/main.rs" }).length,
+      tool_requests_stripped: "fs_create_file".length + 2,
+      tool_responses: "file created".length,
+      tool_responses_stripped: "[compacted] fs_create_file: success".length,
+    });
+  });
+
+  it("name a response from a request of an earlier turn, and `unknown` otherwise", () => {
+    const stream = [
+      turnStart(0),
+      request("a"),
+      toolCall("x", "grep", {}),
+      turnStart(1),
+      request("b"),
+      toolResult("x", "out"),
+      toolResult("y", "z"),
+    ];
+    const sizes = measureStream(stream);
+    expect(sizes[1]?.tool_responses_stripped).toBe(
+      "[compacted] grep: success".length + "[compacted] unknown: success".length,
+    );
+  });
+
+  it("add up by kind", () => {
+    const [a, b] = measureStream(twoTurnStream());
+    const total = addSizes(a ?? EMPTY_TURN_SIZE, b ?? EMPTY_TURN_SIZE);
+    expect(total.text).toBe((a?.text ?? 0) + (b?.text ?? 0));
+    expect(total.tool_responses_stripped).toBe(
+      (a?.tool_responses_stripped ?? 0) + (b?.tool_responses_stripped ?? 0),
+    );
+  });
+
+  it("give exactly the estimate of the full projection (property)", () => {
+    fc.assert(
+      fc.property(compactedStreamArb(10, 5), (stream) => {
+        const fromSizes = projectedCharsFromSizes(measureStream(stream), compactionsOf(stream));
+        expect(fromSizes).toBe(estimateStream(stream).chars);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("give exactly the estimate of the full projection on generated conversations", () => {
+    const stream = generateConversation({ seed: 7, turns: 30 });
+    const withBands = [
+      ...stream,
+      compaction(1, 12, 1e9, {
+        reasoning: "strip",
+        tool_calls: { policy: "strip", request: true, response: true },
+      }),
+      compaction(3, 6, 1e9 + 1, { summary: { summary: "three to six" } }),
+      compaction(20, 25, 1e9 + 2, { tool_calls: { policy: "omit" } }),
+    ];
+    expect(projectedCharsFromSizes(measureStream(withBands), compactionsOf(withBands))).toBe(
+      estimateStream(withBands).chars,
+    );
+  });
+});

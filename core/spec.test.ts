@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { EmptyRangeError, parseSpec, resolveSpecRange, ruleOfSpec, SpecError } from "./spec.ts";
+
+const defaults = { keep_first: 1, keep_last: 3 };
+const range = (spec: string, turns = 20) => resolveSpecRange(parseSpec(spec), turns, defaults);
+
+describe("the compaction DSL", () => {
+  it("parses policies, long names and tool modes", () => {
+    expect(parseSpec("s")).toEqual({ reasoning: null, tool_calls: null, summarize: true });
+    expect(parseSpec("r+t")).toEqual({ reasoning: "strip", tool_calls: "strip", summarize: false });
+    expect(parseSpec("reasoning+tools=strip-responses")).toMatchObject({
+      reasoning: "strip",
+      tool_calls: "strip-responses",
+    });
+    expect(parseSpec("t=sreq").tool_calls).toBe("strip-requests");
+    expect(parseSpec("t=o").tool_calls).toBe("omit");
+    expect(parseSpec("t=sres:..-3")).toMatchObject({
+      tool_calls: "strip-responses",
+      range: { to: { fromEnd: 3 } },
+    });
+  });
+
+  it("resolves every range form on 20 turns (0-based, inclusive, -N = N before the last)", () => {
+    expect(range("s:..")).toEqual({ from_turn: 0, to_turn: 19 });
+    expect(range("s:5..")).toEqual({ from_turn: 5, to_turn: 19 });
+    expect(range("s:..-3")).toEqual({ from_turn: 0, to_turn: 16 });
+    expect(range("s:5..-3")).toEqual({ from_turn: 5, to_turn: 16 });
+    expect(range("s:5..10")).toEqual({ from_turn: 5, to_turn: 10 });
+    expect(range("s:..10")).toEqual({ from_turn: 0, to_turn: 10 });
+    expect(range("s:-10..-3")).toEqual({ from_turn: 9, to_turn: 16 });
+    expect(range("s:-3")).toEqual({ from_turn: 0, to_turn: 16 });
+    expect(range("s:5")).toEqual({ from_turn: 5, to_turn: 19 });
+    expect(range("s:0")).toEqual({ from_turn: 0, to_turn: 19 });
+  });
+
+  it("uses the rule's keep_first/keep_last without a range, and clamps past the end", () => {
+    expect(range("r+t")).toEqual({ from_turn: 1, to_turn: 16 });
+    expect(range("r:2..99", 10)).toEqual({ from_turn: 2, to_turn: 9 });
+    expect(range("r:-50..2", 10)).toEqual({ from_turn: 0, to_turn: 2 });
+  });
+
+  it("rejects empty selections", () => {
+    expect(() => range("s:15..", 10)).toThrow(EmptyRangeError);
+    expect(() => range("s:5..3")).toThrow(/selects no turn/);
+    expect(() => range("s:..-30")).toThrow(EmptyRangeError);
+    expect(() => range("s", 0)).toThrow(/no turns/);
+  });
+
+  it("rejects bad specs with a message that names the problem", () => {
+    const cases: [string, RegExp][] = [
+      ["", /empty policy/],
+      ["r++s", /empty policy/],
+      ["+r", /empty policy/],
+      ["x", /unknown policy 'x'/],
+      ["r=strip", /`reasoning` does not take a value/],
+      ["s=true", /`summarize` does not take a value/],
+      ["t=nope", /unknown tool_calls mode: `nope`/],
+      ["s:abc", /invalid bound 'abc'/],
+      ["s:5..x", /invalid bound 'x'/],
+      ["s:-x", /invalid bound '-x'/],
+      ["s:1.5", /invalid bound/],
+    ];
+    for (const [spec, message] of cases) {
+      expect(() => parseSpec(spec), spec).toThrow(SpecError);
+      expect(() => parseSpec(spec), spec).toThrow(message);
+    }
+    expect(() => parseSpec("x")).toThrow(/^invalid compact spec 'x': /);
+  });
+
+  it("turns a spec into a self-contained rule; a summary ignores the other policies", () => {
+    expect(ruleOfSpec(parseSpec("r+t=omit"))).toEqual({
+      reasoning: "strip",
+      tool_calls: "omit",
+      summary: null,
+    });
+    expect(ruleOfSpec(parseSpec("s+r"))).toEqual({
+      reasoning: null,
+      tool_calls: null,
+      summary: {},
+    });
+  });
+});

@@ -1,0 +1,201 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { compaction } from "../test/helpers/builders.ts";
+import { generateConversation } from "../test/helpers/conversation.ts";
+import { type AutoConfig, resolveAutoConfig } from "./config.ts";
+import { estimateStream } from "./estimate.ts";
+import { evaluateStream } from "./evaluate.ts";
+import type { Compaction } from "./events.ts";
+import { timestampNanos } from "./timestamp.ts";
+import { completeFiring, decide, type TriggerInput } from "./trigger.ts";
+
+const enabled: AutoConfig = resolveAutoConfig({ enabled: true });
+const NOW = Date.UTC(2026, 5, 15);
+
+function input(overrides: Partial<TriggerInput>): TriggerInput {
+  return {
+    config: enabled,
+    turnCount: 13,
+    compactions: [],
+    estimatedTokens: 160_000,
+    contextWindow: 200_000,
+    nowMillis: NOW,
+    estimateWith: () => 40_000,
+    ...overrides,
+  };
+}
+
+describe("decide", () => {
+  it("fires with the D50 worked example's first band after turn 12", () => {
+    const decision = decide(input({}));
+    expect(decision).toMatchObject({
+      fire: true,
+      reason: "over_threshold",
+      range: { from_turn: 1, to_turn: 9 },
+      threshold: 150_000,
+      estimated_tokens: 160_000,
+      estimated_tokens_after: 40_000,
+    });
+    expect(decision.compaction).toMatchObject({
+      type: "compaction",
+      source: "auto",
+      from_turn: 1,
+      to_turn: 9,
+      reasoning: "strip",
+      tool_calls: { policy: "strip", request: true, response: true },
+      trigger: {
+        turn: 12,
+        estimated_tokens: 160_000,
+        threshold: 150_000,
+        context_window: 200_000,
+        estimated_tokens_after: 40_000,
+      },
+    });
+    expect(decision.compaction?.summary).toBeUndefined();
+  });
+
+  it("fires with the D50 worked example's second band [10, 17] after turn 20", () => {
+    const first = decide(input({})).compaction as Compaction;
+    const decision = decide(input({ turnCount: 21, compactions: [first] }));
+    expect(decision.range).toEqual({ from_turn: 10, to_turn: 17 });
+    expect(decision.compaction?.trigger?.turn).toBe(20);
+  });
+
+  it("does not fire exactly at the threshold (strict >)", () => {
+    expect(decide(input({ estimatedTokens: 150_000 }))).toMatchObject({
+      fire: false,
+      reason: "under_threshold",
+    });
+    expect(decide(input({ estimatedTokens: 150_000.25 })).fire).toBe(true);
+  });
+
+  it("respects min_turns at and above the bound", () => {
+    const config = resolveAutoConfig({
+      enabled: true,
+      min_turns: 5,
+      rule: { keep_first: 0, keep_last: 0 },
+    });
+    expect(decide(input({ config, turnCount: 5 }))).toMatchObject({
+      fire: false,
+      reason: "min_turns",
+    });
+    expect(decide(input({ config, turnCount: 6 }))).toMatchObject({
+      fire: true,
+      range: { from_turn: 0, to_turn: 5 },
+    });
+  });
+
+  it("starts the next auto band after a manual band ending at 15", () => {
+    const manual = compaction(2, 15, 10, { reasoning: "strip" });
+    const decision = decide(input({ turnCount: 25, compactions: [manual] }));
+    expect(decision.range).toEqual({ from_turn: 16, to_turn: 21 });
+  });
+
+  it("skips when disabled, with an unknown window, or with an empty range", () => {
+    expect(decide(input({ config: resolveAutoConfig({}) })).reason).toBe("disabled");
+    expect(decide(input({ contextWindow: undefined }))).toMatchObject({
+      fire: false,
+      reason: "context_window_unknown",
+      threshold: null,
+    });
+    const band = compaction(1, 9, 10, { reasoning: "strip" });
+    expect(decide(input({ compactions: [band] }))).toMatchObject({
+      fire: false,
+      reason: "empty_range",
+      range: null,
+    });
+  });
+
+  it("honours trigger_ratio", () => {
+    const config = resolveAutoConfig({ enabled: true, trigger_ratio: 0.5 });
+    expect(decide(input({ config, estimatedTokens: 100_001 })).fire).toBe(true);
+    expect(decide(input({ config, estimatedTokens: 100_000 })).fire).toBe(false);
+  });
+
+  it("stamps the band strictly after every existing compaction, even with a slow clock", () => {
+    const future = {
+      ...compaction(0, 0, 0, { reasoning: "strip" }),
+      timestamp: "2030-01-01T00:00:00.000000Z",
+    };
+    const decision = decide(input({ turnCount: 20, compactions: [future] }));
+    expect(timestampNanos(decision.compaction?.timestamp ?? "")).toBeGreaterThan(
+      timestampNanos(future.timestamp),
+    );
+  });
+
+  it("asks for a summary instead of building a band for a summary rule", () => {
+    const config = resolveAutoConfig({
+      enabled: true,
+      rule: { summary: { instructions: "be brief" } },
+    });
+    const pending = decide(input({ config }));
+    expect(pending).toMatchObject({ fire: true, needs_summary: true });
+    expect(pending.compaction).toBeUndefined();
+    const done = completeFiring(input({ config }), pending, "the summary");
+    expect(done.compaction).toMatchObject({ summary: { summary: "the summary" }, source: "auto" });
+    expect(done.compaction?.reasoning).toBeUndefined();
+    expect(done.compaction?.tool_calls).toBeUndefined();
+    expect(done.needs_summary).toBeUndefined();
+  });
+});
+
+describe("evaluateStream", () => {
+  it("reports estimated_tokens_after equal to the estimate of the stream with the band appended (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 6, max: 40 }),
+        (seed, turns) => {
+          const stream = generateConversation({ seed, turns });
+          const tokens = estimateStream(stream).estimated_tokens;
+          const decision = evaluateStream(stream, {
+            layers: [{ enabled: true, trigger_ratio: 0.5 }],
+            model: { context_window: Math.max(1, Math.floor(tokens)) },
+            nowMillis: NOW,
+          });
+          expect(decision.estimated_tokens).toBe(tokens);
+          if (decision.fire) {
+            const after = estimateStream([
+              ...stream,
+              decision.compaction as Compaction,
+            ]).estimated_tokens;
+            expect(decision.estimated_tokens_after).toBe(after);
+            expect(decision.compaction?.trigger?.estimated_tokens_after).toBe(after);
+          } else {
+            expect(decision.reason).toBe("empty_range");
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("uses the catalog when only the model id is known, and says so when it is not", () => {
+    const stream = generateConversation({ seed: 1, turns: 8 });
+    expect(
+      evaluateStream(stream, { model: { id: "anthropic/claude-sonnet-4-5" }, nowMillis: NOW })
+        .context_window,
+    ).toBe(200_000);
+    expect(
+      evaluateStream(stream, {
+        layers: [{ enabled: true }],
+        model: { id: "my-local-model" },
+        nowMillis: NOW,
+      }).reason,
+    ).toBe("context_window_unknown");
+  });
+
+  it("applies auto config from config deltas in the stream", () => {
+    const stream = [
+      {
+        type: "config_delta",
+        timestamp: "2026-01-01T00:00:00Z",
+        delta: { conversation: { compaction: { auto: { enabled: true, trigger_ratio: 0.01 } } } },
+      },
+      ...generateConversation({ seed: 3, turns: 12 }),
+    ] as Parameters<typeof evaluateStream>[0];
+    expect(evaluateStream(stream, { model: { context_window: 10_000 }, nowMillis: NOW }).fire).toBe(
+      true,
+    );
+  });
+});
