@@ -15,10 +15,16 @@ import {
 import { tokensFromChars } from "./estimate.ts";
 import type { Compaction, Entry } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
-import type { TurnRange } from "./rules.ts";
+import { afterLastCompaction, type TurnRange } from "./rules.ts";
 import { measureStream, measureTurn, projectedCharsFromSizes, type TurnSize } from "./sizes.ts";
 import { timestampNanos } from "./timestamp.ts";
-import { completeFiring, type Decision, decide, type TriggerInput } from "./trigger.ts";
+import {
+  buildFiring,
+  type Decision,
+  decide,
+  type FiringContext,
+  type TriggerState,
+} from "./trigger.ts";
 import { isConversationEvent } from "./turns.ts";
 
 /** Everything besides the stream that an evaluation depends on. */
@@ -38,35 +44,41 @@ export function configForStream(
   return resolveAutoConfig(...layers, ...streamConfigLayers(entries));
 }
 
-function triggerInput(
+function triggerInputs(
   sizes: readonly TurnSize[],
   compactions: readonly Compaction[],
   config: AutoConfig,
   contextWindow: number | undefined,
   nowMillis: number,
-): TriggerInput {
+): { state: TriggerState; context: FiringContext } {
   return {
-    config,
-    turnCount: sizes.length,
-    compactions,
-    estimatedTokens: tokensFromChars(projectedCharsFromSizes(sizes, compactions)),
-    contextWindow,
-    nowMillis,
-    estimateWith: (compaction) =>
-      tokensFromChars(projectedCharsFromSizes(sizes, [...compactions, compaction])),
+    state: {
+      config,
+      turnCount: sizes.length,
+      afterLastCompaction: afterLastCompaction(compactions),
+      estimatedTokens: tokensFromChars(projectedCharsFromSizes(sizes, compactions)),
+      contextWindow,
+    },
+    context: {
+      compactions,
+      nowMillis,
+      estimateWith: (compaction) =>
+        tokensFromChars(projectedCharsFromSizes(sizes, [...compactions, compaction])),
+    },
   };
 }
 
 /** Evaluates the trigger once on a stream as stored. */
 export function evaluateStream(entries: readonly Entry[], context: EvaluationContext): Decision {
-  const input = triggerInput(
+  const { state, context: firing } = triggerInputs(
     measureStream(entries),
     compactionsOf(entries),
     configForStream(entries, context.layers),
     resolveContextWindow(context.model, context.catalog),
     context.nowMillis,
   );
-  return decide(input);
+  const decision = decide(state);
+  return decision.needs_summary ? decision : buildFiring(state, decision, firing);
 }
 
 /** Generates summary text for a band from the raw events of its turns. */
@@ -125,8 +137,8 @@ export async function simulateStream(
     sizes.push(measureTurn(turnEvents, names));
     turnEvents = [];
     const config = resolveAutoConfig(...(context.layers ?? []), ...streamLayers);
-    const input = triggerInput(sizes, compactions, config, contextWindow, lastMillis);
-    let decision = decide(input);
+    const { state, context: firing } = triggerInputs(sizes, compactions, config, contextWindow, lastMillis);
+    let decision = decide(state);
     if (decision.needs_summary && decision.range) {
       if (!context.summarize) {
         throw new SummarizerRequiredError(
@@ -136,11 +148,9 @@ export async function simulateStream(
       const start = turnStarts[decision.range.from_turn] ?? 0;
       const end = turnStarts[decision.range.to_turn + 1] ?? out.length;
       const raw = out.slice(start, end).filter((entry) => entry.type !== "compaction");
-      decision = completeFiring(
-        input,
-        decision,
-        await context.summarize(decision.range, raw, config),
-      );
+      decision = buildFiring(state, decision, firing, await context.summarize(decision.range, raw, config));
+    } else {
+      decision = buildFiring(state, decision, firing);
     }
     recordFiring(decision);
   };

@@ -6,13 +6,16 @@ import { type AutoConfig, resolveAutoConfig } from "./config.ts";
 import { estimateStream } from "./estimate.ts";
 import { evaluateStream } from "./evaluate.ts";
 import type { Compaction } from "./events.ts";
+import { afterLastCompaction } from "./rules.ts";
 import { timestampNanos } from "./timestamp.ts";
-import { completeFiring, decide, type TriggerInput } from "./trigger.ts";
+import { buildFiring, type Decision, decide, type FiringContext, type TriggerState } from "./trigger.ts";
 
 const enabled: AutoConfig = resolveAutoConfig({ enabled: true });
 const NOW = Date.UTC(2026, 5, 15);
 
-function input(overrides: Partial<TriggerInput>): TriggerInput {
+type Input = Omit<TriggerState, "afterLastCompaction"> & FiringContext;
+
+function input(overrides: Partial<Input>): Input {
   return {
     config: enabled,
     turnCount: 13,
@@ -25,9 +28,17 @@ function input(overrides: Partial<TriggerInput>): TriggerInput {
   };
 }
 
+/** Decides and, on a mechanical firing, builds the band, as the compactor does. */
+function run(inputs: Input, summaryText?: string): Decision {
+  const state = { ...inputs, afterLastCompaction: afterLastCompaction(inputs.compactions) };
+  const decision = decide(state);
+  if (decision.needs_summary && summaryText === undefined) return decision;
+  return buildFiring(state, decision, inputs, summaryText);
+}
+
 describe("decide", () => {
   it("fires with the D50 worked example's first band after turn 12", () => {
-    const decision = decide(input({}));
+    const decision = run(input({}));
     expect(decision).toMatchObject({
       fire: true,
       reason: "over_threshold",
@@ -55,18 +66,18 @@ describe("decide", () => {
   });
 
   it("fires with the D50 worked example's second band [10, 17] after turn 20", () => {
-    const first = decide(input({})).compaction as Compaction;
-    const decision = decide(input({ turnCount: 21, compactions: [first] }));
+    const first = run(input({})).compaction as Compaction;
+    const decision = run(input({ turnCount: 21, compactions: [first] }));
     expect(decision.range).toEqual({ from_turn: 10, to_turn: 17 });
     expect(decision.compaction?.trigger?.turn).toBe(20);
   });
 
   it("does not fire exactly at the threshold (strict >)", () => {
-    expect(decide(input({ estimatedTokens: 150_000 }))).toMatchObject({
+    expect(run(input({ estimatedTokens: 150_000 }))).toMatchObject({
       fire: false,
       reason: "under_threshold",
     });
-    expect(decide(input({ estimatedTokens: 150_000.25 })).fire).toBe(true);
+    expect(run(input({ estimatedTokens: 150_000.25 })).fire).toBe(true);
   });
 
   it("respects min_turns at and above the bound", () => {
@@ -75,11 +86,11 @@ describe("decide", () => {
       min_turns: 5,
       rule: { keep_first: 0, keep_last: 0 },
     });
-    expect(decide(input({ config, turnCount: 5 }))).toMatchObject({
+    expect(run(input({ config, turnCount: 5 }))).toMatchObject({
       fire: false,
       reason: "min_turns",
     });
-    expect(decide(input({ config, turnCount: 6 }))).toMatchObject({
+    expect(run(input({ config, turnCount: 6 }))).toMatchObject({
       fire: true,
       range: { from_turn: 0, to_turn: 5 },
     });
@@ -87,19 +98,19 @@ describe("decide", () => {
 
   it("starts the next auto band after a manual band ending at 15", () => {
     const manual = compaction(2, 15, 10, { reasoning: "strip" });
-    const decision = decide(input({ turnCount: 25, compactions: [manual] }));
+    const decision = run(input({ turnCount: 25, compactions: [manual] }));
     expect(decision.range).toEqual({ from_turn: 16, to_turn: 21 });
   });
 
   it("skips when disabled, with an unknown window, or with an empty range", () => {
-    expect(decide(input({ config: resolveAutoConfig({}) })).reason).toBe("disabled");
-    expect(decide(input({ contextWindow: undefined }))).toMatchObject({
+    expect(run(input({ config: resolveAutoConfig({}) })).reason).toBe("disabled");
+    expect(run(input({ contextWindow: undefined }))).toMatchObject({
       fire: false,
       reason: "context_window_unknown",
       threshold: null,
     });
     const band = compaction(1, 9, 10, { reasoning: "strip" });
-    expect(decide(input({ compactions: [band] }))).toMatchObject({
+    expect(run(input({ compactions: [band] }))).toMatchObject({
       fire: false,
       reason: "empty_range",
       range: null,
@@ -108,8 +119,8 @@ describe("decide", () => {
 
   it("honours trigger_ratio", () => {
     const config = resolveAutoConfig({ enabled: true, trigger_ratio: 0.5 });
-    expect(decide(input({ config, estimatedTokens: 100_001 })).fire).toBe(true);
-    expect(decide(input({ config, estimatedTokens: 100_000 })).fire).toBe(false);
+    expect(run(input({ config, estimatedTokens: 100_001 })).fire).toBe(true);
+    expect(run(input({ config, estimatedTokens: 100_000 })).fire).toBe(false);
   });
 
   it("stamps the band strictly after every existing compaction, even with a slow clock", () => {
@@ -117,7 +128,7 @@ describe("decide", () => {
       ...compaction(0, 0, 0, { reasoning: "strip" }),
       timestamp: "2030-01-01T00:00:00.000000Z",
     };
-    const decision = decide(input({ turnCount: 20, compactions: [future] }));
+    const decision = run(input({ turnCount: 20, compactions: [future] }));
     expect(timestampNanos(decision.compaction?.timestamp ?? "")).toBeGreaterThan(
       timestampNanos(future.timestamp),
     );
@@ -128,10 +139,10 @@ describe("decide", () => {
       enabled: true,
       rule: { summary: { instructions: "be brief" } },
     });
-    const pending = decide(input({ config }));
+    const pending = run(input({ config }));
     expect(pending).toMatchObject({ fire: true, needs_summary: true });
     expect(pending.compaction).toBeUndefined();
-    const done = completeFiring(input({ config }), pending, "the summary");
+    const done = run(input({ config }), "the summary");
     expect(done.compaction).toMatchObject({ summary: { summary: "the summary" }, source: "auto" });
     expect(done.compaction?.reasoning).toBeUndefined();
     expect(done.compaction?.tool_calls).toBeUndefined();

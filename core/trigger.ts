@@ -6,7 +6,7 @@
  */
 import type { AutoConfig } from "./config.ts";
 import type { Compaction, CompactionTrigger } from "./events.ts";
-import { buildCompaction, nextCompactionTimestamp, rollingRange, type TurnRange } from "./rules.ts";
+import { buildCompaction, nextCompactionTimestamp, type TurnRange } from "./rules.ts";
 
 /** Why a decision did not fire, or `over_threshold` when it did. */
 export type DecisionReason =
@@ -26,15 +26,21 @@ export const SKIP_REASONS = [
   "empty_range",
 ] as const satisfies readonly DecisionReason[];
 
-/** What the trigger needs to know about a stored conversation. */
-export interface TriggerInput {
+/** What the trigger needs to know about a stored conversation: a few numbers, no events. */
+export interface TriggerState {
   readonly config: AutoConfig;
   readonly turnCount: number;
-  /** The stream's compactions, in stream order. */
-  readonly compactions: readonly Compaction[];
+  /** The turn after the furthest-compacted one, 0 without compactions. */
+  readonly afterLastCompaction: number;
   /** Estimate of the current projected view. */
   readonly estimatedTokens: number;
   readonly contextWindow: number | undefined;
+}
+
+/** What building a band needs beyond the state: only read when the trigger fires. */
+export interface FiringContext {
+  /** The stream's compactions, in stream order. */
+  readonly compactions: readonly Compaction[];
   /** The clock reading (ms since the epoch) the new band's timestamp starts from. */
   readonly nowMillis: number;
   /** Estimate of the projected view with `compaction` appended. */
@@ -46,28 +52,31 @@ export interface Decision {
   readonly fire: boolean;
   readonly reason: DecisionReason;
   readonly turn_count: number;
-  /** The rolling range, when it could be resolved (also on some skips, for the log). */
+  /** The rolling range, when non-empty (also on skips, for the log). */
   readonly range: TurnRange | null;
   readonly estimated_tokens: number;
   readonly threshold: number | null;
   readonly context_window: number | null;
-  /** The band to append; present when `fire` and the rule is mechanical. */
+  /** The band to append, once built ({@link buildFiring}). */
   readonly compaction?: Compaction;
   readonly estimated_tokens_after?: number;
-  /** Present when `fire` and the rule summarizes: the text must be generated before the band exists. */
+  /** Set when the rule summarizes: the band needs generated text before it can exist. */
   readonly needs_summary?: true;
 }
 
 /**
  * Decides per D50: fire only when enabled, `turn_count > min_turns`, the
  * window is known, `estimated_tokens > context_window * trigger_ratio`
- * (strictly), and the rolling range is non-empty.
+ * (strictly), and the rolling range is non-empty. Needs no events, so the
+ * no-fire path costs one small read.
  */
-export function decide(input: TriggerInput): Decision {
-  const { config, turnCount, estimatedTokens } = input;
-  const window = input.contextWindow ?? null;
+export function decide(state: TriggerState): Decision {
+  const { config, turnCount, estimatedTokens } = state;
+  const window = state.contextWindow ?? null;
   const threshold = window === null ? null : window * config.trigger_ratio;
-  const range = rollingRange(turnCount, input.compactions, config.rule) ?? null;
+  const from = Math.max(config.rule.keep_first, state.afterLastCompaction);
+  const to = turnCount - 1 - config.rule.keep_last;
+  const range = from > to ? null : { from_turn: from, to_turn: to };
   const skip = (reason: DecisionReason): Decision => ({
     fire: false,
     reason,
@@ -82,7 +91,7 @@ export function decide(input: TriggerInput): Decision {
   if (window === null || threshold === null) return skip("context_window_unknown");
   if (!(estimatedTokens > threshold)) return skip("under_threshold");
   if (range === null) return skip("empty_range");
-  const fired: Decision = {
+  return {
     fire: true,
     reason: "over_threshold",
     turn_count: turnCount,
@@ -90,38 +99,34 @@ export function decide(input: TriggerInput): Decision {
     estimated_tokens: estimatedTokens,
     threshold,
     context_window: window,
+    ...(config.rule.summary ? { needs_summary: true as const } : {}),
   };
-  if (config.rule.summary) return { ...fired, needs_summary: true };
-  return completeFiring(input, fired);
 }
 
 /**
- * Finishes a firing: builds the band (with `summaryText` for a summary rule),
- * estimates the view with it, and records the trigger audit.
+ * Builds the band of a firing decision (with `summaryText` for a summary
+ * rule), estimates the view with it, and records the trigger audit. A
+ * decision that did not fire is returned unchanged.
  */
-export function completeFiring(
-  input: TriggerInput,
+export function buildFiring(
+  state: TriggerState,
   decision: Decision,
+  context: FiringContext,
   summaryText?: string,
 ): Decision {
-  if (
-    !decision.fire ||
-    !decision.range ||
-    decision.threshold === null ||
-    decision.context_window === null
-  ) {
+  if (!decision.fire || !decision.range || decision.threshold === null || decision.context_window === null) {
     return decision;
   }
   const draft = {
-    rule: input.config.rule,
+    rule: state.config.rule,
     range: decision.range,
-    timestamp: nextCompactionTimestamp(input.compactions, input.nowMillis),
+    timestamp: nextCompactionTimestamp(context.compactions, context.nowMillis),
     source: "auto" as const,
     ...(summaryText === undefined ? {} : { summaryText }),
   };
-  const estimatedAfter = input.estimateWith(buildCompaction(draft));
+  const estimatedAfter = context.estimateWith(buildCompaction(draft));
   const trigger: CompactionTrigger = {
-    turn: input.turnCount - 1,
+    turn: state.turnCount - 1,
     estimated_tokens: decision.estimated_tokens,
     threshold: decision.threshold,
     context_window: decision.context_window,

@@ -1,0 +1,106 @@
+/**
+ * Reading a stored conversation back as a JP stream, and the numbers derived
+ * from it that the head caches. Shared by the API and the compactor.
+ */
+import { type AutoConfig, type AutoConfigLayer, resolveAutoConfig } from "../../core/config.ts";
+import type { ModelCatalog } from "../../core/catalog.ts";
+import type { Compaction, Entry } from "../../core/events.ts";
+import { projectedCharsFromSizes, type TurnSize } from "../../core/sizes.ts";
+import type {
+  ConversationHead,
+  ConversationRef,
+  ConversationStore,
+  StoredCompaction,
+  Tenant,
+} from "../ports.ts";
+
+/** Service-wide settings: the service config layer and the model catalog. */
+export interface ServiceSettings {
+  /** The service's auto config layer (TOML file or environment), below tenants and conversations. */
+  readonly config?: AutoConfigLayer;
+  readonly catalog?: ModelCatalog;
+}
+
+/**
+ * The auto config in force for a conversation: defaults → service → tenant →
+ * the stream's config deltas → the conversation's API config (an explicit PUT
+ * is the last word).
+ */
+export function effectiveConfig(
+  settings: ServiceSettings,
+  tenant: Tenant | undefined,
+  head: ConversationHead | undefined,
+): AutoConfig {
+  return resolveAutoConfig(
+    settings.config ?? {},
+    tenant?.config ?? {},
+    head?.stream_config ?? {},
+    head?.config ?? {},
+  );
+}
+
+/** All characters of a turn before any compaction. */
+export function rawChars(size: TurnSize): number {
+  return size.text + size.reasoning + size.tool_requests + size.tool_responses;
+}
+
+/** Projected characters of the stored turns under the given compactions. */
+export function projectedChars(sizes: readonly TurnSize[], compactions: readonly StoredCompaction[]): number {
+  return projectedCharsFromSizes(
+    sizes,
+    compactions.map((c) => c.compaction),
+  );
+}
+
+/** The largest `to_turn` of any compaction, -1 without compactions. */
+export function maxCompactedTurn(compactions: readonly StoredCompaction[]): number {
+  return compactions.reduce((max, c) => Math.max(max, c.compaction.to_turn), -1);
+}
+
+/** The turn sizes of a conversation, in order. */
+export async function turnSizes(store: ConversationStore, ref: ConversationRef): Promise<TurnSize[]> {
+  return (await store.listTurnSummaries(ref)).map((summary) => summary.size);
+}
+
+/** The raw stream: every turn's events with each compaction after the turn it was added after. */
+export async function readStream(store: ConversationStore, ref: ConversationRef): Promise<Entry[]> {
+  const [turns, compactions] = await Promise.all([store.readTurns(ref), store.listCompactions(ref)]);
+  return interleave(
+    turns.map((t) => t.events),
+    compactions,
+  );
+}
+
+/** Places compactions after the turn they were added after, in stream order. */
+export function interleave(turnEvents: readonly Entry[][], compactions: readonly StoredCompaction[]): Entry[] {
+  const out: Entry[] = [];
+  let next = 0;
+  const flush = (turn: number) => {
+    while (next < compactions.length && (compactions[next] as StoredCompaction).after_turn <= turn) {
+      out.push((compactions[next] as StoredCompaction).compaction);
+      next++;
+    }
+  };
+  flush(-1);
+  turnEvents.forEach((events, turn) => {
+    out.push(...events);
+    flush(turn);
+  });
+  for (; next < compactions.length; next++) out.push((compactions[next] as StoredCompaction).compaction);
+  return out;
+}
+
+/** Compactions as the API lists them: 1-based position in stream order. */
+export function listedCompactions(compactions: readonly StoredCompaction[]): (Compaction & { position: number })[] {
+  return compactions.map((c, i) => ({ position: i + 1, ...c.compaction }));
+}
+
+/** The storage key of the automatic band fired by `turn`. */
+export function autoKey(turn: number): string {
+  return `AUTO#${String(turn).padStart(6, "0")}`;
+}
+
+/** The storage key of a manual compaction written as version `seq`. */
+export function manualKey(seq: number): string {
+  return `MAN#${String(seq).padStart(6, "0")}`;
+}

@@ -1,0 +1,202 @@
+/**
+ * The ports of the service: narrow interfaces the handlers depend on, with
+ * adapters for AWS (DynamoDB, SQS, Bedrock) and for one machine (DynamoDB
+ * Local, an in-process queue). Every implementation of a port passes the same
+ * contract suite (test/contract/).
+ */
+import type { AutoConfigLayer } from "../core/config.ts";
+import type { ModelInfo } from "../core/catalog.ts";
+import type { Compaction, Entry } from "../core/events.ts";
+import type { TurnSize } from "../core/sizes.ts";
+
+/** A conversation, always scoped to its tenant. */
+export interface ConversationRef {
+  readonly tenant: string;
+  readonly conversation: string;
+}
+
+/** The head item: everything the no-fire evaluation needs, in one read. */
+export interface ConversationHead {
+  readonly turn_count: number;
+  /** The latest turn whose evaluation finished (fired or skipped), -1 before any. */
+  readonly evaluated_through: number;
+  /** Characters of the current projected view (estimate = chars / 4). */
+  readonly projected_chars: number;
+  /** Bumped on every compaction added or removed: the "no band landed meanwhile" guard. */
+  readonly compactions_version: number;
+  /** The largest `to_turn` of any compaction, -1 without compactions. */
+  readonly max_compacted_turn: number;
+  /** The per-conversation auto config layer set through the API. */
+  readonly config?: AutoConfigLayer;
+  /** The auto config carried by the stream's config deltas, merged in stream order. */
+  readonly stream_config?: AutoConfigLayer;
+  /** The model of the latest turn. */
+  readonly model?: ModelInfo;
+}
+
+/** A stored turn: its events, their size counts and the digest that makes replays idempotent. */
+export interface StoredTurn {
+  readonly turn: number;
+  readonly events: Entry[];
+  readonly size: TurnSize;
+  /** SHA-256 (hex) of the turn's canonical content; equal digests are identical replays. */
+  readonly digest: string;
+  readonly model?: ModelInfo;
+}
+
+/** A turn's counts without its events (what the estimate needs). */
+export type TurnSummary = Omit<StoredTurn, "events">;
+
+/** A stored compaction and where it sits in the stream. */
+export interface StoredCompaction {
+  /** Storage key: `AUTO#<turn>` for automatic bands (one per triggering turn), `MAN#…` otherwise. */
+  readonly key: string;
+  /** The compaction sits after this turn in the stream (turn_count - 1 when it was written). */
+  readonly after_turn: number;
+  /** The compactions_version that wrote it: orders compactions after the same turn. */
+  readonly seq: number;
+  readonly compaction: Compaction;
+}
+
+/** The head fields a write sets (the rest stay as they are). */
+export type HeadUpdate = Partial<Omit<ConversationHead, "turn_count">>;
+
+/**
+ * The head state a write was computed from. Every write that changes the
+ * projection is conditional on both numbers, so a turn and a compaction
+ * computed from the same read can never both land and leave a wrong
+ * `projected_chars` behind.
+ */
+export interface HeadVersion {
+  readonly turn_count: number;
+  readonly compactions_version: number;
+}
+
+/** A conditional write lost a race or found different state: re-read and decide again. */
+export class ConditionFailedError extends Error {
+  override readonly name = "ConditionFailedError";
+}
+
+/**
+ * Storage of conversations. Every method is strongly consistent; every write
+ * is conditional on the head state the caller read, so concurrent writers
+ * never both succeed.
+ */
+export interface ConversationStore {
+  /** The head, or `undefined` for a conversation that does not exist yet. */
+  getHead(ref: ConversationRef): Promise<ConversationHead | undefined>;
+
+  /**
+   * Stores turn `turn.turn` and sets `turn_count = turn.turn + 1` and `head`,
+   * on the condition that `turn_count` is still `turn.turn` (a missing head
+   * counts as turn_count 0) and `compactions_version` is still
+   * `expectedCompactionsVersion` (a missing head counts as 0). Events of any
+   * size are stored (chunked as needed) and read back byte-exact. Throws
+   * {@link ConditionFailedError} when the condition fails.
+   */
+  appendTurn(
+    ref: ConversationRef,
+    turn: StoredTurn,
+    expectedCompactionsVersion: number,
+    head: HeadUpdate,
+  ): Promise<void>;
+
+  /** One stored turn with its events. */
+  getTurn(ref: ConversationRef, turn: number): Promise<StoredTurn | undefined>;
+
+  /** Every stored turn's counts, in turn order, without reading events. */
+  listTurnSummaries(ref: ConversationRef): Promise<TurnSummary[]>;
+
+  /** The events of turns `from..to` (inclusive; default all), in turn order. */
+  readTurns(ref: ConversationRef, from?: number, to?: number): Promise<StoredTurn[]>;
+
+  /** Every compaction, in stream order (`after_turn`, then `seq`). */
+  listCompactions(ref: ConversationRef): Promise<StoredCompaction[]>;
+
+  /**
+   * Adds a compaction under `compaction.key` if that key is absent and the
+   * head still has `expected.turn_count` and `expected.compactions_version`;
+   * the head gets `compactions_version = expected.compactions_version + 1`
+   * and `head`. Atomic (one transaction). Throws {@link ConditionFailedError}
+   * otherwise.
+   */
+  addCompaction(
+    ref: ConversationRef,
+    compaction: StoredCompaction,
+    expected: HeadVersion,
+    head: HeadUpdate,
+  ): Promise<void>;
+
+  /** Removes compactions by key under the same head condition, atomically, bumping the version. */
+  removeCompactions(
+    ref: ConversationRef,
+    keys: readonly string[],
+    expected: HeadVersion,
+    head: HeadUpdate,
+  ): Promise<void>;
+
+  /** Sets the per-conversation config layer (creating the head if needed). */
+  putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void>;
+
+  /** Raises `evaluated_through` to `turn` (never lowers it). */
+  markEvaluated(ref: ConversationRef, turn: number): Promise<void>;
+}
+
+/** A message asking the compactor to evaluate a conversation after a turn. */
+export interface EvaluationMessage {
+  readonly tenant: string;
+  readonly conversation: string;
+  readonly turn: number;
+}
+
+/** The evaluation queue (SQS FIFO in AWS, in-process locally). */
+export interface TurnQueue {
+  enqueue(message: EvaluationMessage): Promise<void>;
+}
+
+/** A tenant: who owns conversations, with its own config layer and webhook secrets. */
+export interface Tenant {
+  readonly id: string;
+  /** The tenant's auto config layer (between the service config and the conversation's). */
+  readonly config?: AutoConfigLayer;
+  /** Standard Webhooks signing secrets (`whsec_…`); when set, turn posts must be signed. */
+  readonly webhook_secrets?: readonly string[];
+}
+
+/** Where tenants and their API keys live (keys are stored as SHA-256 only). */
+export interface TenantDirectory {
+  /** The tenant owning the API key with this SHA-256 (hex), if any. */
+  findByKeyHash(keyHash: string): Promise<Tenant | undefined>;
+  getTenant(id: string): Promise<Tenant | undefined>;
+}
+
+/** What a summarizer is asked: the RAW events of a band (never a projected view). */
+export interface SummaryRequest {
+  readonly from_turn: number;
+  readonly to_turn: number;
+  readonly events: readonly Entry[];
+  readonly instructions?: string;
+  readonly model?: string;
+}
+
+/** A generated summary and what it cost. */
+export interface SummaryResult {
+  readonly text: string;
+  readonly model: string;
+  readonly input_tokens?: number;
+  readonly output_tokens?: number;
+  readonly latency_ms: number;
+}
+
+/** Generates summaries (Bedrock Converse, or any OpenAI-compatible endpoint). */
+export interface Summarizer {
+  summarize(request: SummaryRequest): Promise<SummaryResult>;
+}
+
+/** A source of time, injectable for tests. */
+export interface Clock {
+  nowMillis(): number;
+}
+
+/** The wall clock. */
+export const systemClock: Clock = { nowMillis: () => Date.now() };

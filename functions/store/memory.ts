@@ -1,0 +1,155 @@
+/**
+ * An in-memory {@link ConversationStore} with the same conditional semantics
+ * as the DynamoDB adapter: the fake the unit tests run on, held to the same
+ * contract suite. Values are deep-copied in and out so callers can never
+ * mutate stored state.
+ */
+import {
+  ConditionFailedError,
+  type ConversationHead,
+  type ConversationRef,
+  type ConversationStore,
+  type HeadUpdate,
+  type HeadVersion,
+  type StoredCompaction,
+  type StoredTurn,
+  type TurnSummary,
+} from "../ports.ts";
+import type { AutoConfigLayer } from "../../core/config.ts";
+
+interface Conversation {
+  head: ConversationHead;
+  turns: StoredTurn[];
+  compactions: Map<string, StoredCompaction>;
+}
+
+const EMPTY_HEAD: ConversationHead = {
+  turn_count: 0,
+  evaluated_through: -1,
+  projected_chars: 0,
+  compactions_version: 0,
+  max_compacted_turn: -1,
+};
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Orders compactions as they sit in the stream. */
+export function byStreamOrder(a: StoredCompaction, b: StoredCompaction): number {
+  return a.after_turn - b.after_turn || a.seq - b.seq;
+}
+
+export class MemoryConversationStore implements ConversationStore {
+  readonly #conversations = new Map<string, Conversation>();
+
+  #key(ref: ConversationRef): string {
+    return JSON.stringify([ref.tenant, ref.conversation]);
+  }
+
+  #get(ref: ConversationRef): Conversation | undefined {
+    return this.#conversations.get(this.#key(ref));
+  }
+
+  #getOrCreate(ref: ConversationRef): Conversation {
+    const key = this.#key(ref);
+    let conversation = this.#conversations.get(key);
+    if (!conversation) {
+      conversation = { head: { ...EMPTY_HEAD }, turns: [], compactions: new Map() };
+      this.#conversations.set(key, conversation);
+    }
+    return conversation;
+  }
+
+  async getHead(ref: ConversationRef): Promise<ConversationHead | undefined> {
+    const conversation = this.#get(ref);
+    return conversation ? copy(conversation.head) : undefined;
+  }
+
+  async appendTurn(
+    ref: ConversationRef,
+    turn: StoredTurn,
+    expectedCompactionsVersion: number,
+    head: HeadUpdate,
+  ): Promise<void> {
+    const current = this.#get(ref)?.head ?? EMPTY_HEAD;
+    this.#check(current, { turn_count: turn.turn, compactions_version: expectedCompactionsVersion });
+    const conversation = this.#getOrCreate(ref);
+    conversation.turns.push(copy(turn));
+    conversation.head = { ...conversation.head, ...copy(head), turn_count: turn.turn + 1 };
+  }
+
+  async getTurn(ref: ConversationRef, turn: number): Promise<StoredTurn | undefined> {
+    const stored = this.#get(ref)?.turns[turn];
+    return stored ? copy(stored) : undefined;
+  }
+
+  async listTurnSummaries(ref: ConversationRef): Promise<TurnSummary[]> {
+    return (this.#get(ref)?.turns ?? []).map(({ events: _events, ...summary }) => copy(summary));
+  }
+
+  async readTurns(ref: ConversationRef, from = 0, to = Number.MAX_SAFE_INTEGER): Promise<StoredTurn[]> {
+    return copy((this.#get(ref)?.turns ?? []).filter((t) => t.turn >= from && t.turn <= to));
+  }
+
+  async listCompactions(ref: ConversationRef): Promise<StoredCompaction[]> {
+    return copy([...(this.#get(ref)?.compactions.values() ?? [])].sort(byStreamOrder));
+  }
+
+  #check(head: ConversationHead, expected: HeadVersion): void {
+    if (head.turn_count !== expected.turn_count || head.compactions_version !== expected.compactions_version) {
+      throw new ConditionFailedError(
+        `head is at turn_count ${head.turn_count}, compactions_version ${head.compactions_version}; expected ${expected.turn_count}, ${expected.compactions_version}`,
+      );
+    }
+  }
+
+  async addCompaction(
+    ref: ConversationRef,
+    compaction: StoredCompaction,
+    expected: HeadVersion,
+    head: HeadUpdate,
+  ): Promise<void> {
+    const conversation = this.#get(ref);
+    if (!conversation) throw new ConditionFailedError("no such conversation");
+    if (conversation.compactions.has(compaction.key)) {
+      throw new ConditionFailedError(`compaction ${compaction.key} exists`);
+    }
+    this.#check(conversation.head, expected);
+    conversation.compactions.set(compaction.key, copy(compaction));
+    conversation.head = {
+      ...conversation.head,
+      ...copy(head),
+      compactions_version: expected.compactions_version + 1,
+    };
+  }
+
+  async removeCompactions(
+    ref: ConversationRef,
+    keys: readonly string[],
+    expected: HeadVersion,
+    head: HeadUpdate,
+  ): Promise<void> {
+    const conversation = this.#get(ref);
+    if (!conversation) throw new ConditionFailedError("no such conversation");
+    this.#check(conversation.head, expected);
+    for (const key of keys) conversation.compactions.delete(key);
+    conversation.head = {
+      ...conversation.head,
+      ...copy(head),
+      compactions_version: expected.compactions_version + 1,
+    };
+  }
+
+  async putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void> {
+    const conversation = this.#getOrCreate(ref);
+    conversation.head = { ...conversation.head, config: copy(config) };
+  }
+
+  async markEvaluated(ref: ConversationRef, turn: number): Promise<void> {
+    const conversation = this.#get(ref);
+    if (!conversation) return;
+    conversation.head = {
+      ...conversation.head,
+      evaluated_through: Math.max(conversation.head.evaluated_through, turn),
+    };
+  }
+}
