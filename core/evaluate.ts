@@ -137,7 +137,13 @@ export async function simulateStream(
     sizes.push(measureTurn(turnEvents, names));
     turnEvents = [];
     const config = resolveAutoConfig(...(context.layers ?? []), ...streamLayers);
-    const { state, context: firing } = triggerInputs(sizes, compactions, config, contextWindow, lastMillis);
+    const { state, context: firing } = triggerInputs(
+      sizes,
+      compactions,
+      config,
+      contextWindow,
+      lastMillis,
+    );
     let decision = decide(state);
     if (decision.needs_summary && decision.range) {
       if (!context.summarize) {
@@ -148,7 +154,12 @@ export async function simulateStream(
       const start = turnStarts[decision.range.from_turn] ?? 0;
       const end = turnStarts[decision.range.to_turn + 1] ?? out.length;
       const raw = out.slice(start, end).filter((entry) => entry.type !== "compaction");
-      decision = buildFiring(state, decision, firing, await context.summarize(decision.range, raw, config));
+      decision = buildFiring(
+        state,
+        decision,
+        firing,
+        await context.summarize(decision.range, raw, config),
+      );
     } else {
       decision = buildFiring(state, decision, firing);
     }

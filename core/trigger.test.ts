@@ -8,7 +8,13 @@ import { evaluateStream } from "./evaluate.ts";
 import type { Compaction } from "./events.ts";
 import { afterLastCompaction } from "./rules.ts";
 import { timestampNanos } from "./timestamp.ts";
-import { buildFiring, type Decision, decide, type FiringContext, type TriggerState } from "./trigger.ts";
+import {
+  buildFiring,
+  type Decision,
+  decide,
+  type FiringContext,
+  type TriggerState,
+} from "./trigger.ts";
 
 const enabled: AutoConfig = resolveAutoConfig({ enabled: true });
 const NOW = Date.UTC(2026, 5, 15);

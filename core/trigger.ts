@@ -114,7 +114,12 @@ export function buildFiring(
   context: FiringContext,
   summaryText?: string,
 ): Decision {
-  if (!decision.fire || !decision.range || decision.threshold === null || decision.context_window === null) {
+  if (
+    !decision.fire ||
+    !decision.range ||
+    decision.threshold === null ||
+    decision.context_window === null
+  ) {
     return decision;
   }
   const draft = {

@@ -4,8 +4,9 @@
  * Local, an in-process queue). Every implementation of a port passes the same
  * contract suite (test/contract/).
  */
-import type { AutoConfigLayer } from "../core/config.ts";
+
 import type { ModelInfo } from "../core/catalog.ts";
+import type { AutoConfigLayer } from "../core/config.ts";
 import type { Compaction, Entry } from "../core/events.ts";
 import type { TurnSize } from "../core/sizes.ts";
 

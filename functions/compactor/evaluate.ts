@@ -29,7 +29,11 @@ export type DeliverySkip = "stale" | "already_evaluated" | "unknown_turn";
 /** What one evaluation did. */
 export type EvaluationOutcome =
   | { readonly outcome: "fired"; readonly decision: Decision; readonly summary?: SummaryResult }
-  | { readonly outcome: "skipped"; readonly reason: Decision["reason"]; readonly decision: Decision }
+  | {
+      readonly outcome: "skipped";
+      readonly reason: Decision["reason"];
+      readonly decision: Decision;
+    }
   | { readonly outcome: "skipped"; readonly reason: DeliverySkip; readonly decision?: undefined };
 
 /** Dependencies of the evaluation. */
@@ -44,13 +48,18 @@ export interface EvaluatorDeps {
 const MAX_ATTEMPTS = 8;
 
 /** Evaluates the trigger after `message.turn` and writes the band if it fires. */
-export async function evaluateTurn(deps: EvaluatorDeps, message: EvaluationMessage): Promise<EvaluationOutcome> {
+export async function evaluateTurn(
+  deps: EvaluatorDeps,
+  message: EvaluationMessage,
+): Promise<EvaluationOutcome> {
   const ref = { tenant: message.tenant, conversation: message.conversation };
   const clock = deps.clock ?? systemClock;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const head = await deps.store.getHead(ref);
-    if (!head || message.turn >= head.turn_count) return { outcome: "skipped", reason: "unknown_turn" };
-    if (head.evaluated_through >= message.turn) return { outcome: "skipped", reason: "already_evaluated" };
+    if (!head || message.turn >= head.turn_count)
+      return { outcome: "skipped", reason: "unknown_turn" };
+    if (head.evaluated_through >= message.turn)
+      return { outcome: "skipped", reason: "already_evaluated" };
     if (message.turn < head.turn_count - 1) {
       await deps.store.markEvaluated(ref, message.turn);
       return { outcome: "skipped", reason: "stale" };
@@ -76,7 +85,13 @@ export async function evaluateTurn(deps: EvaluatorDeps, message: EvaluationMessa
     const sizes = summaries.map((s) => s.size);
     const compactions = stored.map((c) => c.compaction);
     const summary = state.config.rule.summary
-      ? await summarizeBand(deps.summarizer, deps.store, ref, decision.range, state.config.rule.summary)
+      ? await summarizeBand(
+          deps.summarizer,
+          deps.store,
+          ref,
+          decision.range,
+          state.config.rule.summary,
+        )
       : undefined;
     const fired = buildFiring(
       state,
@@ -89,20 +104,30 @@ export async function evaluateTurn(deps: EvaluatorDeps, message: EvaluationMessa
       summary?.text,
     );
     const band = fired.compaction;
-    if (!band || fired.estimated_tokens_after === undefined) return { outcome: "skipped", reason: decision.reason, decision };
+    if (!band || fired.estimated_tokens_after === undefined)
+      return { outcome: "skipped", reason: decision.reason, decision };
     if (summary) {
       band.trigger = {
         ...(band.trigger as NonNullable<typeof band.trigger>),
         summary_model: summary.model,
-        ...(summary.input_tokens === undefined ? {} : { summary_input_tokens: summary.input_tokens }),
-        ...(summary.output_tokens === undefined ? {} : { summary_output_tokens: summary.output_tokens }),
+        ...(summary.input_tokens === undefined
+          ? {}
+          : { summary_input_tokens: summary.input_tokens }),
+        ...(summary.output_tokens === undefined
+          ? {}
+          : { summary_output_tokens: summary.output_tokens }),
         summary_latency_ms: summary.latency_ms,
       };
     }
     try {
       await deps.store.addCompaction(
         ref,
-        { key: autoKey(message.turn), after_turn: message.turn, seq: head.compactions_version + 1, compaction: band },
+        {
+          key: autoKey(message.turn),
+          after_turn: message.turn,
+          seq: head.compactions_version + 1,
+          compaction: band,
+        },
         head,
         {
           projected_chars: projectedCharsFromSizes(sizes, [...compactions, band]),

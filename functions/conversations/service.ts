@@ -91,7 +91,9 @@ export function checkTurnShape(input: TurnInput): void {
   }
   const { turnCount } = indexTurns(input.events);
   if (turnCount === 0) {
-    throw new InvalidTurnError("a turn needs at least one conversation event (turn_start, chat_request, …)");
+    throw new InvalidTurnError(
+      "a turn needs at least one conversation event (turn_start, chat_request, …)",
+    );
   }
   if (turnCount > 1) {
     throw new InvalidTurnError(
@@ -138,7 +140,8 @@ export class ConversationService {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const head = await this.#store.getHead(ref);
       const count = head?.turn_count ?? 0;
-      if (input.turn < count) return this.#replay(ref, head as ConversationHead, input.turn, digest);
+      if (input.turn < count)
+        return this.#replay(ref, head as ConversationHead, input.turn, digest);
       if (input.turn > count) {
         throw new TurnConflictError(
           `turn ${input.turn} would leave a gap: the conversation has ${count} turn(s), so the next turn is ${count}`,
@@ -150,16 +153,27 @@ export class ConversationService {
       const projected =
         input.turn > maxCompacted
           ? (head?.projected_chars ?? 0) + rawChars(size)
-          : projectedChars([...(await turnSizes(this.#store, ref)), size], await this.#store.listCompactions(ref));
+          : projectedChars(
+              [...(await turnSizes(this.#store, ref)), size],
+              await this.#store.listCompactions(ref),
+            );
       const model = input.model ?? head?.model;
       try {
         await this.#store.appendTurn(
           ref,
-          { turn: input.turn, events: input.events, size, digest, ...(input.model ? { model: input.model } : {}) },
+          {
+            turn: input.turn,
+            events: input.events,
+            size,
+            digest,
+            ...(input.model ? { model: input.model } : {}),
+          },
           head?.compactions_version ?? 0,
           {
             projected_chars: projected,
-            ...(streamLayers.length > 0 ? { stream_config: mergeLayers(head?.stream_config ?? {}, ...streamLayers) } : {}),
+            ...(streamLayers.length > 0
+              ? { stream_config: mergeLayers(head?.stream_config ?? {}, ...streamLayers) }
+              : {}),
             ...(model ? { model } : {}),
           },
         );
@@ -168,12 +182,22 @@ export class ConversationService {
         throw error;
       }
       await this.#queue.enqueue({ tenant: tenant.id, conversation, turn: input.turn });
-      return { status: "created", turn: input.turn, turn_count: input.turn + 1, evaluation_enqueued: true };
+      return {
+        status: "created",
+        turn: input.turn,
+        turn_count: input.turn + 1,
+        evaluation_enqueued: true,
+      };
     }
     throw new ContentionError(`turn ${input.turn}: too many concurrent writes, retry the request`);
   }
 
-  async #replay(ref: ConversationRef, head: ConversationHead, turn: number, digest: string): Promise<AppendOutcome> {
+  async #replay(
+    ref: ConversationRef,
+    head: ConversationHead,
+    turn: number,
+    digest: string,
+  ): Promise<AppendOutcome> {
     const stored = await this.#store.getTurn(ref, turn);
     if (stored?.digest !== digest) {
       throw new TurnConflictError(
@@ -182,19 +206,27 @@ export class ConversationService {
       );
     }
     const pending = head.evaluated_through < turn;
-    if (pending) await this.#queue.enqueue({ tenant: ref.tenant, conversation: ref.conversation, turn });
+    if (pending)
+      await this.#queue.enqueue({ tenant: ref.tenant, conversation: ref.conversation, turn });
     return { status: "replayed", turn, turn_count: head.turn_count, evaluation_enqueued: pending };
   }
 
   /** Tool names of earlier turns, read only when a response answers a request outside its own turn. */
   async #toolNamesBefore(ref: ConversationRef, input: TurnInput): Promise<Map<string, string>> {
     const names = new Map<string, string>();
-    const requested = new Set(input.events.flatMap((e) => (e.type === "tool_call_request" ? [(e as { id: string }).id] : [])));
-    const orphan = input.events.some((e) => e.type === "tool_call_response" && !requested.has((e as { id: string }).id));
+    const requested = new Set(
+      input.events.flatMap((e) =>
+        e.type === "tool_call_request" ? [(e as { id: string }).id] : [],
+      ),
+    );
+    const orphan = input.events.some(
+      (e) => e.type === "tool_call_response" && !requested.has((e as { id: string }).id),
+    );
     if (!orphan || input.turn === 0) return names;
     for (const turn of await this.#store.readTurns(ref, 0, input.turn - 1)) {
       for (const e of turn.events) {
-        if (e.type === "tool_call_request") names.set((e as { id: string }).id, (e as { name: string }).name);
+        if (e.type === "tool_call_request")
+          names.set((e as { id: string }).id, (e as { name: string }).name);
       }
     }
     return names;
@@ -248,11 +280,16 @@ export class ConversationService {
    * generated from the raw events of the (extended) range before anything is
    * written.
    */
-  async compact(tenant: Tenant, conversation: string, request: ManualRequest): Promise<Compaction & { position: number }> {
+  async compact(
+    tenant: Tenant,
+    conversation: string,
+    request: ManualRequest,
+  ): Promise<Compaction & { position: number }> {
     const ref = { tenant: tenant.id, conversation };
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const head = await this.#requireHead(ref);
-      if (head.turn_count === 0) throw new CompactionRequestError("the conversation has no turns to compact yet");
+      if (head.turn_count === 0)
+        throw new CompactionRequestError("the conversation has no turns to compact yet");
       const stored = await this.#store.listCompactions(ref);
       const existing = stored.map((c) => c.compaction);
       const config = effectiveConfig(this.#settings, tenant, head);
@@ -295,7 +332,10 @@ export class ConversationService {
       const head = await this.#requireHead(ref);
       const stored = await this.#store.listCompactions(ref);
       const listed = listedCompactions(stored);
-      if (selector.position !== undefined && (selector.position < 1 || selector.position > stored.length)) {
+      if (
+        selector.position !== undefined &&
+        (selector.position < 1 || selector.position > stored.length)
+      ) {
         throw new CompactionRequestError(
           stored.length === 0
             ? `no compaction at position ${selector.position}: the conversation has no compactions`
@@ -348,7 +388,9 @@ function parseTurnConfig(entry: Entry, index: number): AutoConfigLayer {
     return parseConfigTree((entry as { delta?: unknown }).delta ?? {});
   } catch (error) {
     if (error instanceof Error && "issues" in error) {
-      const issues = (error as { issues: string[] }).issues.map((issue) => `events[${index}].delta: ${issue}`);
+      const issues = (error as { issues: string[] }).issues.map(
+        (issue) => `events[${index}].delta: ${issue}`,
+      );
       throw new InvalidTurnError(issues.join("; "), { cause: error });
     }
     throw error;

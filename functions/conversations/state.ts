@@ -2,8 +2,9 @@
  * Reading a stored conversation back as a JP stream, and the numbers derived
  * from it that the head caches. Shared by the API and the compactor.
  */
-import { type AutoConfig, type AutoConfigLayer, resolveAutoConfig } from "../../core/config.ts";
+
 import type { ModelCatalog } from "../../core/catalog.ts";
+import { type AutoConfig, type AutoConfigLayer, resolveAutoConfig } from "../../core/config.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { projectedCharsFromSizes, type TurnSize } from "../../core/sizes.ts";
 import type {
@@ -45,7 +46,10 @@ export function rawChars(size: TurnSize): number {
 }
 
 /** Projected characters of the stored turns under the given compactions. */
-export function projectedChars(sizes: readonly TurnSize[], compactions: readonly StoredCompaction[]): number {
+export function projectedChars(
+  sizes: readonly TurnSize[],
+  compactions: readonly StoredCompaction[],
+): number {
   return projectedCharsFromSizes(
     sizes,
     compactions.map((c) => c.compaction),
@@ -58,13 +62,19 @@ export function maxCompactedTurn(compactions: readonly StoredCompaction[]): numb
 }
 
 /** The turn sizes of a conversation, in order. */
-export async function turnSizes(store: ConversationStore, ref: ConversationRef): Promise<TurnSize[]> {
+export async function turnSizes(
+  store: ConversationStore,
+  ref: ConversationRef,
+): Promise<TurnSize[]> {
   return (await store.listTurnSummaries(ref)).map((summary) => summary.size);
 }
 
 /** The raw stream: every turn's events with each compaction after the turn it was added after. */
 export async function readStream(store: ConversationStore, ref: ConversationRef): Promise<Entry[]> {
-  const [turns, compactions] = await Promise.all([store.readTurns(ref), store.listCompactions(ref)]);
+  const [turns, compactions] = await Promise.all([
+    store.readTurns(ref),
+    store.listCompactions(ref),
+  ]);
   return interleave(
     turns.map((t) => t.events),
     compactions,
@@ -72,11 +82,17 @@ export async function readStream(store: ConversationStore, ref: ConversationRef)
 }
 
 /** Places compactions after the turn they were added after, in stream order. */
-export function interleave(turnEvents: readonly Entry[][], compactions: readonly StoredCompaction[]): Entry[] {
+export function interleave(
+  turnEvents: readonly Entry[][],
+  compactions: readonly StoredCompaction[],
+): Entry[] {
   const out: Entry[] = [];
   let next = 0;
   const flush = (turn: number) => {
-    while (next < compactions.length && (compactions[next] as StoredCompaction).after_turn <= turn) {
+    while (
+      next < compactions.length &&
+      (compactions[next] as StoredCompaction).after_turn <= turn
+    ) {
       out.push((compactions[next] as StoredCompaction).compaction);
       next++;
     }
@@ -86,12 +102,15 @@ export function interleave(turnEvents: readonly Entry[][], compactions: readonly
     out.push(...events);
     flush(turn);
   });
-  for (; next < compactions.length; next++) out.push((compactions[next] as StoredCompaction).compaction);
+  for (; next < compactions.length; next++)
+    out.push((compactions[next] as StoredCompaction).compaction);
   return out;
 }
 
 /** Compactions as the API lists them: 1-based position in stream order. */
-export function listedCompactions(compactions: readonly StoredCompaction[]): (Compaction & { position: number })[] {
+export function listedCompactions(
+  compactions: readonly StoredCompaction[],
+): (Compaction & { position: number })[] {
   return compactions.map((c, i) => ({ position: i + 1, ...c.compaction }));
 }
 

@@ -30,7 +30,9 @@ export async function summarizeBand(
     ...(rule.model?.id ? { model: rule.model.id } : {}),
   });
   if (result.text.trim() === "") {
-    throw new EmptySummaryError(`the summarizer (${result.model}) returned an empty summary for turns ${range.from_turn}..${range.to_turn}`);
+    throw new EmptySummaryError(
+      `the summarizer (${result.model}) returned an empty summary for turns ${range.from_turn}..${range.to_turn}`,
+    );
   }
   return result;
 }

@@ -4,6 +4,8 @@
  * contract suite. Values are deep-copied in and out so callers can never
  * mutate stored state.
  */
+
+import type { AutoConfigLayer } from "../../core/config.ts";
 import {
   ConditionFailedError,
   type ConversationHead,
@@ -15,7 +17,6 @@ import {
   type StoredTurn,
   type TurnSummary,
 } from "../ports.ts";
-import type { AutoConfigLayer } from "../../core/config.ts";
 
 interface Conversation {
   head: ConversationHead;
@@ -71,7 +72,10 @@ export class MemoryConversationStore implements ConversationStore {
     head: HeadUpdate,
   ): Promise<void> {
     const current = this.#get(ref)?.head ?? EMPTY_HEAD;
-    this.#check(current, { turn_count: turn.turn, compactions_version: expectedCompactionsVersion });
+    this.#check(current, {
+      turn_count: turn.turn,
+      compactions_version: expectedCompactionsVersion,
+    });
     const conversation = this.#getOrCreate(ref);
     conversation.turns.push(copy(turn));
     conversation.head = { ...conversation.head, ...copy(head), turn_count: turn.turn + 1 };
@@ -86,7 +90,11 @@ export class MemoryConversationStore implements ConversationStore {
     return (this.#get(ref)?.turns ?? []).map(({ events: _events, ...summary }) => copy(summary));
   }
 
-  async readTurns(ref: ConversationRef, from = 0, to = Number.MAX_SAFE_INTEGER): Promise<StoredTurn[]> {
+  async readTurns(
+    ref: ConversationRef,
+    from = 0,
+    to = Number.MAX_SAFE_INTEGER,
+  ): Promise<StoredTurn[]> {
     return copy((this.#get(ref)?.turns ?? []).filter((t) => t.turn >= from && t.turn <= to));
   }
 
@@ -95,7 +103,10 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   #check(head: ConversationHead, expected: HeadVersion): void {
-    if (head.turn_count !== expected.turn_count || head.compactions_version !== expected.compactions_version) {
+    if (
+      head.turn_count !== expected.turn_count ||
+      head.compactions_version !== expected.compactions_version
+    ) {
       throw new ConditionFailedError(
         `head is at turn_count ${head.turn_count}, compactions_version ${head.compactions_version}; expected ${expected.turn_count}, ${expected.compactions_version}`,
       );

@@ -1,0 +1,74 @@
+/**
+ * What every `autocompact` subcommand shares: the process streams it talks
+ * to, the shape of a command module, argument parsing, and the two errors
+ * that map to exit codes (1: bad input or a failed run, 2: bad usage).
+ */
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
+/** The `options` of `parseArgs` (node:util does not export this type by name). */
+export type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
+
+/** The process around a command; tests and other hosts can supply their own. */
+export interface Io {
+  readonly stdin: NodeJS.ReadableStream & { readonly isTTY?: boolean };
+  readonly stdout: NodeJS.WritableStream & { readonly isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The clock, in ms since the epoch. */
+  readonly now: () => number;
+}
+
+/** A subcommand: `cli/commands/<name>.ts` exports one as `command`. */
+export interface Command {
+  /** The full `--help` text. */
+  readonly usage: string;
+  /** Runs with the arguments after the command name; resolves to the exit code. */
+  readonly run: (argv: readonly string[], io: Io) => Promise<number>;
+}
+
+/** Exit codes of the command. */
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+/** The input or its processing failed (unreadable file, invalid JSON or config, …): exit 1. */
+export class InputError extends Error {
+  override readonly name = "InputError";
+}
+
+/** The command line is wrong (unknown flag, bad value, missing argument): exit 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** The `-h, --help` flag every command takes. */
+export const HELP_OPTION = {
+  help: { type: "boolean", short: "h" },
+} as const satisfies OptionsConfig;
+
+/** Parses a command's arguments strictly; a bad flag is a {@link UsageError}. */
+export function parseCommandArgs<T extends OptionsConfig>(argv: readonly string[], options: T) {
+  try {
+    return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // Node's own hint about `--` is long and rarely the fix; keep the first sentence.
+    throw new UsageError(message.replace(/\. To specify a positional argument.*$/s, ""));
+  }
+}
+
+/** Writes text and resolves once the stream has taken it (so a large output is not cut off). */
+export function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(text, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** Prints a command's help on stdout. */
+export async function printHelp(io: Io, usage: string): Promise<number> {
+  await write(io.stdout, usage.endsWith("\n") ? usage : `${usage}\n`);
+  return EXIT.ok;
+}
+
+/** Collapses a message to one line (stderr messages are one line each). */
+export function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, " ").trim();
+}

@@ -1,0 +1,89 @@
+/** `autocompact evaluate`: the D50 trigger decision on a stream as stored. */
+import { evaluateStream } from "../../core/evaluate.ts";
+import { type Command, EXIT, HELP_OPTION, parseCommandArgs, printHelp, write } from "../command.ts";
+import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
+import {
+  CONFIG_HELP,
+  CONFIG_OPTIONS,
+  configLayers,
+  DISABLED_NOTE,
+  MODEL_HELP,
+  MODEL_OPTIONS,
+  modelInfo,
+  nowMillis,
+} from "../options.ts";
+
+const OPTIONS = {
+  ...HELP_OPTION,
+  ...FORMAT_OPTION,
+  ...CONFIG_OPTIONS,
+  ...MODEL_OPTIONS,
+  now: { type: "string" },
+} as const;
+
+const USAGE = `Usage: autocompact evaluate [FILE] [--context-window N] [--model ID]
+                           [--config F]... [--enable] [--now RFC3339] [--format …]
+
+Evaluates the automatic compaction trigger once, after the stream's last turn,
+as the compactor would, and prints the decision as JSON on stdout:
+  fire                    true when a band would be appended
+  reason                  over_threshold when firing, else why not: disabled,
+                          min_turns, context_window_unknown, under_threshold, empty_range
+  turn_count
+  range                   {"from_turn", "to_turn"}: the rolling range, or null
+  estimated_tokens        estimate of the current projected view
+  threshold               context_window * trigger_ratio, or null
+  context_window          or null when unknown
+  compaction              when firing: the band that would be appended
+  estimated_tokens_after  when firing: the estimate with the band applied
+  needs_summary           when firing with a summary rule (the summary itself is
+                          not generated offline)
+Without --context-window or a catalogued --model the window is unknown and the
+reason is context_window_unknown (exit 0: it is a decision, not an error).
+
+${MODEL_HELP}
+  --now RFC3339          the clock the band's timestamp starts from (default: now)
+
+${CONFIG_HELP}
+
+${INPUT_HELP}
+
+Example:
+  autocompact evaluate events.json --model claude-sonnet-4-5 \\
+    --config '{"conversation":{"compaction":{"auto":{"enabled":true}}}}'
+
+Exit codes: 0 ok (whatever the decision), 1 bad input or config, 2 bad usage.`;
+
+export const command: Command = {
+  usage: USAGE,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
+    if (values.help) return printHelp(io, USAGE);
+    const model = modelInfo(values);
+    const now = nowMillis(values.now, io.now);
+    const layers = await configLayers(values);
+    const entries = await loadStream(positionals, values.format, io);
+    const decision = evaluateStream(entries, {
+      layers,
+      nowMillis: now,
+      ...(model === undefined ? {} : { model }),
+    });
+    if (decision.reason === "disabled") {
+      await write(io.stderr, `autocompact: note: ${DISABLED_NOTE}\n`);
+    }
+    if (decision.reason === "context_window_unknown" && values.model !== undefined) {
+      await write(
+        io.stderr,
+        `autocompact: note: model "${values.model}" is not in the catalog: give --context-window N\n`,
+      );
+    }
+    if (decision.needs_summary) {
+      await write(
+        io.stderr,
+        "autocompact: note: the rule summarizes; the summary is not generated offline, so the decision has no compaction yet\n",
+      );
+    }
+    await write(io.stdout, `${JSON.stringify(decision, null, 2)}\n`);
+    return EXIT.ok;
+  },
+};

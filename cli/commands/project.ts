@@ -1,0 +1,50 @@
+/** `autocompact project`: the projected ("compacted") view of a stream. */
+import { estimateView } from "../../core/estimate.ts";
+import { project } from "../../core/projection.ts";
+import { type Command, EXIT, HELP_OPTION, parseCommandArgs, printHelp, write } from "../command.ts";
+import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
+import { renderProjection } from "../render.ts";
+
+const OPTIONS = { ...HELP_OPTION, ...FORMAT_OPTION, text: { type: "boolean" } } as const;
+
+const USAGE = `Usage: autocompact project [FILE] [--text] [--format auto|plain|jp]
+
+Applies the stream's compactions (RFD 064 projection) and prints the view an
+LLM should see, as one line of JSON on stdout:
+  {"events": [...projected entries...],
+   "turns": [{"kept": 3} | {"summary": {"from": 1, "to": 9}}, ...],
+   "estimated_tokens": N}
+turns maps each projected turn to the raw turn(s) it comes from.
+
+  --text                 render the view for people instead: one block per
+                         projected turn ("── turn 3 ──", "── turns 1–9 · summary (auto) ──"),
+                         marked with the bands that changed it
+                         ("[auto: reasoning strip, tools strip]"); reasoning and
+                         tool payloads truncated; colours only on a terminal
+
+${INPUT_HELP}
+
+Exit codes: 0 ok, 1 bad input, 2 bad usage.`;
+
+export const command: Command = {
+  usage: USAGE,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
+    if (values.help) return printHelp(io, USAGE);
+    const entries = await loadStream(positionals, values.format, io);
+    const projection = project(entries);
+    const estimate = estimateView(projection.entries);
+    if (values.text) {
+      const color = io.stdout.isTTY === true && !io.env.NO_COLOR;
+      await write(io.stdout, renderProjection(entries, projection, estimate, { color }));
+      return EXIT.ok;
+    }
+    const output = {
+      events: projection.entries,
+      turns: projection.turns,
+      estimated_tokens: estimate.estimated_tokens,
+    };
+    await write(io.stdout, `${JSON.stringify(output)}\n`);
+    return EXIT.ok;
+  },
+};

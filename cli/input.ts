@@ -1,0 +1,158 @@
+/**
+ * Reading a stream file (or stdin): one read, one `JSON.parse`, JP's base64
+ * form detected or forced, then core's schema. Any problem is an
+ * {@link InputError} with a one-line reason naming the entry and field.
+ */
+import { readFile } from "node:fs/promises";
+import { type Entry, parseStream, type StreamIssue } from "../core/events.ts";
+import { decodeJpEntries, detectFormat, type StreamFormat } from "../core/jp-format.ts";
+import { InputError, type Io, type OptionsConfig, UsageError } from "./command.ts";
+
+/** The `--format` flag of every command that reads a stream. */
+export const FORMAT_OPTION = {
+  format: { type: "string", default: "auto" },
+} as const satisfies OptionsConfig;
+
+/** Help text of the input arguments, shared by the commands. */
+export const INPUT_HELP = `Input:
+  FILE                   a stream file: a JSON array of entries (JP's events.json form
+                         or plain); stdin when FILE is omitted or "-"
+  --format auto|plain|jp JP's base64 form is detected per file (auto, the default);
+                         plain or jp forces one`;
+
+/** The formats `--format` accepts. */
+export type FormatChoice = StreamFormat | "auto";
+
+/** Validates `--format`. */
+export function formatChoice(value: string | undefined): FormatChoice {
+  const format = value ?? "auto";
+  if (format === "auto" || format === "plain" || format === "jp") return format;
+  throw new UsageError(`--format must be auto, plain or jp (got "${format}")`);
+}
+
+/** Where a stream is read from: a path, or stdin. */
+export interface StreamSource {
+  /** The name used in messages: the path, or `stdin`. */
+  readonly name: string;
+  readonly path?: string;
+}
+
+/** Resolves the positional arguments of a command to its input (at most one). */
+export function streamSource(positionals: readonly string[], io: Io): StreamSource {
+  if (positionals.length > 1) {
+    throw new UsageError(`expected at most one stream file, got ${positionals.length}`);
+  }
+  const path = positionals[0];
+  if (path === undefined || path === "-") {
+    if (path === undefined && io.stdin.isTTY) {
+      throw new UsageError('no input: give a stream file, or pipe one on stdin ("-")');
+    }
+    return { name: "stdin" };
+  }
+  return { name: path, path };
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) {
+    chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Reads a source's whole text. */
+export async function readSource(source: StreamSource, io: Io): Promise<string> {
+  try {
+    return source.path === undefined
+      ? await readAll(io.stdin)
+      : await readFile(source.path, "utf8");
+  } catch (error) {
+    const reason =
+      (error as NodeJS.ErrnoException).code === "ENOENT"
+        ? "no such file"
+        : (error as NodeJS.ErrnoException).code === "EISDIR"
+          ? "it is a directory"
+          : error instanceof Error
+            ? error.message
+            : String(error);
+    throw new InputError(`cannot read ${source.name}: ${reason}`, { cause: error });
+  }
+}
+
+/** Adds `(line L, column C)` to a JSON.parse message that gives a position. */
+function jsonErrorMessage(error: unknown, text: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const match = /at position (\d+)/.exec(message);
+  if (!match) return message;
+  const position = Number(match[1]);
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf("\n"); i >= 0 && i < position; i = text.indexOf("\n", i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return `${message} (line ${line}, column ${position - lineStart + 1})`;
+}
+
+/** Parses JSON text; a syntax error is an {@link InputError} naming `name`. */
+export function parseJson(text: string, name: string): unknown {
+  try {
+    // A UTF-8 byte order mark is not JSON but editors write one.
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (error) {
+    if (text.trim() === "") throw new InputError(`${name} is empty: expected a JSON array`);
+    throw new InputError(`invalid JSON in ${name}: ${jsonErrorMessage(error, text)}`, {
+      cause: error,
+    });
+  }
+}
+
+/** Tidies a zod message for a one-line report (`expected string`, `missing`). */
+function tidy(message: string): string {
+  return message
+    .replace(/^Invalid input: /, "")
+    .replace(/^expected (.*), received undefined$/, "missing (expected $1)");
+}
+
+/** The one-line reason of a stream that failed the schema: the first issue, and how many more. */
+export function describeIssues(issues: readonly StreamIssue[], raw: unknown): string {
+  const first = issues[0];
+  if (!first) return "invalid stream";
+  let where: string;
+  if (first.index < 0) where = "";
+  else {
+    const item = Array.isArray(raw) ? raw[first.index] : undefined;
+    const type = (item as { type?: unknown } | null | undefined)?.type;
+    const label = typeof type === "string" ? ` (${type})` : "";
+    const path =
+      first.path === "" ? "" : first.path.startsWith("[") ? first.path : `.${first.path}`;
+    where = `entry ${first.index}${label}${path}: `;
+  }
+  const more = issues.length - 1;
+  const suffix = more > 0 ? ` (and ${more} more issue${more === 1 ? "" : "s"})` : "";
+  return `${where}${tidy(first.message)}${suffix}`;
+}
+
+/** Decodes raw entries from the chosen format and validates them. */
+export function entriesFromRaw(raw: unknown, format: FormatChoice, name: string): Entry[] {
+  if (!Array.isArray(raw)) {
+    throw new InputError(`${name}: a stream must be a JSON array of entries`);
+  }
+  const resolved = format === "auto" ? detectFormat(raw) : format;
+  const decoded = resolved === "jp" ? decodeJpEntries(raw) : raw;
+  const parsed = parseStream(decoded);
+  if (!parsed.ok) throw new InputError(describeIssues(parsed.issues, decoded));
+  return parsed.entries;
+}
+
+/** Reads, decodes and validates the stream a command was given. */
+export async function loadStream(
+  positionals: readonly string[],
+  format: string | undefined,
+  io: Io,
+): Promise<Entry[]> {
+  const choice = formatChoice(format);
+  const source = streamSource(positionals, io);
+  const text = await readSource(source, io);
+  return entriesFromRaw(parseJson(text, source.name), choice, source.name);
+}

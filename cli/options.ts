@@ -1,0 +1,146 @@
+/**
+ * Options shared by `evaluate` and `simulate`: configuration layers
+ * (`--config` TOML file, JSON file or inline JSON; `--enable`), the model and
+ * its context window, and the clock.
+ */
+import { readFile } from "node:fs/promises";
+import { parse as parseToml } from "smol-toml";
+import type { ModelInfo } from "../core/catalog.ts";
+import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
+import { TimestampError, timestampNanos } from "../core/timestamp.ts";
+import { InputError, type OptionsConfig, UsageError } from "./command.ts";
+
+/** `--config` (repeatable) and `--enable`. */
+export const CONFIG_OPTIONS = {
+  config: { type: "string", multiple: true },
+  enable: { type: "boolean" },
+} as const satisfies OptionsConfig;
+
+/** `--context-window` and `--model`. */
+export const MODEL_OPTIONS = {
+  "context-window": { type: "string" },
+  model: { type: "string" },
+} as const satisfies OptionsConfig;
+
+/** Help text of {@link CONFIG_OPTIONS}. */
+export const CONFIG_HELP = `Configuration (D50 "conversation.compaction.auto"; later layers win, and the
+stream's own config_delta entries win over all of them):
+  --config F             a TOML file rooted like D50:
+                           [conversation.compaction.auto]
+                           enabled = true
+                           trigger_ratio = 0.75
+                           min_turns = 5
+                           [conversation.compaction.auto.rule]
+                           keep_first = 1
+                           keep_last = 3
+                           reasoning = "strip"
+                           tool_calls = "strip"   # strip-requests, strip-responses, omit
+                         or a .json file, or the same tree as inline JSON when F starts
+                         with "{". Repeatable: each one is a layer over the previous.
+  --enable               shorthand for --config '{"conversation":{"compaction":{"auto":{"enabled":true}}}}'
+                         Automatic compaction is disabled by default (D50), so without
+                         --enable or a config enabling it nothing ever fires.`;
+
+/** Help text of {@link MODEL_OPTIONS}. */
+export const MODEL_HELP = `  --context-window N     the model's context window in tokens
+  --model ID             a model id; its window comes from the bundled catalog
+                         (e.g. claude-sonnet-4-5, anthropic/claude-sonnet-4-5, gpt-4o-2024-08-06)
+                         when --context-window is not given`;
+
+async function configText(source: string): Promise<{ name: string; text: string }> {
+  try {
+    return { name: source, text: await readFile(source, "utf8") };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === "ENOENT" ? "no such file" : error instanceof Error ? error.message : String(error);
+    throw new InputError(`cannot read config ${source}: ${reason}`, { cause: error });
+  }
+}
+
+function parseConfigDocument(name: string, text: string, json: boolean): unknown {
+  if (json) {
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new InputError(`config ${name}: invalid JSON: ${message}`, { cause: error });
+    }
+  }
+  try {
+    return parseToml(text);
+  } catch (error) {
+    // smol-toml's message carries a code frame after its first line.
+    const message = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
+    const { line, column } = error as { line?: number; column?: number };
+    const at = line === undefined ? "" : ` (line ${line}, column ${column ?? 1})`;
+    throw new InputError(`config ${name}: ${message}${at}`, { cause: error });
+  }
+}
+
+/** Reads and validates one `--config` argument into an auto layer. */
+export async function loadConfigLayer(argument: string): Promise<AutoConfigLayer> {
+  const inline = argument.trimStart().startsWith("{");
+  const { name, text } = inline ? { name: "(inline)", text: argument } : await configText(argument);
+  const tree = parseConfigDocument(name, text, inline || /\.json$/i.test(argument));
+  try {
+    return parseConfigTree(tree);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      throw new InputError(`config ${name}: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+/** The layers given on the command line, in order; `--enable` comes last. */
+export async function configLayers(values: {
+  config?: string[] | undefined;
+  enable?: boolean | undefined;
+}): Promise<AutoConfigLayer[]> {
+  const layers: AutoConfigLayer[] = [];
+  for (const argument of values.config ?? []) layers.push(await loadConfigLayer(argument));
+  if (values.enable) layers.push({ enabled: true });
+  return layers;
+}
+
+/** Parses a positive whole number flag. */
+export function positiveInteger(flag: string, value: string): number {
+  const text = value.replaceAll("_", "");
+  const number = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(number) || number <= 0) {
+    throw new UsageError(`${flag} must be a positive whole number of tokens (got "${value}")`);
+  }
+  return number;
+}
+
+/** The model described by `--model` and `--context-window`, or `undefined`. */
+export function modelInfo(values: {
+  "context-window"?: string | undefined;
+  model?: string | undefined;
+}): ModelInfo | undefined {
+  const contextWindow =
+    values["context-window"] === undefined
+      ? undefined
+      : positiveInteger("--context-window", values["context-window"]);
+  if (contextWindow === undefined && values.model === undefined) return undefined;
+  return {
+    ...(values.model === undefined ? {} : { id: values.model }),
+    ...(contextWindow === undefined ? {} : { context_window: contextWindow }),
+  };
+}
+
+/** Parses `--now` (RFC 3339, or JP's stored form) to ms since the epoch. */
+export function nowMillis(value: string | undefined, clock: () => number): number {
+  if (value === undefined) return clock();
+  try {
+    return Number(timestampNanos(value) / 1_000_000n);
+  } catch (error) {
+    if (error instanceof TimestampError) throw new UsageError(`--now: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The stderr note when nothing can fire because the feature is off. */
+export const DISABLED_NOTE =
+  "automatic compaction is disabled (the D50 default): pass --enable or a --config that enables it";
