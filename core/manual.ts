@@ -46,6 +46,11 @@ export function planManualCompaction(
       tool_calls: layer.tool_calls ?? null,
       summary: layer.summary ?? null,
     };
+    if (!rule.summary && !rule.reasoning && !rule.tool_calls) {
+      throw new NoPolicyError(
+        "the compaction sets no policy: give reasoning, tool_calls or summary",
+      );
+    }
     const keepFirst = layer.keep_first ?? defaults.keep_first;
     const keepLast = layer.keep_last ?? defaults.keep_last;
     const from = keepFirst;
@@ -56,9 +61,6 @@ export function planManualCompaction(
       );
     }
     plan = { rule, range: { from_turn: from, to_turn: to } };
-  }
-  if (!plan.rule.summary && !plan.rule.reasoning && !plan.rule.tool_calls) {
-    throw new NoPolicyError("the compaction sets no policy: give reasoning, tool_calls or summary");
   }
   if (plan.rule.summary) return { ...plan, range: extendSummaryRange(plan.range, compactions) };
   return plan;

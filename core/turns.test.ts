@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { configDelta, message, request, turnStart } from "../test/helpers/builders.ts";
-import { indexTurns, turnCount } from "./turns.ts";
+import { indexTurns, splitTurns, turnCount } from "./turns.ts";
 
 describe("turn indexing", () => {
   it("numbers turns from their turn_start", () => {
@@ -43,5 +43,16 @@ describe("turn indexing", () => {
     expect(turnCount([])).toBe(0);
     expect(turnCount([configDelta({})])).toBe(0);
     expect(turnCount([request("only")])).toBe(1);
+  });
+});
+
+describe("splitTurns", () => {
+  it("groups entries by turn, keeping metadata with the turn it sits in", () => {
+    const delta = configDelta({});
+    expect(splitTurns([request("a"), delta, turnStart(), request("b")])).toEqual([
+      [request("a"), delta],
+      [turnStart(), request("b")],
+    ]);
+    expect(splitTurns([delta])).toEqual([]);
   });
 });

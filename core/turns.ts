@@ -55,3 +55,14 @@ export function indexTurns(entries: readonly Entry[]): TurnIndex {
 export function turnCount(entries: readonly Entry[]): number {
   return indexTurns(entries).turnCount;
 }
+
+/** Splits a stream into the events of each turn (stream metadata goes with the turn it sits in). */
+export function splitTurns(entries: readonly Entry[]): Entry[][] {
+  const { turnOf, turnCount } = indexTurns(entries);
+  const turns: Entry[][] = Array.from({ length: turnCount }, () => []);
+  if (turnCount === 0) return turns;
+  entries.forEach((entry, i) => {
+    turns[turnOf[i] as number]?.push(entry);
+  });
+  return turns;
+}

@@ -1,0 +1,76 @@
+/**
+ * Standard Webhooks verification: `webhook-signature: v1,<base64 HMAC-SHA256
+ * of "id.timestamp.body">` under a `whsec_<base64>` secret, timestamps within
+ * ±300 s, constant-time comparison, several signatures (and secrets) accepted
+ * so keys can rotate.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { SignatureError } from "./errors.ts";
+
+/** Allowed clock difference between signer and verifier. */
+export const TOLERANCE_SECONDS = 300;
+
+function secretBytes(secret: string): Buffer {
+  return Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+}
+
+/** Signs a payload (for clients, tests and the CLI's `replay`). */
+export function signWebhook(
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): string {
+  const mac = createHmac("sha256", secretBytes(secret))
+    .update(`${id}.${timestampSeconds}.${body}`)
+    .digest("base64");
+  return `v1,${mac}`;
+}
+
+/** The headers a signed request carries. */
+export interface WebhookHeaders {
+  readonly id: string | undefined;
+  readonly timestamp: string | undefined;
+  readonly signature: string | undefined;
+}
+
+/** Throws {@link SignatureError} unless one of the signatures matches one of the secrets. */
+export function verifyWebhook(
+  secrets: readonly string[],
+  headers: WebhookHeaders,
+  body: string,
+  nowSeconds: number,
+): void {
+  if (!headers.id || !headers.timestamp || !headers.signature) {
+    throw new SignatureError(
+      "this tenant requires signed turns: send webhook-id, webhook-timestamp and webhook-signature headers",
+    );
+  }
+  if (!/^\d+$/.test(headers.timestamp))
+    throw new SignatureError("webhook-timestamp must be Unix seconds");
+  const timestamp = Number(headers.timestamp);
+  if (Math.abs(nowSeconds - timestamp) > TOLERANCE_SECONDS) {
+    throw new SignatureError(
+      `webhook-timestamp is more than ${TOLERANCE_SECONDS} s away from the server's clock`,
+    );
+  }
+  const offered = headers.signature
+    .split(" ")
+    .filter((part) => part.startsWith("v1,"))
+    .map((part) => Buffer.from(part.slice(3), "base64"));
+  for (const secret of secrets) {
+    const expected = Buffer.from(
+      signWebhook(secret, headers.id, timestamp, body).slice(3),
+      "base64",
+    );
+    if (
+      offered.some(
+        (candidate) => candidate.length === expected.length && timingSafeEqual(candidate, expected),
+      )
+    )
+      return;
+  }
+  throw new SignatureError(
+    "no webhook-signature matches: check the signing secret and that the body is sent unchanged",
+  );
+}

@@ -1,0 +1,93 @@
+/** Wires the service, app and evaluator on the in-memory fakes for tests. */
+import { createApp, hashApiKey } from "../../functions/api/app.ts";
+import { evaluateTurn } from "../../functions/compactor/evaluate.ts";
+import { ConversationService } from "../../functions/conversations/service.ts";
+import type { ServiceSettings } from "../../functions/conversations/state.ts";
+import type {
+  Clock,
+  ConversationStore,
+  EvaluationMessage,
+  Summarizer,
+  TurnQueue,
+} from "../../functions/ports.ts";
+import { MemoryConversationStore } from "../../functions/store/memory.ts";
+import { StaticTenantDirectory, type TenantRecord } from "../../functions/store/tenants-memory.ts";
+
+/** A queue that records messages for the test to deliver by hand. */
+export class RecordingQueue implements TurnQueue {
+  readonly messages: EvaluationMessage[] = [];
+  async enqueue(message: EvaluationMessage): Promise<void> {
+    this.messages.push(message);
+  }
+  take(): EvaluationMessage[] {
+    return this.messages.splice(0);
+  }
+}
+
+/** A clock the test moves by hand. */
+export class ManualClock implements Clock {
+  constructor(public now = Date.UTC(2026, 10, 29, 12)) {}
+  nowMillis(): number {
+    return this.now;
+  }
+}
+
+export const ALICE_KEY = "ak_alice_0123456789";
+export const BOB_KEY = "ak_bob_0123456789";
+
+/** A test harness: store, queue, service, app and evaluator over the same state. */
+export function harness(
+  options: {
+    store?: ConversationStore;
+    settings?: ServiceSettings;
+    summarizer?: Summarizer;
+    tenants?: TenantRecord[];
+    bodyLimitBytes?: number;
+  } = {},
+) {
+  const store = options.store ?? new MemoryConversationStore();
+  const queue = new RecordingQueue();
+  const clock = new ManualClock();
+  const tenants = new StaticTenantDirectory(
+    options.tenants ?? [
+      { id: "alice", key_hashes: [hashApiKey(ALICE_KEY)] },
+      { id: "bob", key_hashes: [hashApiKey(BOB_KEY)] },
+    ],
+  );
+  const service = new ConversationService({
+    store,
+    queue,
+    clock,
+    ...(options.settings ? { settings: options.settings } : {}),
+    ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+  });
+  const app = createApp({
+    service,
+    tenants,
+    clock,
+    ...(options.bodyLimitBytes ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
+  });
+  const evaluatorDeps = {
+    store,
+    tenants,
+    clock,
+    ...(options.settings ? { settings: options.settings } : {}),
+    ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+  };
+  const evaluate = (message: EvaluationMessage) => evaluateTurn(evaluatorDeps, message);
+  const request = (
+    method: string,
+    path: string,
+    body?: unknown,
+    key = ALICE_KEY,
+    headers: Record<string, string> = {},
+  ) =>
+    app.request(path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+      ...(body === undefined
+        ? {}
+        : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+    });
+  return { store, queue, clock, tenants, service, app, evaluate, request };
+}

@@ -1,0 +1,356 @@
+import { describe, expect, it } from "vitest";
+import { splitTurns } from "../../core/turns.ts";
+import { hashApiKey } from "../../functions/api/app.ts";
+import { signWebhook } from "../../functions/api/webhooks.ts";
+import { generateConversation } from "../helpers/conversation.ts";
+import { ALICE_KEY, BOB_KEY, harness } from "../helpers/service.ts";
+
+const conversation = generateConversation({ seed: 21, turns: 12 });
+const turns = splitTurns(JSON.parse(JSON.stringify(conversation)));
+const post = (
+  h: ReturnType<typeof harness>,
+  turn: number,
+  extra: Record<string, unknown> = {},
+  key = ALICE_KEY,
+) =>
+  h.request("POST", "/v1/conversations/conv-1/turns", { turn, events: turns[turn], ...extra }, key);
+
+async function problem(response: Response) {
+  expect(response.headers.get("content-type")).toMatch(/application\/problem\+json/);
+  return (await response.json()) as {
+    status: number;
+    detail: string;
+    type: string;
+    [k: string]: unknown;
+  };
+}
+
+describe("POST /turns", () => {
+  it("stores a new turn (202), enqueues its evaluation, and accepts an identical replay (200)", async () => {
+    const h = harness();
+    const created = await post(h, 0);
+    expect(created.status).toBe(202);
+    expect(await created.json()).toEqual({
+      status: "created",
+      turn: 0,
+      turn_count: 1,
+      evaluation_enqueued: true,
+    });
+    expect(h.queue.take()).toEqual([{ tenant: "alice", conversation: "conv-1", turn: 0 }]);
+    const replay = await post(h, 0);
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toMatchObject({ status: "replayed", evaluation_enqueued: true });
+    expect(h.queue.take()).toHaveLength(1);
+    await h.evaluate({ tenant: "alice", conversation: "conv-1", turn: 0 });
+    expect(await (await post(h, 0)).json()).toMatchObject({
+      status: "replayed",
+      evaluation_enqueued: false,
+    });
+    expect(h.queue.take()).toHaveLength(0);
+  });
+
+  it("answers 409 naming the expected turn for a gap or different content", async () => {
+    const h = harness();
+    await post(h, 0);
+    const gap = await post(h, 2);
+    expect(gap.status).toBe(409);
+    expect(await problem(gap)).toMatchObject({
+      expected_turn: 1,
+      detail: expect.stringMatching(/next turn is 1/),
+    });
+    const changed = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 0,
+      events: turns[1],
+    });
+    expect(changed.status).toBe(409);
+    expect((await problem(changed)).detail).toMatch(/already stored with different content/);
+  });
+
+  it("answers 400 for malformed JSON, a wrong shape, and bad events, saying what to fix", async () => {
+    const h = harness();
+    const malformed = await h.request("POST", "/v1/conversations/conv-1/turns", "{not json");
+    expect(malformed.status).toBe(400);
+    expect((await problem(malformed)).detail).toMatch(/not valid JSON/);
+    const empty = await h.request("POST", "/v1/conversations/conv-1/turns", "");
+    expect((await problem(empty)).detail).toMatch(/body is empty/);
+    const shape = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: -1,
+      events: [],
+    });
+    expect(shape.status).toBe(400);
+    expect((await problem(shape)).detail).toMatch(/turn/);
+    const unknownKey = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 0,
+      events: turns[0],
+      extra: 1,
+    });
+    expect(unknownKey.status).toBe(400);
+    const badEvent = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 0,
+      events: [
+        { type: "turn_start", timestamp: "2026-01-01T00:00:00Z" },
+        { type: "chat_request", timestamp: "2026-01-01T00:00:00Z", content: 5 },
+      ],
+    });
+    const body = await problem(badEvent);
+    expect(body.status).toBe(400);
+    expect(body.detail).toMatch(/^events\[1\]\.content: /);
+    expect(body.errors).toEqual([expect.objectContaining({ pointer: "/events/1/content" })]);
+  });
+
+  it("answers 400 for a turn that is not one turn, or that carries a compaction", async () => {
+    const h = harness();
+    const two = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 0,
+      events: [...(turns[0] ?? []), ...(turns[1] ?? [])],
+    });
+    expect((await problem(two)).detail).toMatch(/hold 2 turns/);
+    await post(h, 0);
+    const noStart = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 1,
+      events: turns[1]?.slice(1),
+    });
+    expect((await problem(noStart)).detail).toMatch(/must begin with a turn_start/);
+    const withCompaction = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 1,
+      events: [
+        ...(turns[1] ?? []),
+        {
+          type: "compaction",
+          timestamp: "2026-01-01T00:00:00Z",
+          from_turn: 0,
+          to_turn: 0,
+          reasoning: "strip",
+        },
+      ],
+    });
+    expect((await problem(withCompaction)).detail).toMatch(/is a compaction/);
+    const badDelta = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 1,
+      events: [
+        {
+          type: "config_delta",
+          timestamp: "2026-01-01T00:00:00Z",
+          delta: { conversation: { compaction: { auto: { trigger_ratio: 2 } } } },
+        },
+        ...(turns[1] ?? []),
+      ],
+    });
+    expect((await problem(badDelta)).detail).toMatch(
+      /events\[0\]\.delta: conversation\.compaction\.auto\.trigger_ratio/,
+    );
+  });
+
+  it("answers 413 above the body limit", async () => {
+    const h = harness({ bodyLimitBytes: 10_000 });
+    const big = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 0,
+      events: [
+        { type: "chat_request", timestamp: "2026-01-01T00:00:00Z", content: "x".repeat(20_000) },
+      ],
+    });
+    expect(big.status).toBe(413);
+    expect((await problem(big)).detail).toMatch(/larger than 10000 bytes/);
+  });
+
+  it("requires a valid API key and hides other tenants' conversations (404)", async () => {
+    const h = harness();
+    await post(h, 0);
+    expect((await h.app.request("/v1/conversations/conv-1")).status).toBe(401);
+    expect((await h.request("GET", "/v1/conversations/conv-1", undefined, "wrong")).status).toBe(
+      401,
+    );
+    expect((await h.request("GET", "/v1/conversations/conv-1", undefined, BOB_KEY)).status).toBe(
+      404,
+    );
+    expect(
+      (await h.request("GET", "/v1/conversations/conv-1/projection", undefined, BOB_KEY)).status,
+    ).toBe(404);
+    expect(
+      (await h.request("POST", "/v1/conversations/conv-1/compactions", { spec: "r" }, BOB_KEY))
+        .status,
+    ).toBe(404);
+    expect((await h.request("GET", "/v1/conversations/conv-1")).status).toBe(200);
+  });
+
+  it("rejects bad conversation ids", async () => {
+    const h = harness();
+    const response = await h.request("GET", `/v1/conversations/${encodeURIComponent("a b")}`);
+    expect(response.status).toBe(400);
+  });
+});
+
+describe("webhook signatures", () => {
+  const secret = `whsec_${Buffer.from("super secret signing key").toString("base64")}`;
+  const rotated = `whsec_${Buffer.from("the new signing key").toString("base64")}`;
+  const tenants = [
+    { id: "signed", key_hashes: [hashApiKey("ak_signed")], webhook_secrets: [rotated, secret] },
+  ];
+
+  it("accepts a valid signature (any secret, any of several signatures) and rejects the rest", async () => {
+    const h = harness({ tenants });
+    const body = JSON.stringify({ turn: 0, events: turns[0] });
+    const now = Math.floor(h.clock.now / 1000);
+    const signed = (signature: string, timestamp = now) =>
+      h.request("POST", "/v1/conversations/c/turns", body, "ak_signed", {
+        "webhook-id": "msg_1",
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signature,
+      });
+    expect((await h.request("POST", "/v1/conversations/c/turns", body, "ak_signed")).status).toBe(
+      401,
+    );
+    expect((await signed("v1,AAAA")).status).toBe(401);
+    expect((await signed(signWebhook(secret, "msg_1", now - 301, body), now - 301)).status).toBe(
+      401,
+    );
+    const good = signWebhook(secret, "msg_1", now, body);
+    expect((await signed(`v1,bm9wZQ== ${good}`)).status).toBe(202);
+    expect((await signed(good)).status).toBe(200);
+    expect(h.queue.take()).toHaveLength(2);
+  });
+});
+
+describe("reads, compactions and config", () => {
+  async function stored(n: number) {
+    const h = harness();
+    for (let t = 0; t < n; t++) expect((await post(h, t)).status).toBe(202);
+    return h;
+  }
+
+  it("lists the raw events, the projection and the summary", async () => {
+    const h = await stored(12);
+    const events = (await (await h.request("GET", "/v1/conversations/conv-1/events")).json()) as {
+      events: unknown[];
+    };
+    expect(events.events).toEqual(turns.flat());
+    const summary = await (await h.request("GET", "/v1/conversations/conv-1")).json();
+    expect(summary).toMatchObject({ turn_count: 12, evaluated_through: null, compactions: [] });
+    const projection = (await (
+      await h.request("GET", "/v1/conversations/conv-1/projection")
+    ).json()) as { turns: unknown[]; estimated_tokens: number };
+    expect(projection.turns).toHaveLength(12);
+    expect(projection.estimated_tokens).toBe(
+      (summary as { estimated_tokens: number }).estimated_tokens,
+    );
+  });
+
+  it("adds manual compactions from a spec or a rule, and resets them", async () => {
+    const h = await stored(12);
+    const bySpec = await h.request("POST", "/v1/conversations/conv-1/compactions", {
+      spec: "r+t:..-3",
+    });
+    expect(bySpec.status).toBe(201);
+    expect(await bySpec.json()).toMatchObject({
+      position: 1,
+      source: "manual",
+      from_turn: 0,
+      to_turn: 8,
+      reasoning: "strip",
+    });
+    const byRule = await h.request("POST", "/v1/conversations/conv-1/compactions", {
+      rule: { tool_calls: "omit", keep_first: 9, keep_last: 1 },
+    });
+    expect(await byRule.json()).toMatchObject({
+      position: 2,
+      from_turn: 9,
+      to_turn: 10,
+      tool_calls: { policy: "omit" },
+    });
+    const listed = (await (
+      await h.request("GET", "/v1/conversations/conv-1/compactions")
+    ).json()) as { compactions: unknown[] };
+    expect(listed.compactions).toHaveLength(2);
+    const before = (await (await h.request("GET", "/v1/conversations/conv-1")).json()) as {
+      estimated_tokens: number;
+    };
+    const projection = (await (
+      await h.request("GET", "/v1/conversations/conv-1/projection")
+    ).json()) as { estimated_tokens: number };
+    expect(before.estimated_tokens).toBe(projection.estimated_tokens);
+    const removed = await (
+      await h.request("DELETE", "/v1/conversations/conv-1/compactions/1")
+    ).json();
+    expect(removed).toMatchObject({ removed: [{ position: 1, from_turn: 0 }] });
+    const outOfRange = await h.request("DELETE", "/v1/conversations/conv-1/compactions/5");
+    expect(outOfRange.status).toBe(422);
+    expect((await problem(outOfRange)).detail).toMatch(/positions are 1 to 1/);
+    expect((await h.request("DELETE", "/v1/conversations/conv-1/compactions/zero")).status).toBe(
+      400,
+    );
+    expect(
+      await (await h.request("DELETE", "/v1/conversations/conv-1/compactions?source=auto")).json(),
+    ).toEqual({ removed: [] });
+    expect(
+      (await h.request("DELETE", "/v1/conversations/conv-1/compactions?source=robot")).status,
+    ).toBe(400);
+    expect(
+      await (await h.request("DELETE", "/v1/conversations/conv-1/compactions")).json(),
+    ).toMatchObject({ removed: [{ position: 1 }] });
+  });
+
+  it("explains bad compaction requests", async () => {
+    const h = await stored(3);
+    expect(
+      (
+        await problem(
+          await h.request("POST", "/v1/conversations/conv-1/compactions", { spec: "q" }),
+        )
+      ).detail,
+    ).toMatch(/unknown policy 'q'/);
+    const empty = await h.request("POST", "/v1/conversations/conv-1/compactions", {
+      spec: "r:5..",
+    });
+    expect(empty.status).toBe(422);
+    expect(
+      (await h.request("POST", "/v1/conversations/conv-1/compactions", { rule: { keep_first: 0 } }))
+        .status,
+    ).toBe(400);
+    expect(
+      (await h.request("POST", "/v1/conversations/conv-1/compactions", { spec: "s:.." })).status,
+    ).toBe(501);
+    expect((await h.request("POST", "/v1/conversations/conv-1/compactions", {})).status).toBe(400);
+  });
+
+  it("reads and writes the per-conversation config, naming bad keys", async () => {
+    const h = harness();
+    const put = await h.request("PUT", "/v1/conversations/fresh/config", {
+      conversation: { compaction: { auto: { enabled: true, trigger_ratio: 0.5 } } },
+    });
+    expect(put.status).toBe(200);
+    expect(await put.json()).toMatchObject({
+      conversation: { compaction: { auto: { enabled: true, trigger_ratio: 0.5 } } },
+      effective: { enabled: true, trigger_ratio: 0.5, min_turns: 5 },
+    });
+    const bad = await h.request("PUT", "/v1/conversations/fresh/config", {
+      conversation: { compaction: { auto: { trigger_ratio: 3 } } },
+    });
+    expect(bad.status).toBe(400);
+    expect((await problem(bad)).detail).toMatch(/conversation\.compaction\.auto\.trigger_ratio/);
+    const typo = await h.request("PUT", "/v1/conversations/fresh/config", {
+      conversation: { compaction: { auto: { enable: true } } },
+    });
+    expect((await problem(typo)).detail).toMatch(/auto\.enable: unknown key/);
+    expect(await (await h.request("GET", "/v1/conversations/fresh/config")).json()).toMatchObject({
+      effective: { enabled: true },
+    });
+  });
+
+  it("serves health and an OpenAPI document covering every route", async () => {
+    const h = harness();
+    expect(await (await h.app.request("/healthz")).json()).toEqual({ ok: true });
+    const doc = (await (await h.app.request("/v1/openapi.json")).json()) as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/v1/conversations/{id}/turns",
+        "/v1/conversations/{id}/projection",
+        "/v1/conversations/{id}/compactions/{position}",
+        "/v1/conversations/{id}/config",
+      ]),
+    );
+    const unknown = await h.app.request("/nowhere");
+    expect(unknown.status).toBe(404);
+  });
+});

@@ -1,0 +1,167 @@
+import { describe, expect, it } from "vitest";
+import { estimateStream } from "../../core/estimate.ts";
+import { simulateStream } from "../../core/evaluate.ts";
+import type { Entry } from "../../core/events.ts";
+import { compactionsOf } from "../../core/projection.ts";
+import { splitTurns } from "../../core/turns.ts";
+import { readStream } from "../../functions/conversations/state.ts";
+import type { ConversationStore } from "../../functions/ports.ts";
+import { MemoryConversationStore } from "../../functions/store/memory.ts";
+import { generateConversation } from "../helpers/conversation.ts";
+import { harness } from "../helpers/service.ts";
+
+const ref = { tenant: "alice", conversation: "c" };
+const AUTO = { enabled: true, trigger_ratio: 0.6 };
+const MODEL = { context_window: 12_000 };
+
+const stream: Entry[] = JSON.parse(JSON.stringify(generateConversation({ seed: 99, turns: 30 })));
+const turns = splitTurns(stream);
+
+async function setup(store?: ConversationStore) {
+  const h = harness({ settings: { config: AUTO }, ...(store ? { store } : {}) });
+  const tenant = { id: "alice" };
+  const append = (turn: number) =>
+    h.service.appendTurn(tenant, "c", { turn, events: turns[turn] as Entry[], model: MODEL });
+  return { ...h, tenant, append };
+}
+
+/** A store that delegates to `inner` except for the given methods. */
+function overriding(
+  inner: ConversationStore,
+  overrides: Partial<ConversationStore>,
+): ConversationStore {
+  return new Proxy(inner, {
+    get(target, property, receiver) {
+      if (property in overrides) return overrides[property as keyof ConversationStore];
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+async function autoBands(store: ConversationStore) {
+  return (await store.listCompactions(ref)).filter((c) => c.compaction.source === "auto");
+}
+
+describe("the compactor under at-least-once delivery", () => {
+  it("fires exactly the bands a replay of the stream fires (webhook → queue → evaluation, turn by turn)", async () => {
+    const h = await setup();
+    for (let t = 0; t < turns.length; t++) {
+      await h.append(t);
+      for (const message of h.queue.take()) await h.evaluate(message);
+    }
+    const expected = await simulateStream(stream, { layers: [AUTO], model: MODEL });
+    const bands = (await autoBands(h.store)).map((c) => ({
+      turn: c.after_turn,
+      from: c.compaction.from_turn,
+      to: c.compaction.to_turn,
+    }));
+    expect(expected.firings.length).toBeGreaterThan(1);
+    expect(bands).toEqual(
+      expected.firings.map((f) => ({ turn: f.turn, from: f.from_turn, to: f.to_turn })),
+    );
+    const head = await h.store.getHead(ref);
+    const raw = await readStream(h.store, ref);
+    expect(head?.projected_chars).toBe(estimateStream(raw).chars);
+    expect(head?.evaluated_through).toBe(turns.length - 1);
+  });
+
+  it("adds one band for five concurrent deliveries of one message", async () => {
+    const h = await setup();
+    for (let t = 0; t < 20; t++) await h.append(t);
+    const message = { tenant: "alice", conversation: "c", turn: 19 };
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => h.evaluate(message)));
+    expect(outcomes.filter((o) => o.outcome === "fired")).toHaveLength(1);
+    expect(await autoBands(h.store)).toHaveLength(1);
+  });
+
+  it("adds one band for two different messages of the same turn (a replay re-enqueued it)", async () => {
+    const h = await setup();
+    for (let t = 0; t < 20; t++) await h.append(t);
+    await h.append(19);
+    const messages = h.queue.take().filter((m) => m.turn === 19);
+    expect(messages).toHaveLength(2);
+    await Promise.all(messages.map((m) => h.evaluate(m)));
+    expect(await autoBands(h.store)).toHaveLength(1);
+  });
+
+  it("skips a turn's late message as stale once a newer turn is stored", async () => {
+    const h = await setup();
+    for (let t = 0; t < 21; t++) await h.append(t);
+    expect((await h.evaluate({ tenant: "alice", conversation: "c", turn: 20 })).outcome).toBe(
+      "fired",
+    );
+    expect(await h.evaluate({ tenant: "alice", conversation: "c", turn: 19 })).toMatchObject({
+      outcome: "skipped",
+      reason: "already_evaluated",
+    });
+    const h2 = await setup();
+    for (let t = 0; t < 21; t++) await h2.append(t);
+    expect(await h2.evaluate({ tenant: "alice", conversation: "c", turn: 19 })).toMatchObject({
+      outcome: "skipped",
+      reason: "stale",
+    });
+    expect(await autoBands(h2.store)).toHaveLength(0);
+    expect((await h2.evaluate({ tenant: "alice", conversation: "c", turn: 20 })).outcome).toBe(
+      "fired",
+    );
+    expect(await autoBands(h2.store)).toHaveLength(1);
+  });
+
+  it("does not add a second band when the first delivery crashed after writing", async () => {
+    const inner = new MemoryConversationStore();
+    let crash = true;
+    const crashing = overriding(inner, {
+      addCompaction: async (...args: Parameters<ConversationStore["addCompaction"]>) => {
+        await inner.addCompaction(...args);
+        if (crash) {
+          crash = false;
+          throw new Error("Lambda timed out after the write");
+        }
+      },
+    });
+    const h = await setup(crashing);
+    for (let t = 0; t < 20; t++) await h.append(t);
+    const message = { tenant: "alice", conversation: "c", turn: 19 };
+    await expect(h.evaluate(message)).rejects.toThrow(/timed out/);
+    expect(await h.evaluate(message)).toMatchObject({
+      outcome: "skipped",
+      reason: "already_evaluated",
+    });
+    expect(await autoBands(inner)).toHaveLength(1);
+  });
+
+  it("evaluates the newest state when messages arrive out of order and keeps the cached estimate exact", async () => {
+    const h = await setup();
+    for (let t = 0; t < turns.length; t++) await h.append(t);
+    const messages = h.queue.take().reverse();
+    for (const m of messages) await h.evaluate(m);
+    const bands = await autoBands(h.store);
+    expect(bands.length).toBeLessThanOrEqual(1);
+    const raw = await readStream(h.store, ref);
+    expect((await h.store.getHead(ref))?.projected_chars).toBe(estimateStream(raw).chars);
+    expect(compactionsOf(raw)).toHaveLength(bands.length);
+  });
+
+  it("keeps the cached estimate exact through manual compactions and resets", async () => {
+    const h = await setup();
+    for (let t = 0; t < 12; t++) await h.append(t);
+    await h.service.compact(h.tenant, "c", { spec: "t=omit:2..5" });
+    await h.service.compact(h.tenant, "c", { spec: "r:..-2" });
+    await h.append(12);
+    for (const m of h.queue.take()) await h.evaluate(m);
+    const check = async () => {
+      expect((await h.store.getHead(ref))?.projected_chars).toBe(
+        estimateStream(await readStream(h.store, ref)).chars,
+      );
+    };
+    await check();
+    await h.service.reset(h.tenant, "c", { position: 1 });
+    await check();
+    await h.service.reset(h.tenant, "c", { source: "manual" });
+    await check();
+    await h.service.reset(h.tenant, "c", {});
+    await check();
+    expect((await h.store.getHead(ref))?.max_compacted_turn).toBe(-1);
+  });
+});
