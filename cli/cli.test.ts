@@ -137,14 +137,24 @@ describe.concurrent("autocompact", () => {
     }
   });
 
-  it("answers 'not available yet' for the service commands", async ({ expect }) => {
-    const results = await Promise.all(
-      ["serve", "replay", "print", "reset"].map((name) => cli([name, "--help"])),
-    );
-    for (const result of results) {
-      expectOneLineError(expect, result, 2);
-      expect(result.stderr).toContain("not available yet");
-    }
+  it("explains the online commands and their usage errors", async ({ expect }) => {
+    const [replayHelp, printHelp, resetHelp, noConversation, badSource, unreachable] =
+      await Promise.all([
+        cli(["replay", "--help"]),
+        cli(["print", "--help"]),
+        cli(["reset", "--help"]),
+        cli(["print", "--key", "k"]),
+        cli(["reset", "-c", "x", "--key", "k", "--source", "robot"]),
+        cli(["print", "-c", "x", "--key", "k", "--url", "http://127.0.0.1:9"]),
+      ]);
+    expect(replayHelp?.stdout).toContain("--conversation ID");
+    expect(printHelp?.stdout).toContain("--compacted");
+    expect(resetHelp?.stdout).toContain("--source auto|manual");
+    expectOneLineError(expect, noConversation, 2);
+    expect(noConversation?.stderr).toContain("--conversation");
+    expectOneLineError(expect, badSource, 2);
+    expectOneLineError(expect, unreachable, 1);
+    expect(unreachable?.stderr).toContain("cannot reach http://127.0.0.1:9");
   });
 
   it("projects a stream to events, turns and estimated tokens, from a file or stdin", async ({

@@ -51,16 +51,19 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: "replay",
     group: "service",
     summary: "post a stream's turns to a running service (--url, --key)",
+    load: () => import("./replay.ts"),
   },
   {
     name: "print",
     group: "service",
     summary: "print a conversation of a running service [--compacted]",
+    load: () => import("./print.ts"),
   },
   {
     name: "reset",
     group: "service",
     summary: "remove a conversation's compactions on a running service [--source auto]",
+    load: () => import("./reset.ts"),
   },
 ];
 

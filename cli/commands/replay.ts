@@ -1,0 +1,99 @@
+/**
+ * `autocompact replay`: posts a stream file's turns to a running service, one
+ * request per turn, as a platform's webhook would. Replays are idempotent (a
+ * stored identical turn answers 200), so an interrupted replay can simply be
+ * run again.
+ */
+import type { Entry } from "../../core/events.ts";
+import { splitTurns } from "../../core/turns.ts";
+import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
+import { type Command, EXIT, HELP_OPTION, parseCommandArgs, printHelp, write } from "../command.ts";
+import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
+import { MODEL_OPTIONS, modelInfo } from "../options.ts";
+
+const OPTIONS = {
+  ...HELP_OPTION,
+  ...FORMAT_OPTION,
+  ...SERVICE_OPTIONS,
+  ...MODEL_OPTIONS,
+  wait: { type: "boolean" },
+} as const;
+
+const USAGE = `Usage: autocompact replay [FILE] --conversation ID [--url URL] [--key KEY]
+                        [--model ID] [--context-window N] [--wait]
+
+Posts the stream's turns to POST /v1/conversations/{id}/turns, in order, with a
+progress bar on stderr. Compaction entries in the file are not posted (the
+service decides its own; add manual ones with the API). Prints a JSON summary on
+stdout: {"conversation","turns","created","replayed","evaluated_through"}.
+
+  --model ID, --context-window N   the model sent with every turn
+  --wait                           wait until every turn has been evaluated
+
+${SERVICE_HELP}
+
+${INPUT_HELP}
+
+Exit codes: 0 ok, 1 bad input or a request failed, 2 bad usage.`;
+
+function progress(io: Io, done: number, total: number): void {
+  if (!(io.stderr as { isTTY?: boolean }).isTTY) return;
+  const width = 30;
+  const filled = total === 0 ? width : Math.round((done / total) * width);
+  io.stderr.write(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} turns`);
+  if (done === total) io.stderr.write("\n");
+}
+
+type Io = Parameters<Command["run"]>[1];
+
+export const command: Command = {
+  usage: USAGE,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
+    if (values.help) return printHelp(io, USAGE);
+    const conversation = conversationOf(values);
+    const client = serviceClient(values, io);
+    const model = modelInfo(values);
+    const entries = await loadStream(positionals, values.format, io);
+    const dropped = entries.filter((e) => e.type === "compaction").length;
+    if (dropped > 0)
+      await write(
+        io.stderr,
+        `note: ${dropped} compaction entr${dropped === 1 ? "y is" : "ies are"} not posted\n`,
+      );
+    const turns = splitTurns(entries.filter((e) => e.type !== "compaction"));
+    let created = 0;
+    let replayed = 0;
+    for (const [turn, events] of turns.entries()) {
+      const { body } = await client.request<{ status: string }>(
+        "POST",
+        `/v1/conversations/${conversation}/turns`,
+        {
+          turn,
+          events: events as Entry[],
+          ...(model ? { model } : {}),
+        },
+      );
+      if (body.status === "created") created++;
+      else replayed++;
+      progress(io, turn + 1, turns.length);
+    }
+    let evaluated: number | null = null;
+    if (values.wait && turns.length > 0) {
+      for (;;) {
+        const { body } = await client.request<{ evaluated_through: number | null }>(
+          "GET",
+          `/v1/conversations/${conversation}`,
+        );
+        evaluated = body.evaluated_through;
+        if (evaluated !== null && evaluated >= turns.length - 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    await write(
+      io.stdout,
+      `${JSON.stringify({ conversation: decodeURIComponent(conversation), turns: turns.length, created, replayed, evaluated_through: evaluated })}\n`,
+    );
+    return EXIT.ok;
+  },
+};
