@@ -46,6 +46,7 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: "serve",
     group: "service",
     summary: "run the whole service on this machine (DynamoDB Local, API, compactor)",
+    load: () => import("./serve.ts"),
   },
   {
     name: "replay",

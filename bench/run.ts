@@ -1,0 +1,18 @@
+/**
+ * `npm run bench`: runs every benchmark and prints one JSON line per result.
+ * `npm run bench -- core` (or `service`, `cli`) runs one group.
+ */
+import { benchCore } from "./core.ts";
+
+const groups: Record<string, () => Promise<Record<string, unknown>[]> | Record<string, unknown>[]> =
+  {
+    core: benchCore,
+    service: async () => (await import("./service.ts")).benchService(),
+    cli: async () => (await import("./cli.ts")).benchCli(),
+  };
+
+const wanted = process.argv.slice(2).filter((arg) => arg !== "--");
+for (const [name, run] of Object.entries(groups)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  for (const result of await run()) process.stdout.write(`${JSON.stringify(result)}\n`);
+}

@@ -1,0 +1,82 @@
+/**
+ * `autocompact serve` (`npm start`): the whole service on this machine.
+ * Loads the service's dependencies only when run, so the offline commands
+ * stay light.
+ */
+import { mergeLayers } from "../../core/config.ts";
+import { type Command, EXIT, HELP_OPTION, parseCommandArgs, printHelp, UsageError, write } from "../command.ts";
+import { CONFIG_OPTIONS, configLayers, loadConfigLayer } from "../options.ts";
+
+const OPTIONS = {
+  ...HELP_OPTION,
+  ...CONFIG_OPTIONS,
+  port: { type: "string" },
+  host: { type: "string" },
+  "data-dir": { type: "string" },
+  "in-memory": { type: "boolean" },
+} as const;
+
+/** The key of the dev tenant when `AUTOCOMPACT_DEV_KEY` is not set. */
+export const DEFAULT_DEV_KEY = "local-dev-key";
+
+const USAGE = `Usage: autocompact serve [--port N] [--host H] [--data-dir DIR | --in-memory]
+                       [--config F]... [--enable]
+
+Runs the whole service on this machine: DynamoDB Local (needs Java 17+), the
+HTTP API, and the compactor on an in-process queue with SQS semantics. Logs are
+JSON lines on stdout. Ctrl-C stops it cleanly; killed at any moment and started
+again on the same data, it loses no acknowledged turn and finishes every
+pending evaluation.
+
+  --port N        HTTP port (default $PORT, else 8787)
+  --host H        address to bind (default $HOST, else 127.0.0.1)
+  --data-dir DIR  where data lives (default $AUTOCOMPACT_DATA_DIR, else .data)
+  --in-memory     keep nothing on disk
+  --config F      the service config layer: a TOML file rooted like D50
+                  ([conversation.compaction.auto]) or inline JSON; also
+                  $AUTOCOMPACT_CONFIG (JSON tree); repeatable, later wins
+  --enable        shorthand for enabling automatic compaction service-wide
+
+The dev tenant's API key is $AUTOCOMPACT_DEV_KEY (default "${DEFAULT_DEV_KEY}"); it is
+printed at start.`;
+
+export const command: Command = {
+  usage: USAGE,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
+    if (values.help) return printHelp(io, USAGE);
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const portText = values.port ?? io.env.PORT ?? "8787";
+    if (!/^\d+$/.test(portText) || Number(portText) > 65_535) {
+      throw new UsageError(`--port must be a port number (got "${portText}")`);
+    }
+    const layers = [
+      ...(io.env.AUTOCOMPACT_CONFIG ? [await loadConfigLayer(io.env.AUTOCOMPACT_CONFIG)] : []),
+      ...(await configLayers(values)),
+    ];
+    const { startLocalService } = await import("../../functions/local/runtime.ts");
+    const devKey = io.env.AUTOCOMPACT_DEV_KEY ?? DEFAULT_DEV_KEY;
+    const service = await startLocalService({
+      port: Number(portText),
+      host: values.host ?? io.env.HOST ?? "127.0.0.1",
+      dataDir: values["data-dir"] ?? io.env.AUTOCOMPACT_DATA_DIR ?? ".data",
+      inMemory: values["in-memory"] ?? false,
+      devKey,
+      logLevel: io.env.LOG_LEVEL ?? "INFO",
+      ...(layers.length > 0 ? { config: mergeLayers(...layers) } : {}),
+    });
+    await write(
+      io.stdout,
+      `${JSON.stringify({ level: "INFO", message: "autocompact.started", url: service.url, dev_tenant: "dev", dev_key: devKey, dynamodb: service.dynamoEndpoint, timestamp: new Date().toISOString() })}\n`,
+    );
+    await write(io.stderr, `autocompact listening on ${service.url} (dev key: ${devKey}); Ctrl-C to stop\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+    await write(io.stderr, "stopping: finishing in-flight evaluations…\n");
+    await service.stop();
+    return EXIT.ok;
+  },
+};

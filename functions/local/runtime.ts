@@ -1,0 +1,139 @@
+/**
+ * The whole service on one machine (`npm start`): DynamoDB Local (data under
+ * `.data/` unless in memory), the Hono app on node-server, and the compactor
+ * handler fed by the in-process queue with SQS semantics. The same app, store
+ * and handler run on Lambda; only the wiring differs.
+ *
+ * Durability: a turn is acknowledged only after DynamoDB Local stored it; the
+ * queue keeps a journal, and at start every conversation whose newest turn
+ * has not been evaluated gets a message again, so a SIGKILL at any moment
+ * loses no acknowledged turn and leaves no evaluation unfinished.
+ */
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { DynamoDBClient, ResourceInUseException } from "@aws-sdk/client-dynamodb";
+import { serve } from "@hono/node-server";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { Metrics } from "@aws-lambda-powertools/metrics";
+import type { AutoConfigLayer } from "../../core/config.ts";
+import type { ModelCatalog } from "../../core/catalog.ts";
+import { createApp } from "../api/app.ts";
+import { evaluateTurn } from "../compactor/evaluate.ts";
+import { createCompactorHandler, METRICS_NAMESPACE } from "../compactor/handler.ts";
+import { ConversationService } from "../conversations/service.ts";
+import type { Summarizer } from "../ports.ts";
+import { FileQueueJournal } from "../queue/file-journal.ts";
+import { InProcessQueue } from "../queue/in-process.ts";
+import { createTable, DynamoConversationStore } from "../store/dynamodb.ts";
+import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
+import { localClientConfig, startDynamoDbLocal } from "./dynamodb-local.ts";
+
+/** Options of {@link startLocalService}. */
+export interface LocalServiceOptions {
+  readonly port: number;
+  readonly host: string;
+  /** Where data lives; ignored with `inMemory`. */
+  readonly dataDir: string;
+  readonly inMemory: boolean;
+  /** The dev tenant's API key. */
+  readonly devKey: string;
+  readonly logLevel?: string;
+  readonly config?: AutoConfigLayer;
+  readonly catalog?: ModelCatalog;
+  readonly summarizer?: Summarizer;
+  /** Queue visibility timeout (default 30 s). */
+  readonly visibilityTimeoutMs?: number;
+}
+
+/** A running local service. */
+export interface LocalService {
+  readonly url: string;
+  readonly dynamoEndpoint: string;
+  readonly queue: InProcessQueue;
+  /** Stops accepting requests, finishes in-flight evaluations, stops DynamoDB Local. */
+  stop(): Promise<void>;
+}
+
+/** The table the local runtime uses. */
+export const LOCAL_TABLE = "autocompact";
+/** The dev tenant's id. */
+export const DEV_TENANT = "dev";
+
+export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  const logger = new Logger({ serviceName: "autocompact", logLevel: (options.logLevel ?? "INFO") as "INFO" });
+  const dataDir = options.inMemory ? undefined : join(options.dataDir, "dynamodb");
+  if (dataDir) await mkdir(dataDir, { recursive: true });
+  const dynamo = await startDynamoDbLocal({ dataDir, killOnSignals: false });
+  const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
+  try {
+    await createTable(client, LOCAL_TABLE);
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  const store = new DynamoConversationStore(client, LOCAL_TABLE);
+  const tenants = new DynamoTenantDirectory(client, LOCAL_TABLE);
+  await tenants.ensureTenantWithKey(DEV_TENANT, options.devKey);
+
+  const settings = {
+    ...(options.config ? { config: options.config } : {}),
+    ...(options.catalog ? { catalog: options.catalog } : {}),
+  };
+  const queue = new InProcessQueue({
+    ...(options.inMemory ? {} : { journal: new FileQueueJournal(join(options.dataDir, "queue.json")) }),
+    ...(options.visibilityTimeoutMs ? { visibilityTimeoutMs: options.visibilityTimeoutMs } : {}),
+    name: "autocompact-local.fifo",
+    onError: (error) => logger.error("queue.error", { error }),
+    onDeadLetter: (message) => logger.error("queue.dead_lettered", { message }),
+  });
+  await queue.ready();
+  const service = new ConversationService({
+    store,
+    queue,
+    settings,
+    ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+  });
+  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: "autocompact-compactor" });
+  const handler = createCompactorHandler({
+    evaluate: (message) =>
+      evaluateTurn(
+        { store, tenants, settings, ...(options.summarizer ? { summarizer: options.summarizer } : {}) },
+        message,
+      ),
+    logger,
+    metrics,
+  });
+
+  for (const head of await store.listUnevaluated()) {
+    await queue.enqueue({ tenant: head.tenant, conversation: head.conversation, turn: head.turn });
+  }
+  queue.start(handler);
+
+  const app = createApp({
+    service,
+    tenants,
+    onUnexpectedError: (error, request) => logger.error("api.unexpected_error", { error: error as Error, ...request }),
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const instance = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(instance));
+    instance.once("error", reject);
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    dynamoEndpoint: dynamo.endpoint,
+    queue,
+    stop() {
+      stopping ??= (async () => {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await queue.stop();
+        client.destroy();
+        await dynamo.stop();
+      })();
+      return stopping;
+    },
+  };
+}
