@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { type Entry, parseStream, type StreamIssue } from "../core/events.ts";
-import { decodeJpEntries, detectFormat, type StreamFormat } from "../core/jp-format.ts";
+import { decodeIfJp, decodeJpEntries, type StreamFormat } from "../core/jp-format.ts";
 import { InputError, type Io, type OptionsConfig, UsageError } from "./command.ts";
 
 /** The `--format` flag of every command that reads a stream. */
@@ -138,8 +138,8 @@ export function entriesFromRaw(raw: unknown, format: FormatChoice, name: string)
   if (!Array.isArray(raw)) {
     throw new InputError(`${name}: a stream must be a JSON array of entries`);
   }
-  const resolved = format === "auto" ? detectFormat(raw) : format;
-  const decoded = resolved === "jp" ? decodeJpEntries(raw) : raw;
+  const decoded =
+    format === "auto" ? decodeIfJp(raw).entries : format === "jp" ? decodeJpEntries(raw) : raw;
   const parsed = parseStream(decoded);
   if (!parsed.ok) throw new InputError(describeIssues(parsed.issues, decoded));
   return parsed.entries;

@@ -1,7 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { generateConversation } from "../test/helpers/conversation.ts";
-import { decodeBase64Text, decodeJpEntries, detectFormat, encodeJpEntries } from "./jp-format.ts";
+import {
+  decodeBase64Text,
+  decodeIfJp,
+  decodeJpEntries,
+  detectFormat,
+  encodeJpEntries,
+} from "./jp-format.ts";
 
 const roundTrip = <T>(value: T): T => JSON.parse(JSON.stringify(value));
 
@@ -35,6 +41,8 @@ describe("JP's on-disk form", () => {
     expect(detectFormat(encoded)).toBe("jp");
     expect(detectFormat(plain)).toBe("plain");
     expect(decodeJpEntries(encoded)).toEqual(plain);
+    expect(decodeIfJp(encoded)).toEqual({ format: "jp", entries: plain });
+    expect(decodeIfJp(plain).entries).toBe(plain);
   });
 
   it("accepts the URL-safe alphabet JP used for tool responses before March 2026", () => {

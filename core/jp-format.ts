@@ -15,6 +15,18 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 /** The wire forms a stream file can be in. */
 export type StreamFormat = "plain" | "jp";
 
+const BASE64_VALUES = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Canonical padding leaves the unused low bits of the last symbol zero. */
+function hasZeroTrailingBits(standard: string): boolean {
+  if (standard.endsWith("=="))
+    return (BASE64_VALUES.indexOf(standard.charAt(standard.length - 3)) & 0x0f) === 0;
+  if (standard.endsWith("="))
+    return (BASE64_VALUES.indexOf(standard.charAt(standard.length - 2)) & 0x03) === 0;
+  return true;
+}
+
 /** Decodes one canonical base64 string to UTF-8 text, or `undefined` when it is not one. */
 export function decodeBase64Text(text: string, allowUrlSafe = false): string | undefined {
   let standard = text;
@@ -22,13 +34,10 @@ export function decodeBase64Text(text: string, allowUrlSafe = false): string | u
     if (!allowUrlSafe || !URL_SAFE.test(text)) return undefined;
     standard = text.replaceAll("-", "+").replaceAll("_", "/");
   }
-  let binary: string;
-  try {
-    binary = atob(standard);
-  } catch {
-    return undefined;
-  }
-  if (btoa(binary) !== standard) return undefined;
+  if (!hasZeroTrailingBits(standard)) return undefined;
+  const binary = atob(standard);
+  // ASCII decodes to itself; only other bytes need a real UTF-8 decode.
+  if (!NON_ASCII.test(binary)) return binary;
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   try {
@@ -77,19 +86,37 @@ function mapEncodedFields(entry: unknown, visit: Visit): unknown {
   return out;
 }
 
+class NotEncoded extends Error {}
+
+/**
+ * Decodes raw entries when they are in JP's form, in one pass: every candidate
+ * string is decoded as it is met, and the first one that is not base64 of
+ * UTF-8 means the file is plain (the input is returned untouched).
+ */
+export function decodeIfJp(entries: readonly unknown[]): {
+  format: StreamFormat;
+  entries: readonly unknown[];
+} {
+  let candidates = 0;
+  try {
+    const decoded = entries.map((entry) =>
+      mapEncodedFields(entry, (text, allowUrlSafe) => {
+        candidates++;
+        const value = decodeBase64Text(text, allowUrlSafe);
+        if (value === undefined) throw new NotEncoded();
+        return value;
+      }),
+    );
+    return candidates > 0 ? { format: "jp", entries: decoded } : { format: "plain", entries };
+  } catch (error) {
+    if (error instanceof NotEncoded) return { format: "plain", entries };
+    throw error;
+  }
+}
+
 /** Decides whether raw entries are in JP's base64 form (see the module comment). */
 export function detectFormat(entries: readonly unknown[]): StreamFormat {
-  let candidates = 0;
-  let allDecode = true;
-  for (const entry of entries) {
-    mapEncodedFields(entry, (text, allowUrlSafe) => {
-      candidates++;
-      if (allDecode && decodeBase64Text(text, allowUrlSafe) === undefined) allDecode = false;
-      return text;
-    });
-    if (!allDecode) return "plain";
-  }
-  return candidates > 0 ? "jp" : "plain";
+  return decodeIfJp(entries).format;
 }
 
 /** Decodes raw entries from JP's form; a string that does not decode is kept as it is (as JP does). */
