@@ -4,7 +4,15 @@
  * stay light.
  */
 import { mergeLayers } from "../../core/config.ts";
-import { type Command, EXIT, HELP_OPTION, parseCommandArgs, printHelp, UsageError, write } from "../command.ts";
+import {
+  type Command,
+  EXIT,
+  HELP_OPTION,
+  parseCommandArgs,
+  printHelp,
+  UsageError,
+  write,
+} from "../command.ts";
 import { CONFIG_OPTIONS, configLayers, loadConfigLayer } from "../options.ts";
 
 const OPTIONS = {
@@ -69,7 +77,10 @@ export const command: Command = {
       io.stdout,
       `${JSON.stringify({ level: "INFO", message: "autocompact.started", url: service.url, dev_tenant: "dev", dev_key: devKey, dynamodb: service.dynamoEndpoint, timestamp: new Date().toISOString() })}\n`,
     );
-    await write(io.stderr, `autocompact listening on ${service.url} (dev key: ${devKey}); Ctrl-C to stop\n`);
+    await write(
+      io.stderr,
+      `autocompact listening on ${service.url} (dev key: ${devKey}); Ctrl-C to stop\n`,
+    );
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once("SIGINT", stop);

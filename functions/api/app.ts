@@ -4,7 +4,6 @@
  * call the service, map the result; every error becomes an RFC 9457 problem
  * in `onError`.
  */
-import { createHash } from "node:crypto";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -12,6 +11,7 @@ import type { z } from "zod";
 import { parseConfigTree } from "../../core/config.ts";
 import { parseStream } from "../../core/events.ts";
 import type { ConversationService } from "../conversations/service.ts";
+import { hashApiKey } from "../keys.ts";
 import type { Clock, Tenant, TenantDirectory } from "../ports.ts";
 import { systemClock } from "../ports.ts";
 import {
@@ -38,11 +38,6 @@ export interface AppDeps {
 }
 
 type Env = { Variables: { tenant: Tenant } };
-
-/** SHA-256 (hex) of an API key: the only form in which keys are stored. */
-export function hashApiKey(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
-}
 
 function zodErrors(error: z.ZodError, prefix: string) {
   return error.issues.map((issue) => ({

@@ -1,8 +1,9 @@
 /** Wires the service, app and evaluator on the in-memory fakes for tests. */
-import { createApp, hashApiKey } from "../../functions/api/app.ts";
+import { createApp } from "../../functions/api/app.ts";
 import { evaluateTurn } from "../../functions/compactor/evaluate.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
 import type { ServiceSettings } from "../../functions/conversations/state.ts";
+import { hashApiKey } from "../../functions/keys.ts";
 import type {
   Clock,
   ConversationStore,

@@ -1,0 +1,441 @@
+import { Logger } from "@aws-lambda-powertools/logger";
+import { Metrics } from "@aws-lambda-powertools/metrics";
+import type { SQSEvent, SQSRecord } from "aws-lambda";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Compaction } from "../../core/events.ts";
+import type { Decision } from "../../core/trigger.ts";
+import type { EvaluationMessage } from "../ports.ts";
+import type { EvaluationOutcome } from "./evaluate.ts";
+import { createCompactorHandler, policyOf } from "./handler.ts";
+
+// Powertools Logger and Metrics write JSON lines through their own console
+// (stdout; warnings and errors to stderr); the tests read those lines back.
+let lines: string[] = [];
+beforeEach(() => {
+  lines = [];
+  const capture = (chunk: string | Uint8Array) => {
+    lines.push(...String(chunk).split("\n").filter(Boolean));
+    return true;
+  };
+  vi.spyOn(process.stdout, "write").mockImplementation(capture);
+  vi.spyOn(process.stderr, "write").mockImplementation(capture);
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+type Json = Record<string, unknown>;
+const parsed = (): Json[] => lines.map((line) => JSON.parse(line) as Json);
+const logs = (): Json[] => parsed().filter((line) => !("_aws" in line));
+const emf = (): Json[] => parsed().filter((line) => "_aws" in line);
+const emfMetricNames = (blob: Json): string[] =>
+  (
+    (blob._aws as { CloudWatchMetrics: { Metrics: { Name: string }[] }[] }).CloudWatchMetrics[0]
+      ?.Metrics ?? []
+  ).map((m) => m.Name);
+
+function record(id: string, body: unknown, group = "g1"): SQSRecord {
+  return {
+    messageId: id,
+    receiptHandle: `rh-${id}`,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    attributes: {
+      ApproximateReceiveCount: "1",
+      SentTimestamp: "1795000000000",
+      SenderId: "test",
+      ApproximateFirstReceiveTimestamp: "1795000000000",
+      MessageGroupId: group,
+      MessageDeduplicationId: `d-${id}`,
+    },
+    messageAttributes: {},
+    md5OfBody: "",
+    eventSource: "aws:sqs",
+    eventSourceARN: "arn:aws:sqs:eu-west-1:123456789012:evaluations.fifo",
+    awsRegion: "eu-west-1",
+  };
+}
+
+const event = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
+const msg = (turn: number, conversation = "c1"): EvaluationMessage => ({
+  tenant: "alice",
+  conversation,
+  turn,
+});
+
+const band: Compaction = {
+  type: "compaction",
+  timestamp: "2026-11-29T12:00:00.000000Z",
+  from_turn: 1,
+  to_turn: 8,
+  source: "auto",
+  reasoning: "strip",
+  tool_calls: { policy: "strip", request: true, response: true },
+};
+
+function firedDecision(after: number, compaction: Compaction = band): Decision {
+  return {
+    fire: true,
+    reason: "over_threshold",
+    turn_count: 12,
+    range: { from_turn: compaction.from_turn, to_turn: compaction.to_turn },
+    estimated_tokens: 160_000.25,
+    threshold: 150_000,
+    context_window: 200_000,
+    compaction,
+    estimated_tokens_after: after,
+  };
+}
+
+const skippedDecision: Decision = {
+  fire: false,
+  reason: "under_threshold",
+  turn_count: 7,
+  range: { from_turn: 1, to_turn: 3 },
+  estimated_tokens: 1200.5,
+  threshold: 150_000,
+  context_window: 200_000,
+};
+
+/** A clock that advances 12.5 ms per reading: every evaluation takes 12.5 ms. */
+function steppingClock() {
+  let t = 1000;
+  return () => {
+    const now = t;
+    t += 12.5;
+    return now;
+  };
+}
+
+function setup(evaluate: (message: EvaluationMessage) => Promise<EvaluationOutcome>) {
+  const logger = new Logger({ serviceName: "compactor-test", logLevel: "DEBUG" });
+  const metrics = new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" });
+  const evaluateSpy = vi.fn(evaluate);
+  const handler = createCompactorHandler({
+    evaluate: evaluateSpy,
+    logger,
+    metrics,
+    now: steppingClock(),
+  });
+  return { handler, evaluate: evaluateSpy, metrics };
+}
+
+const logBase = {
+  timestamp: expect.any(String),
+  service: "compactor-test",
+  sampling_rate: 0,
+};
+
+describe("compactor handler: logs", () => {
+  it("logs a firing with every field, and nothing else", async () => {
+    const { handler } = setup(async () => ({ outcome: "fired", decision: firedDecision(40_210) }));
+
+    const response = await handler(event(record("m1", msg(11))));
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(logs()).toEqual([
+      {
+        ...logBase,
+        level: "INFO",
+        message: "auto_compaction.fired",
+        tenant: "alice",
+        conversation: "c1",
+        turn: 11,
+        from_turn: 1,
+        to_turn: 8,
+        policy: "reasoning+tool_calls",
+        estimated_tokens: 160_000.25,
+        estimated_tokens_after: 40_210,
+        threshold: 150_000,
+        context_window: 200_000,
+        duration_ms: 12.5,
+      },
+    ]);
+  });
+
+  it("adds the summary's model, tokens and latency when the band was summarized", async () => {
+    const summaryBand: Compaction = {
+      type: "compaction",
+      timestamp: "2026-11-29T12:00:00.000000Z",
+      from_turn: 1,
+      to_turn: 8,
+      source: "auto",
+      summary: { summary: "the story so far" },
+    };
+    const { handler } = setup(async () => ({
+      outcome: "fired",
+      decision: firedDecision(30_000, summaryBand),
+      summary: {
+        text: "the story so far",
+        model: "anthropic.claude-haiku",
+        input_tokens: 90_000,
+        output_tokens: 800,
+        latency_ms: 2345,
+      },
+    }));
+
+    await handler(event(record("m1", msg(11))));
+
+    expect(logs()).toEqual([
+      expect.objectContaining({
+        level: "INFO",
+        message: "auto_compaction.fired",
+        policy: "summary",
+        summary_model: "anthropic.claude-haiku",
+        summary_input_tokens: 90_000,
+        summary_output_tokens: 800,
+        summary_latency_ms: 2345,
+      }),
+    ]);
+  });
+
+  it("warns when the view is still over the threshold after the firing", async () => {
+    const { handler } = setup(async () => ({
+      outcome: "fired",
+      decision: firedDecision(155_000),
+    }));
+
+    await handler(event(record("m1", msg(11))));
+
+    const [fired, warning] = logs();
+    expect(fired).toMatchObject({ level: "INFO", message: "auto_compaction.fired" });
+    expect(warning).toEqual({
+      ...logBase,
+      level: "WARN",
+      message: "auto_compaction.still_over_threshold",
+      tenant: "alice",
+      conversation: "c1",
+      turn: 11,
+      from_turn: 1,
+      to_turn: 8,
+      policy: "reasoning+tool_calls",
+      estimated_tokens: 160_000.25,
+      estimated_tokens_after: 155_000,
+      threshold: 150_000,
+      context_window: 200_000,
+    });
+  });
+
+  it("logs skips at debug with their reason (trigger reasons and delivery reasons)", async () => {
+    const { handler } = setup(async (message) =>
+      message.turn === 6
+        ? { outcome: "skipped", reason: "under_threshold", decision: skippedDecision }
+        : { outcome: "skipped", reason: "stale" },
+    );
+
+    await handler(event(record("m1", msg(6)), record("m2", msg(5, "c2"), "g2")));
+
+    expect(logs()).toEqual([
+      {
+        ...logBase,
+        level: "DEBUG",
+        message: "auto_compaction.skipped",
+        tenant: "alice",
+        conversation: "c1",
+        turn: 6,
+        reason: "under_threshold",
+        duration_ms: 12.5,
+        turn_count: 7,
+        estimated_tokens: 1200.5,
+        threshold: 150_000,
+        context_window: 200_000,
+      },
+      {
+        ...logBase,
+        level: "DEBUG",
+        message: "auto_compaction.skipped",
+        tenant: "alice",
+        conversation: "c2",
+        turn: 5,
+        reason: "stale",
+        duration_ms: 12.5,
+      },
+    ]);
+  });
+
+  it("does not log skips at INFO", async () => {
+    const logger = new Logger({ serviceName: "compactor-test", logLevel: "INFO" });
+    const metrics = new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" });
+    const handler = createCompactorHandler({
+      evaluate: async () => ({ outcome: "skipped", reason: "stale" }),
+      logger,
+      metrics,
+    });
+    await handler(event(record("m1", msg(1))));
+    expect(logs()).toEqual([]);
+  });
+});
+
+describe("compactor handler: partial batch responses", () => {
+  it("stops at the first failure: that record and every later one are reported failed", async () => {
+    const { handler, evaluate } = setup(async (message) => {
+      if (message.turn === 2) throw new Error("DynamoDB is down");
+      return { outcome: "skipped", reason: "stale" };
+    });
+
+    const response = await handler(
+      event(
+        record("m1", msg(1)),
+        record("m2", msg(2)),
+        record("m3", msg(3)),
+        record("m4", msg(0, "other"), "g2"),
+      ),
+    );
+
+    expect(response).toEqual({
+      batchItemFailures: [
+        { itemIdentifier: "m2" },
+        { itemIdentifier: "m3" },
+        { itemIdentifier: "m4" },
+      ],
+    });
+    expect(evaluate.mock.calls.map(([m]) => m.turn)).toEqual([1, 2]);
+    const failure = logs().find((line) => line.message === "auto_compaction.failed");
+    expect(failure).toMatchObject({
+      level: "ERROR",
+      tenant: "alice",
+      conversation: "c1",
+      turn: 2,
+      message_id: "m2",
+      receive_count: 1,
+      duration_ms: 12.5,
+      error: { name: "Error", message: "DynamoDB is down" },
+    });
+  });
+
+  it("fails a record whose body is not an evaluation message, without evaluating it", async () => {
+    const { handler, evaluate } = setup(async () => ({ outcome: "skipped", reason: "stale" }));
+
+    const response = await handler(
+      event(
+        record("bad-json", "{not json"),
+        record("ok", msg(1)), // after a failure in a FIFO batch: failed too
+      ),
+    );
+
+    expect(response).toEqual({
+      batchItemFailures: [{ itemIdentifier: "bad-json" }, { itemIdentifier: "ok" }],
+    });
+    expect(evaluate).not.toHaveBeenCalled();
+    expect(logs()).toEqual([
+      {
+        ...logBase,
+        level: "ERROR",
+        message: "auto_compaction.invalid_message",
+        message_id: "bad-json",
+        receive_count: 1,
+        reason: expect.stringMatching(/^the body is not JSON/),
+        body: "{not json",
+      },
+    ]);
+  });
+
+  it("names the invalid fields of a JSON body that is not an evaluation message", async () => {
+    const { handler } = setup(async () => ({ outcome: "skipped", reason: "stale" }));
+
+    const response = await handler(
+      event(record("bad", { tenant: "alice", conversation: "", turn: -1 })),
+    );
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: "bad" }] });
+    expect(logs()[0]?.reason).toBe(
+      "the body is not an evaluation message: conversation: must not be empty; turn: must be 0 or more",
+    );
+  });
+
+  it("answers a batch that failed entirely with a response (no throw)", async () => {
+    const { handler } = setup(async () => {
+      throw new Error("boom");
+    });
+    await expect(handler(event(record("m1", msg(1)), record("m2", msg(2))))).resolves.toEqual({
+      batchItemFailures: [{ itemIdentifier: "m1" }, { itemIdentifier: "m2" }],
+    });
+  });
+
+  it("processes every record of a batch without failures, in order", async () => {
+    const { handler, evaluate } = setup(async () => ({ outcome: "skipped", reason: "stale" }));
+    const response = await handler(
+      event(record("a", msg(1)), record("b", msg(0, "c2"), "g2"), record("c", msg(2))),
+    );
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(evaluate.mock.calls.map(([m]) => [m.conversation, m.turn])).toEqual([
+      ["c1", 1],
+      ["c2", 0],
+      ["c1", 2],
+    ]);
+  });
+});
+
+describe("compactor handler: metrics", () => {
+  it("emits Fired, TokensRemoved, EvaluationMs and StillOverThreshold as EMF, flushed per invocation", async () => {
+    const { handler, metrics } = setup(async () => ({
+      outcome: "fired",
+      decision: firedDecision(155_000),
+    }));
+
+    await handler(event(record("m1", msg(11))));
+
+    expect(metrics.hasStoredMetrics()).toBe(false);
+    const blobs = emf();
+    expect(blobs).toHaveLength(1);
+    const [blob] = blobs as [Json];
+    expect(emfMetricNames(blob).sort()).toEqual(
+      ["EvaluationMs", "Fired", "StillOverThreshold", "TokensRemoved"].sort(),
+    );
+    expect(blob).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Namespace: "Autocompact", Dimensions: [["service"]] }] },
+      service: "compactor-test",
+      Fired: 1,
+      StillOverThreshold: 1,
+      TokensRemoved: 5_000.25,
+      EvaluationMs: 12.5,
+    });
+  });
+
+  it("counts skips by reason, as a Skipped metric with a reason dimension", async () => {
+    const { handler } = setup(async (message) =>
+      message.turn === 6
+        ? { outcome: "skipped", reason: "under_threshold", decision: skippedDecision }
+        : { outcome: "skipped", reason: "stale" },
+    );
+
+    await handler(event(record("m1", msg(6)), record("m2", msg(5, "c2"), "g2")));
+
+    const skipped = emf().filter((blob) => emfMetricNames(blob).includes("Skipped"));
+    expect(skipped.map((blob) => [blob.reason, blob.Skipped])).toEqual([
+      ["under_threshold", 1],
+      ["stale", 1],
+    ]);
+    for (const blob of skipped) {
+      expect(blob).toMatchObject({
+        _aws: {
+          CloudWatchMetrics: [{ Namespace: "Autocompact", Dimensions: [["service", "reason"]] }],
+        },
+      });
+    }
+    const timing = emf().find((blob) => emfMetricNames(blob).includes("EvaluationMs"));
+    expect(timing?.EvaluationMs).toEqual([12.5, 12.5]);
+  });
+
+  it("counts failures, and emits nothing more for an invocation without metrics", async () => {
+    const { handler } = setup(async () => {
+      throw new Error("boom");
+    });
+    await handler(event(record("m1", msg(1))));
+    expect(emf().map((blob) => blob.Failed)).toEqual([1]);
+
+    lines = [];
+    await handler(event());
+    expect(lines).toEqual([]);
+  });
+});
+
+describe("policyOf", () => {
+  it("names the policies a band applies", () => {
+    expect(policyOf(band)).toBe("reasoning+tool_calls");
+    expect(policyOf({ ...band, reasoning: undefined })).toBe("tool_calls");
+    expect(policyOf({ ...band, tool_calls: { policy: "omit" }, reasoning: undefined })).toBe(
+      "tool_calls",
+    );
+    expect(policyOf(undefined)).toBe("none");
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * The compactor's Lambda handler: one SQS FIFO batch of evaluation messages,
+ * answered with a partial batch response (ARCHITECTURE §2, §10).
+ *
+ * Records are processed in order by Powertools' FIFO processor, which stops
+ * at the first failure and reports that record and every later one as failed,
+ * so a conversation's messages are never evaluated out of order. A body that
+ * is not an evaluation message fails its record (it ends in the DLQ after
+ * 5 receives instead of disappearing). Each outcome is logged as one JSON
+ * line and counted in EMF metrics, flushed once per invocation.
+ */
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from "@aws-lambda-powertools/batch";
+import type { Logger } from "@aws-lambda-powertools/logger";
+import { type Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { Compaction } from "../../core/events.ts";
+import type { EvaluationMessage } from "../ports.ts";
+import { decodeMessageBody } from "../queue/message.ts";
+import type { EvaluationOutcome } from "./evaluate.ts";
+
+/** The EMF namespace of the compactor's metrics. */
+export const METRICS_NAMESPACE = "Autocompact";
+
+/** What the handler needs; the wiring (index.ts, the local runtime) supplies it. */
+export interface CompactorHandlerDeps {
+  readonly evaluate: (message: EvaluationMessage) => Promise<EvaluationOutcome>;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** Monotonic milliseconds, for `duration_ms` (default `performance.now`). */
+  readonly now?: () => number;
+}
+
+/** The handler: usable as a Lambda `SQSHandler` and by the in-process queue. */
+export type CompactorHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
+
+/** A record whose body is not an evaluation message. */
+export class InvalidMessageError extends Error {
+  override readonly name = "InvalidMessageError";
+}
+
+/** Which policies a band applies, for the log: `summary`, or `reasoning`/`tool_calls` joined by `+`. */
+export function policyOf(compaction: Compaction | undefined): string {
+  if (!compaction) return "none";
+  const kinds: string[] = [];
+  if (compaction.summary) kinds.push("summary");
+  if (compaction.reasoning) kinds.push("reasoning");
+  if (compaction.tool_calls) kinds.push("tool_calls");
+  return kinds.length === 0 ? "none" : kinds.join("+");
+}
+
+const round = (ms: number): number => Math.round(ms * 1000) / 1000;
+
+export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHandler {
+  const { evaluate, logger, metrics } = deps;
+  const now = deps.now ?? (() => performance.now());
+
+  const recordHandler = async (record: SQSRecord): Promise<void> => {
+    const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? "0") || undefined;
+    const decoded = decodeMessageBody(record.body);
+    if (!decoded.ok) {
+      logger.error("auto_compaction.invalid_message", {
+        message_id: record.messageId,
+        receive_count: receiveCount,
+        reason: decoded.error,
+        body: record.body.length > 1024 ? `${record.body.slice(0, 1024)}…` : record.body,
+      });
+      metrics.addMetric("Failed", MetricUnit.Count, 1);
+      throw new InvalidMessageError(`message ${record.messageId}: ${decoded.error}`);
+    }
+    const message = decoded.message;
+    const ids = { tenant: message.tenant, conversation: message.conversation, turn: message.turn };
+    const started = now();
+    let outcome: EvaluationOutcome;
+    try {
+      outcome = await evaluate(message);
+    } catch (error) {
+      logger.error("auto_compaction.failed", {
+        ...ids,
+        message_id: record.messageId,
+        receive_count: receiveCount,
+        duration_ms: round(now() - started),
+        error,
+      });
+      metrics.addMetric("Failed", MetricUnit.Count, 1);
+      throw error;
+    }
+    const durationMs = round(now() - started);
+    metrics.addMetric("EvaluationMs", MetricUnit.Milliseconds, durationMs);
+
+    if (outcome.outcome === "skipped") {
+      const decision = outcome.decision;
+      logger.debug("auto_compaction.skipped", {
+        ...ids,
+        reason: outcome.reason,
+        duration_ms: durationMs,
+        ...(decision
+          ? {
+              turn_count: decision.turn_count,
+              estimated_tokens: decision.estimated_tokens,
+              threshold: decision.threshold,
+              context_window: decision.context_window,
+            }
+          : {}),
+      });
+      metrics
+        .singleMetric()
+        .addDimension("reason", outcome.reason)
+        .addMetric("Skipped", MetricUnit.Count, 1);
+      return;
+    }
+
+    const { decision, summary } = outcome;
+    const band = decision.compaction;
+    const range = band ?? decision.range;
+    const before = decision.estimated_tokens;
+    const after = decision.estimated_tokens_after;
+    logger.info("auto_compaction.fired", {
+      ...ids,
+      from_turn: range?.from_turn,
+      to_turn: range?.to_turn,
+      policy: policyOf(band),
+      estimated_tokens: before,
+      estimated_tokens_after: after,
+      threshold: decision.threshold,
+      context_window: decision.context_window,
+      duration_ms: durationMs,
+      ...(summary
+        ? {
+            summary_model: summary.model,
+            ...(summary.input_tokens === undefined
+              ? {}
+              : { summary_input_tokens: summary.input_tokens }),
+            ...(summary.output_tokens === undefined
+              ? {}
+              : { summary_output_tokens: summary.output_tokens }),
+            summary_latency_ms: summary.latency_ms,
+          }
+        : {}),
+    });
+    metrics.addMetric("Fired", MetricUnit.Count, 1);
+    if (after !== undefined) {
+      metrics.addMetric("TokensRemoved", MetricUnit.Count, before - after);
+      if (decision.threshold !== null && after > decision.threshold) {
+        logger.warn("auto_compaction.still_over_threshold", {
+          ...ids,
+          from_turn: range?.from_turn,
+          to_turn: range?.to_turn,
+          policy: policyOf(band),
+          estimated_tokens: before,
+          estimated_tokens_after: after,
+          threshold: decision.threshold,
+          context_window: decision.context_window,
+        });
+        metrics.addMetric("StillOverThreshold", MetricUnit.Count, 1);
+      }
+    }
+  };
+
+  return async (event, context) => {
+    if (context) logger.addContext(context);
+    try {
+      // A processor per invocation: the local runtime may run batches concurrently.
+      return await processPartialResponse(
+        event,
+        recordHandler,
+        new SqsFifoPartialProcessorAsync(),
+        {
+          ...(context ? { context } : {}),
+          // Report every record as failed instead of throwing: same redelivery,
+          // and the invocation is not counted as a Lambda error.
+          throwOnFullBatchFailure: false,
+        },
+      );
+    } finally {
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    }
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * The compactor Lambda's entry point (cold-start wiring). This is the only
+ * module of the compactor that reads `process.env` and creates SDK clients at
+ * module scope: everything it builds is reused by every invocation of one
+ * Lambda instance. The handler itself is {@link createCompactorHandler}.
+ */
+import { Logger } from "@aws-lambda-powertools/logger";
+import { Metrics } from "@aws-lambda-powertools/metrics";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { SQSHandler } from "aws-lambda";
+import type { ServiceSettings } from "../conversations/state.ts";
+import { readEnvironment } from "../env.ts";
+import { DynamoConversationStore } from "../store/dynamodb.ts";
+import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
+import { evaluateTurn } from "./evaluate.ts";
+import { createCompactorHandler, METRICS_NAMESPACE } from "./handler.ts";
+
+type LogLevel = NonNullable<NonNullable<ConstructorParameters<typeof Logger>[0]>["logLevel"]>;
+
+/** The `service` key of every log line and the `service` dimension of every metric. */
+export const SERVICE_NAME = "compactor";
+
+const env = readEnvironment(process.env);
+
+const logger = new Logger({ serviceName: SERVICE_NAME, logLevel: env.logLevel as LogLevel });
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+const dynamodb = new DynamoDBClient({});
+const store = new DynamoConversationStore(dynamodb, env.tableName);
+const tenants = new DynamoTenantDirectory(dynamodb, env.tableName);
+const settings: ServiceSettings = {
+  config: env.serviceConfig,
+  ...(env.catalog ? { catalog: env.catalog } : {}),
+};
+
+if (env.summarizer !== "none") {
+  // No summarizer adapter is wired yet: a summary rule fails its message,
+  // which is retried and ends in the DLQ (a summary is never faked).
+  logger.warn("compactor.summarizer_unavailable", { summarizer: env.summarizer });
+}
+
+export const handler: SQSHandler = createCompactorHandler({
+  evaluate: (message) => evaluateTurn({ store, tenants, settings }, message),
+  logger,
+  metrics,
+});

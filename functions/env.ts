@@ -1,0 +1,100 @@
+/**
+ * The Lambdas' environment, read and validated once at cold start. A bad or
+ * missing variable fails the cold start with a message naming it.
+ */
+import { z } from "zod";
+import type { ModelCatalog } from "../core/catalog.ts";
+import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
+
+/** The environment is invalid; the message names each bad variable. */
+export class EnvironmentError extends Error {
+  override readonly name = "EnvironmentError";
+}
+
+const jsonOf = <T extends z.ZodType>(schema: T) =>
+  z.string().transform((text, ctx): z.output<T> => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be valid JSON" });
+      return z.NEVER;
+    }
+    const result = schema.safeParse(value);
+    if (!result.success) {
+      for (const issue of result.error.issues)
+        ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+      return z.NEVER;
+    }
+    return result.data;
+  });
+
+const EnvSchema = z.object({
+  TABLE_NAME: z.string().min(3, "must name the DynamoDB table (3+ characters)"),
+  QUEUE_URL: z.string().url("must be the SQS queue URL").optional(),
+  LOG_LEVEL: z
+    .enum(["DEBUG", "INFO", "WARN", "ERROR", "debug", "info", "warn", "error"])
+    .default("INFO"),
+  /** The service config layer: a D50 tree as JSON (`{"conversation":{"compaction":{"auto":{…}}}}`). */
+  AUTOCOMPACT_CONFIG: z.string().optional(),
+  /** Model id → context window overrides, as JSON. */
+  MODEL_CATALOG: jsonOf(z.record(z.string(), z.number().int().positive())).optional(),
+  BODY_LIMIT_BYTES: z.coerce.number().int().positive().optional(),
+  SUMMARIZER: z.enum(["none", "bedrock", "openai-compatible"]).default("none"),
+  SUMMARY_MODEL_ID: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.string().url().optional(),
+  OPENAI_API_KEY: z.string().optional(),
+});
+
+/** The validated environment. */
+export interface Environment {
+  readonly tableName: string;
+  readonly queueUrl?: string;
+  readonly logLevel: string;
+  readonly serviceConfig: AutoConfigLayer;
+  readonly catalog?: ModelCatalog;
+  readonly bodyLimitBytes?: number;
+  readonly summarizer: "none" | "bedrock" | "openai-compatible";
+  readonly summaryModelId?: string;
+  readonly openaiBaseUrl?: string;
+  readonly openaiApiKey?: string;
+}
+
+/** Validates an environment (`process.env` at the entry points). */
+export function readEnvironment(env: Readonly<Record<string, string | undefined>>): Environment {
+  const result = EnvSchema.safeParse(env);
+  if (!result.success) {
+    throw new EnvironmentError(
+      `invalid environment: ${result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join("; ")}`,
+    );
+  }
+  const e = result.data;
+  let serviceConfig: AutoConfigLayer = {};
+  if (e.AUTOCOMPACT_CONFIG) {
+    try {
+      serviceConfig = parseConfigTree(JSON.parse(e.AUTOCOMPACT_CONFIG));
+    } catch (error) {
+      const reason = error instanceof ConfigError ? error.message : "must be valid JSON";
+      throw new EnvironmentError(`invalid environment: AUTOCOMPACT_CONFIG: ${reason}`, {
+        cause: error,
+      });
+    }
+  }
+  if (e.SUMMARIZER === "openai-compatible" && !e.OPENAI_BASE_URL) {
+    throw new EnvironmentError(
+      "invalid environment: OPENAI_BASE_URL: required when SUMMARIZER is openai-compatible",
+    );
+  }
+  return {
+    tableName: e.TABLE_NAME,
+    logLevel: e.LOG_LEVEL.toUpperCase(),
+    serviceConfig,
+    summarizer: e.SUMMARIZER,
+    ...(e.QUEUE_URL ? { queueUrl: e.QUEUE_URL } : {}),
+    ...(e.MODEL_CATALOG ? { catalog: e.MODEL_CATALOG } : {}),
+    ...(e.BODY_LIMIT_BYTES ? { bodyLimitBytes: e.BODY_LIMIT_BYTES } : {}),
+    ...(e.SUMMARY_MODEL_ID ? { summaryModelId: e.SUMMARY_MODEL_ID } : {}),
+    ...(e.OPENAI_BASE_URL ? { openaiBaseUrl: e.OPENAI_BASE_URL } : {}),
+    ...(e.OPENAI_API_KEY ? { openaiApiKey: e.OPENAI_API_KEY } : {}),
+  };
+}

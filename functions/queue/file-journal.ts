@@ -1,0 +1,89 @@
+/**
+ * A {@link QueueJournal} in one JSON file, replaced atomically on every save
+ * (write a temporary file beside it, flush it to disk, rename it over the
+ * journal), so a process killed at any moment leaves either the previous or
+ * the new state, never a torn file.
+ */
+import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { dirname } from "node:path";
+import { z } from "zod";
+import type { QueuedMessage, QueueJournal } from "./in-process.ts";
+
+const QueuedMessageSchema = z.object({
+  id: z.string().min(1),
+  body: z.string(),
+  group_id: z.string().min(1),
+  deduplication_id: z.string().min(1),
+  sequence: z.number().int().nonnegative(),
+  sent_at: z.number(),
+  receive_count: z.number().int().nonnegative(),
+  first_received_at: z.number().optional(),
+  dead_lettered_at: z.number().optional(),
+});
+
+const JournalFile = z.object({
+  version: z.literal(1),
+  messages: z.array(QueuedMessageSchema),
+});
+
+/** The journal file exists but cannot be read as one. */
+export class CorruptJournalError extends Error {
+  override readonly name = "CorruptJournalError";
+}
+
+let tmpCounter = 0;
+
+export class FileQueueJournal implements QueueJournal {
+  readonly #path: string;
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  get path(): string {
+    return this.#path;
+  }
+
+  async load(): Promise<QueuedMessage[]> {
+    let text: string;
+    try {
+      text = await readFile(this.#path, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new CorruptJournalError(`queue journal ${this.#path} is not JSON`, { cause: error });
+    }
+    const parsed = JournalFile.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new CorruptJournalError(
+        `queue journal ${this.#path} is not a version 1 journal${issue ? ` (${issue.path.join(".") || "(root)"}: ${issue.message})` : ""}`,
+      );
+    }
+    return parsed.data.messages;
+  }
+
+  async save(messages: readonly QueuedMessage[]): Promise<void> {
+    const text = `${JSON.stringify({ version: 1, messages })}\n`;
+    const tmp = `${this.#path}.${process.pid}.${++tmpCounter}.tmp`;
+    await mkdir(dirname(this.#path), { recursive: true });
+    try {
+      const file = await open(tmp, "w");
+      try {
+        await file.writeFile(text, "utf8");
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(tmp, this.#path);
+    } catch (error) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,573 @@
+/**
+ * The evaluation queue of the local runtime: SQS FIFO and a Lambda event
+ * source mapping, in process (ARCHITECTURE §11).
+ *
+ * - At-least-once: a received message is hidden for the visibility timeout;
+ *   it is deleted only when the handler reports it done, and becomes visible
+ *   again when the timeout passes otherwise (failed, or the handler is slow).
+ * - Redrive: a message received `maxReceiveCount` times (default 5) that is
+ *   still not done moves to the dead-letter list instead of being delivered
+ *   again.
+ * - FIFO groups: only the oldest message of a group can be delivered, and
+ *   only while no message of that group is hidden, so a group never has two
+ *   messages out at once and keeps its order; a failing message blocks its
+ *   group until it succeeds or is dead-lettered. Other groups keep flowing.
+ * - Deduplication: a message whose deduplication id was sent within the
+ *   last 5 minutes is accepted and dropped.
+ * - Partial batch responses: the handler gets an `SQSEvent` and answers like
+ *   a Lambda with `ReportBatchItemFailures` (no answer: all done; a throw or
+ *   an unknown item identifier: the whole batch failed).
+ * - Optional journal: every change is saved (serialized, latest state wins)
+ *   before `enqueue` resolves, so a process killed at any moment restarts
+ *   with every message it had not deleted; messages that were out are
+ *   visible again at once (their consumer died with the process).
+ */
+import { createHash, randomUUID } from "node:crypto";
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { type Clock, type EvaluationMessage, systemClock, type TurnQueue } from "../ports.ts";
+import { QueueError } from "./errors.ts";
+import { encodeMessageBody, messageDeduplicationId, messageGroupId } from "./message.ts";
+
+/** A message as the journal keeps it. */
+export interface QueuedMessage {
+  readonly id: string;
+  readonly body: string;
+  readonly group_id: string;
+  readonly deduplication_id: string;
+  /** Order of sending, across groups. */
+  readonly sequence: number;
+  readonly sent_at: number;
+  readonly receive_count: number;
+  readonly first_received_at?: number;
+  /** Set once the message is on the dead-letter list. */
+  readonly dead_lettered_at?: number;
+}
+
+/** A message moved to the dead-letter list after `maxReceiveCount` receives. */
+export type DeadLetter = QueuedMessage & { readonly dead_lettered_at: number };
+
+/** Where the queue keeps its messages across restarts. */
+export interface QueueJournal {
+  /** Every message saved last (pending and dead-lettered); none when nothing was saved yet. */
+  load(): Promise<QueuedMessage[]>;
+  /** Replaces the saved messages; never called concurrently by one queue. */
+  save(messages: readonly QueuedMessage[]): Promise<void>;
+}
+
+/** A batch handler with Lambda's partial batch response contract. */
+export type QueueBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | undefined>;
+
+export interface InProcessQueueOptions {
+  /** How long a received message stays hidden (default 30 s). */
+  readonly visibilityTimeoutMs?: number;
+  /** Receives after which a message that is still not done is dead-lettered (default 5). */
+  readonly maxReceiveCount?: number;
+  /** Messages per batch (default 10, as a Lambda FIFO event source). */
+  readonly batchSize?: number;
+  /** Batches handled at the same time (default 1). */
+  readonly concurrency?: number;
+  /** Deduplication window (default 5 minutes, as SQS FIFO). */
+  readonly deduplicationWindowMs?: number;
+  readonly journal?: QueueJournal;
+  readonly clock?: Clock;
+  /** Queue name used in the records' `eventSourceARN`. */
+  readonly name?: string;
+  /** Called with errors nobody awaits: journal saves of the consumer loop, handler throws. */
+  readonly onError?: (error: QueueError) => void;
+  /** Called when a message is moved to the dead-letter list. */
+  readonly onDeadLetter?: (message: DeadLetter) => void;
+}
+
+/** What `send` did with a message. */
+export type SendResult =
+  | { readonly duplicate: false; readonly messageId: string }
+  | { readonly duplicate: true };
+
+/** Counts of messages not yet deleted or dead-lettered. */
+export interface PendingCounts {
+  /** Receivable now, or waiting behind an earlier message of their group. */
+  readonly visible: number;
+  /** Received and hidden (being handled, or failed and waiting for the visibility timeout). */
+  readonly inFlight: number;
+}
+
+/** SQS's rules for `MessageGroupId` and `MessageDeduplicationId`. */
+const FIFO_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
+
+interface Slot {
+  readonly id: string;
+  readonly body: string;
+  readonly group: string;
+  readonly dedup: string;
+  readonly sequence: number;
+  readonly sentAt: number;
+  receiveCount: number;
+  firstReceivedAt: number | undefined;
+  /** Hidden until this time; 0 when never received or restored from the journal. */
+  visibleAt: number;
+  /** The receipt of the latest receive; only it can delete the message. */
+  receipt: string | undefined;
+}
+
+interface Delivery {
+  readonly slot: Slot;
+  readonly receipt: string;
+}
+
+interface Waiter {
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+const defaultOnError = (error: QueueError) => {
+  console.error(`[in-process queue] ${error.message}`);
+};
+
+export class InProcessQueue implements TurnQueue {
+  readonly #visibilityTimeoutMs: number;
+  readonly #maxReceiveCount: number;
+  readonly #batchSize: number;
+  readonly #concurrency: number;
+  readonly #deduplicationWindowMs: number;
+  readonly #journal: QueueJournal | undefined;
+  readonly #clock: Clock;
+  readonly #arn: string;
+  readonly #onError: (error: QueueError) => void;
+  readonly #onDeadLetter: ((message: DeadLetter) => void) | undefined;
+
+  /** Pending messages in sending order. */
+  readonly #messages = new Map<string, Slot>();
+  readonly #dead: DeadLetter[] = [];
+  /** Deduplication id → when it may be sent again. */
+  readonly #dedup = new Map<string, number>();
+  #nextSequence = 1;
+
+  readonly #loaded: Promise<void>;
+  #loadError: unknown;
+
+  #saving: Promise<void> = Promise.resolve();
+  #queuedSave: Promise<void> | undefined;
+
+  #running = false;
+  #loop: Promise<void> | undefined;
+  readonly #active = new Set<Promise<void>>();
+  #wakePending = false;
+  #wakeUp: (() => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #drainWaiters: Waiter[] = [];
+
+  constructor(options: InProcessQueueOptions = {}) {
+    this.#visibilityTimeoutMs = positive(
+      options.visibilityTimeoutMs ?? 30_000,
+      "visibilityTimeoutMs",
+    );
+    this.#maxReceiveCount = positiveInteger(options.maxReceiveCount ?? 5, "maxReceiveCount");
+    this.#batchSize = positiveInteger(options.batchSize ?? 10, "batchSize");
+    this.#concurrency = positiveInteger(options.concurrency ?? 1, "concurrency");
+    this.#deduplicationWindowMs = options.deduplicationWindowMs ?? 5 * 60_000;
+    this.#journal = options.journal;
+    this.#clock = options.clock ?? systemClock;
+    this.#arn = `arn:aws:sqs:local:000000000000:${options.name ?? "autocompact-evaluations.fifo"}`;
+    this.#onError = options.onError ?? defaultOnError;
+    this.#onDeadLetter = options.onDeadLetter;
+    this.#loaded = this.#load().catch((error: unknown) => {
+      this.#loadError = error;
+    });
+  }
+
+  /** Resolves once the journal is loaded; rejects when it cannot be. */
+  async ready(): Promise<void> {
+    await this.#loaded;
+    if (this.#loadError !== undefined) {
+      throw new QueueError("could not load the queue journal", { cause: this.#loadError });
+    }
+  }
+
+  /** Sends an evaluation message: group per conversation, deduplicated per turn. */
+  async enqueue(message: EvaluationMessage): Promise<void> {
+    await this.send(encodeMessageBody(message), {
+      groupId: messageGroupId(message),
+      deduplicationId: messageDeduplicationId(message),
+    });
+  }
+
+  /** Sends any body (tests use it for malformed messages). Resolves once the journal has it. */
+  async send(
+    body: string,
+    options: { readonly groupId: string; readonly deduplicationId: string },
+  ): Promise<SendResult> {
+    for (const [what, value] of [
+      ["group id", options.groupId],
+      ["deduplication id", options.deduplicationId],
+    ] as const) {
+      if (!FIFO_ID.test(value)) {
+        throw new QueueError(
+          `invalid message ${what} ${JSON.stringify(value)}: 1 to 128 letters, digits or punctuation`,
+        );
+      }
+    }
+    await this.ready();
+    const now = this.#clock.nowMillis();
+    for (const [id, until] of this.#dedup) if (until <= now) this.#dedup.delete(id);
+    if (this.#dedup.has(options.deduplicationId)) return { duplicate: true };
+    const slot: Slot = {
+      id: randomUUID(),
+      body,
+      group: options.groupId,
+      dedup: options.deduplicationId,
+      sequence: this.#nextSequence++,
+      sentAt: now,
+      receiveCount: 0,
+      firstReceivedAt: undefined,
+      visibleAt: 0,
+      receipt: undefined,
+    };
+    const until = now + this.#deduplicationWindowMs;
+    this.#messages.set(slot.id, slot);
+    this.#dedup.set(slot.dedup, until);
+    this.#wake();
+    try {
+      await this.#persist();
+    } catch (error) {
+      // Not durable: let a retry through (the message may already be out,
+      // so it stays; a duplicate delivery is within at-least-once).
+      if (this.#dedup.get(slot.dedup) === until) this.#dedup.delete(slot.dedup);
+      throw new QueueError("could not save the message to the queue journal", { cause: error });
+    }
+    return { duplicate: false, messageId: slot.id };
+  }
+
+  /**
+   * Starts the consumer loop: receives batches and hands them to `handler`,
+   * up to `concurrency` batches at a time, until {@link stop}.
+   */
+  start(handler: QueueBatchHandler): void {
+    if (this.#running) throw new QueueError("the queue consumer is already running");
+    this.#running = true;
+    this.#loop = this.#run(handler);
+  }
+
+  /**
+   * Stops receiving, waits for the batches being handled and the journal.
+   * Messages not done stay pending (and in the journal). A pending
+   * {@link drain} rejects.
+   */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake();
+    await this.#loop;
+    this.#loop = undefined;
+    await Promise.allSettled([...this.#active]);
+    await this.#saving;
+    this.#clearTimer();
+    this.#checkDrained();
+  }
+
+  /**
+   * Resolves when every message is deleted or dead-lettered and no batch is
+   * being handled. Rejects when the consumer is not running (or stops) with
+   * messages pending, rather than waiting forever.
+   */
+  async drain(): Promise<void> {
+    await this.ready();
+    while (!this.#isDrained()) {
+      if (!this.#running) throw this.#notDrainingError();
+      await new Promise<void>((resolve, reject) => this.#drainWaiters.push({ resolve, reject }));
+    }
+    await this.#saving;
+  }
+
+  /** How many messages are pending. */
+  pending(): PendingCounts {
+    const now = this.#clock.nowMillis();
+    let inFlight = 0;
+    for (const slot of this.#messages.values()) if (slot.visibleAt > now) inFlight++;
+    return { visible: this.#messages.size - inFlight, inFlight };
+  }
+
+  /** The dead-letter list, oldest first. */
+  deadLetters(): DeadLetter[] {
+    return this.#dead.map((message) => ({ ...message }));
+  }
+
+  // -- consumer -------------------------------------------------------------
+
+  async #run(handler: QueueBatchHandler): Promise<void> {
+    try {
+      await this.ready();
+    } catch (error) {
+      this.#onError(error as QueueError);
+      this.#running = false;
+      this.#checkDrained();
+      return;
+    }
+    while (this.#running) {
+      this.#wakePending = false;
+      let changed = false;
+      while (this.#running && this.#active.size < this.#concurrency) {
+        const { deliveries, dirty } = this.#receive(this.#clock.nowMillis());
+        changed ||= dirty;
+        if (deliveries.length === 0) break;
+        this.#dispatch(handler, deliveries);
+      }
+      if (changed) this.#persistQuietly();
+      this.#checkDrained();
+      await this.#idle();
+    }
+  }
+
+  /** Takes the next batch: the oldest visible message of each group not out. */
+  #receive(now: number): { deliveries: Delivery[]; dirty: boolean } {
+    const deliveries: Delivery[] = [];
+    const blocked = new Set<string>();
+    let dirty = false;
+    for (const slot of this.#messages.values()) {
+      if (deliveries.length >= this.#batchSize) break;
+      if (blocked.has(slot.group)) continue;
+      if (slot.visibleAt > now) {
+        blocked.add(slot.group);
+        continue;
+      }
+      if (slot.receiveCount >= this.#maxReceiveCount) {
+        this.#deadLetter(slot, now);
+        dirty = true;
+        continue;
+      }
+      blocked.add(slot.group);
+      slot.receiveCount++;
+      slot.firstReceivedAt ??= now;
+      slot.visibleAt = now + this.#visibilityTimeoutMs;
+      slot.receipt = randomUUID();
+      deliveries.push({ slot, receipt: slot.receipt });
+      dirty = true;
+    }
+    return { deliveries, dirty };
+  }
+
+  #dispatch(handler: QueueBatchHandler, deliveries: readonly Delivery[]): void {
+    const records = deliveries.map((delivery) => this.#record(delivery));
+    const invocation = (async () => {
+      const failed = await this.#invoke(handler, records);
+      let deleted = false;
+      for (const { slot, receipt } of deliveries) {
+        if (failed.has(slot.id)) continue;
+        // A receipt from before the message was received again deletes nothing.
+        if (this.#messages.get(slot.id)?.receipt === receipt) {
+          this.#messages.delete(slot.id);
+          deleted = true;
+        }
+      }
+      if (deleted) this.#persistQuietly();
+    })();
+    this.#active.add(invocation);
+    void invocation.finally(() => {
+      this.#active.delete(invocation);
+      this.#wake();
+      this.#checkDrained();
+    });
+  }
+
+  /** Calls the handler; returns the ids of the messages that are not done. */
+  async #invoke(handler: QueueBatchHandler, records: readonly SQSRecord[]): Promise<Set<string>> {
+    const all = new Set(records.map((record) => record.messageId));
+    let response: unknown;
+    try {
+      response = await handler({ Records: [...records] });
+    } catch (error) {
+      this.#onError(
+        new QueueError(`the batch handler threw; all ${records.length} messages will be retried`, {
+          cause: error,
+        }),
+      );
+      return all;
+    }
+    if (response === undefined || response === null) return new Set();
+    const failures = (response as { batchItemFailures?: unknown }).batchItemFailures;
+    if (failures === undefined) return new Set();
+    const failed = new Set<string>();
+    const valid =
+      Array.isArray(failures) &&
+      failures.every((failure) => {
+        const id = (failure as { itemIdentifier?: unknown } | null)?.itemIdentifier;
+        if (typeof id !== "string" || !all.has(id)) return false;
+        failed.add(id);
+        return true;
+      });
+    if (!valid) {
+      this.#onError(
+        new QueueError(
+          `the batch handler answered ${JSON.stringify(response)}: not a partial batch response for this batch, so the whole batch is retried`,
+        ),
+      );
+      return all;
+    }
+    return failed;
+  }
+
+  #record({ slot, receipt }: Delivery): SQSRecord {
+    return {
+      messageId: slot.id,
+      receiptHandle: receipt,
+      body: slot.body,
+      attributes: {
+        ApproximateReceiveCount: String(slot.receiveCount),
+        SentTimestamp: String(slot.sentAt),
+        SenderId: "in-process",
+        ApproximateFirstReceiveTimestamp: String(slot.firstReceivedAt ?? slot.sentAt),
+        SequenceNumber: String(slot.sequence).padStart(20, "0"),
+        MessageGroupId: slot.group,
+        MessageDeduplicationId: slot.dedup,
+      },
+      messageAttributes: {},
+      md5OfBody: createHash("md5").update(slot.body).digest("hex"),
+      eventSource: "aws:sqs",
+      eventSourceARN: this.#arn,
+      awsRegion: "local",
+    };
+  }
+
+  #deadLetter(slot: Slot, now: number): void {
+    this.#messages.delete(slot.id);
+    const dead: DeadLetter = { ...toQueued(slot), dead_lettered_at: now };
+    this.#dead.push(dead);
+    try {
+      this.#onDeadLetter?.({ ...dead });
+    } catch (error) {
+      this.#onError(new QueueError("the dead-letter callback threw", { cause: error }));
+    }
+  }
+
+  /** Waits until something happens or the next hidden message becomes visible. */
+  #idle(): Promise<void> {
+    if (this.#wakePending || !this.#running) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.#wakeUp = resolve;
+      const now = this.#clock.nowMillis();
+      let next = Number.POSITIVE_INFINITY;
+      for (const slot of this.#messages.values()) {
+        if (slot.visibleAt > now && slot.visibleAt < next) next = slot.visibleAt;
+      }
+      if (next !== Number.POSITIVE_INFINITY) {
+        this.#timer = setTimeout(() => this.#wake(), next - now);
+      }
+    });
+  }
+
+  #wake(): void {
+    this.#wakePending = true;
+    this.#clearTimer();
+    const wakeUp = this.#wakeUp;
+    this.#wakeUp = undefined;
+    wakeUp?.();
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #isDrained(): boolean {
+    return this.#messages.size === 0 && this.#active.size === 0;
+  }
+
+  #notDrainingError(): QueueError {
+    return new QueueError(
+      `the queue consumer is not running and ${this.#messages.size} message(s) are pending`,
+    );
+  }
+
+  #checkDrained(): void {
+    if (this.#drainWaiters.length === 0) return;
+    const drained = this.#isDrained();
+    if (!drained && this.#running) return;
+    const waiters = this.#drainWaiters;
+    this.#drainWaiters = [];
+    const error = drained ? undefined : this.#notDrainingError();
+    for (const waiter of waiters) {
+      if (error) waiter.reject(error);
+      else waiter.resolve();
+    }
+  }
+
+  // -- journal --------------------------------------------------------------
+
+  async #load(): Promise<void> {
+    if (!this.#journal) return;
+    const saved = [...(await this.#journal.load())].sort((a, b) => a.sequence - b.sequence);
+    const now = this.#clock.nowMillis();
+    for (const message of saved) {
+      this.#nextSequence = Math.max(this.#nextSequence, message.sequence + 1);
+      const until = message.sent_at + this.#deduplicationWindowMs;
+      if (until > now) this.#dedup.set(message.deduplication_id, until);
+      if (message.dead_lettered_at !== undefined) {
+        this.#dead.push({ ...message, dead_lettered_at: message.dead_lettered_at });
+        continue;
+      }
+      this.#messages.set(message.id, {
+        id: message.id,
+        body: message.body,
+        group: message.group_id,
+        dedup: message.deduplication_id,
+        sequence: message.sequence,
+        sentAt: message.sent_at,
+        receiveCount: message.receive_count,
+        firstReceivedAt: message.first_received_at,
+        visibleAt: 0,
+        receipt: undefined,
+      });
+    }
+  }
+
+  /** Saves the current state after any save in progress; concurrent callers share a save. */
+  #persist(): Promise<void> {
+    const journal = this.#journal;
+    if (!journal) return Promise.resolve();
+    if (this.#queuedSave) return this.#queuedSave;
+    const save = this.#saving.then(() => {
+      // The snapshot is taken when the save starts, so it has every change
+      // made before it, including those of callers that joined it.
+      this.#queuedSave = undefined;
+      return journal.save(this.#snapshot());
+    });
+    this.#queuedSave = save;
+    this.#saving = save.catch(() => undefined);
+    return save;
+  }
+
+  #persistQuietly(): void {
+    this.#persist().catch((error: unknown) => {
+      this.#onError(new QueueError("could not save the queue journal", { cause: error }));
+    });
+  }
+
+  #snapshot(): QueuedMessage[] {
+    return [...this.#dead, ...[...this.#messages.values()].map(toQueued)];
+  }
+}
+
+function toQueued(slot: Slot): QueuedMessage {
+  return {
+    id: slot.id,
+    body: slot.body,
+    group_id: slot.group,
+    deduplication_id: slot.dedup,
+    sequence: slot.sequence,
+    sent_at: slot.sentAt,
+    receive_count: slot.receiveCount,
+    ...(slot.firstReceivedAt === undefined ? {} : { first_received_at: slot.firstReceivedAt }),
+  };
+}
+
+function positive(value: number, name: string): number {
+  if (!(value > 0) || !Number.isFinite(value)) {
+    throw new RangeError(`${name} must be a positive number of milliseconds (got ${value})`);
+  }
+  return value;
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RangeError(`${name} must be a whole number of at least 1 (got ${value})`);
+  }
+  return value;
+}

@@ -1,0 +1,90 @@
+import { SendMessageCommand, SQSClient, SQSServiceException } from "@aws-sdk/client-sqs";
+import { mockClient } from "aws-sdk-client-mock";
+import { afterEach, describe, expect, it } from "vitest";
+import { QueueError } from "./errors.ts";
+import { decodeMessageBody, messageDeduplicationId, messageGroupId } from "./message.ts";
+import { SqsTurnQueue } from "./sqs.ts";
+
+// No SQS engine runs on this machine: the SDK client is mocked at the
+// command level, and the tests pin the exact request the adapter sends.
+const QUEUE_URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/autocompact-evaluations.fifo";
+const sqs = mockClient(SQSClient);
+
+afterEach(() => {
+  sqs.reset();
+});
+
+const newQueue = () => new SqsTurnQueue(new SQSClient({ region: "eu-west-1" }), QUEUE_URL);
+
+/** SQS's rules for MessageGroupId and MessageDeduplicationId. */
+const VALID_FIFO_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
+
+describe("SqsTurnQueue", () => {
+  it("sends one FIFO message per turn: group per conversation, dedup per turn, JSON body", async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: "m-1" });
+
+    await newQueue().enqueue({ tenant: "alice", conversation: "conv-1", turn: 12 });
+
+    const calls = sqs.commandCalls(SendMessageCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args[0].input).toEqual({
+      QueueUrl: QUEUE_URL,
+      MessageBody: '{"tenant":"alice","conversation":"conv-1","turn":12}',
+      // sha256(JSON.stringify(["alice","conv-1"]))
+      MessageGroupId: "0b80440322ba898349c83f51105d188820dcc19cb556e0af2354df517c8ce5a2",
+      // sha256(JSON.stringify(["alice","conv-1",12]))
+      MessageDeduplicationId: "14b187fa65ae48ba44baf0c190f1d23da157c414772d67dd239290bc46bc31df",
+    });
+  });
+
+  it("keeps ids valid and distinct for long, odd and ambiguous tenant/conversation ids", async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: "m" });
+    const queue = newQueue();
+    const messages = [
+      { tenant: "t", conversation: "x".repeat(1000), turn: 0 },
+      { tenant: "t", conversation: "émoji 🚀 / spaces\nnewline", turn: 1 },
+      { tenant: "a", conversation: "b/c", turn: 2 },
+      { tenant: "a/b", conversation: "c", turn: 2 },
+    ];
+    for (const message of messages) await queue.enqueue(message);
+
+    const inputs = sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    for (const input of inputs) {
+      expect(input.MessageGroupId).toMatch(VALID_FIFO_ID);
+      expect(input.MessageDeduplicationId).toMatch(VALID_FIFO_ID);
+    }
+    expect(new Set(inputs.map((i) => i.MessageGroupId)).size).toBe(4);
+    expect(new Set(inputs.map((i) => i.MessageDeduplicationId)).size).toBe(4);
+    expect(inputs.map((i) => decodeMessageBody(i.MessageBody ?? ""))).toEqual(
+      messages.map((message) => ({ ok: true, message })),
+    );
+  });
+
+  it("puts every turn of a conversation in one group, with a dedup id per turn", () => {
+    const ref = { tenant: "alice", conversation: "c" };
+    expect(messageGroupId(ref)).toBe(messageGroupId({ ...ref }));
+    expect(messageDeduplicationId({ ...ref, turn: 1 })).not.toBe(
+      messageDeduplicationId({ ...ref, turn: 2 }),
+    );
+  });
+
+  it("wraps SDK failures in QueueError, keeping the SDK error as cause", async () => {
+    const failure = new SQSServiceException({
+      name: "QueueDoesNotExist",
+      $fault: "client",
+      $metadata: {},
+      message: "The specified queue does not exist.",
+    });
+    sqs.on(SendMessageCommand).rejects(failure);
+
+    const error = await newQueue()
+      .enqueue({ tenant: "alice", conversation: "conv-1", turn: 3 })
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(QueueError);
+    expect((error as QueueError).cause).toBe(failure);
+    expect((error as QueueError).message).toContain("turn 3");
+    expect((error as QueueError).message).toContain("QueueDoesNotExist");
+    expect((error as QueueError).message).toContain(QUEUE_URL);
+  });
+});
