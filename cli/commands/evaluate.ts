@@ -12,17 +12,27 @@ import {
   modelInfo,
   nowMillis,
 } from "../options.ts";
+import {
+  completeSummaryDecision,
+  SUMMARIZER_HELP,
+  SUMMARIZER_HINT,
+  SUMMARIZER_OPTIONS,
+  summarizerFromOptions,
+} from "../summarizer.ts";
 
 const OPTIONS = {
   ...HELP_OPTION,
   ...FORMAT_OPTION,
   ...CONFIG_OPTIONS,
   ...MODEL_OPTIONS,
+  ...SUMMARIZER_OPTIONS,
   now: { type: "string" },
 } as const;
 
 const USAGE = `Usage: autocompact evaluate [FILE] [--context-window N] [--model ID]
                            [--config F]... [--enable] [--now RFC3339] [--format …]
+                           [--summarizer openai-compatible --base-url URL [--api-key KEY]
+                            | --summarizer bedrock] [--summary-model ID]
 
 Evaluates the automatic compaction trigger once, after the stream's last turn,
 as the compactor would, and prints the decision as JSON on stdout:
@@ -34,10 +44,14 @@ as the compactor would, and prints the decision as JSON on stdout:
   estimated_tokens        estimate of the current projected view
   threshold               context_window * trigger_ratio, or null
   context_window          or null when unknown
-  compaction              when firing: the band that would be appended
+  compaction              when firing: the band that would be appended; with a
+                          summary rule and --summarizer, the summary generated from
+                          the raw events of the range, and the summary's
+                          summary_model, summary_input_tokens, summary_output_tokens
+                          and summary_latency_ms in its trigger
   estimated_tokens_after  when firing: the estimate with the band applied
-  needs_summary           when firing with a summary rule (the summary itself is
-                          not generated offline)
+  needs_summary           when firing with a summary rule but no --summarizer: the
+                          summary is never faked, so there is no compaction
 Without --context-window or a catalogued --model the window is unknown and the
 reason is context_window_unknown (exit 0: it is a decision, not an error).
 
@@ -46,13 +60,16 @@ ${MODEL_HELP}
 
 ${CONFIG_HELP}
 
+${SUMMARIZER_HELP}
+
 ${INPUT_HELP}
 
 Example:
   autocompact evaluate events.json --model claude-sonnet-4-5 \\
     --config '{"conversation":{"compaction":{"auto":{"enabled":true}}}}'
 
-Exit codes: 0 ok (whatever the decision), 1 bad input or config, 2 bad usage.`;
+Exit codes: 0 ok (whatever the decision), 1 bad input or config or a failed
+summary, 2 bad usage.`;
 
 export const command: Command = {
   usage: USAGE,
@@ -61,13 +78,14 @@ export const command: Command = {
     if (values.help) return printHelp(io, USAGE);
     const model = modelInfo(values);
     const now = nowMillis(values.now, io.now);
+    const summarizer = await summarizerFromOptions(values, io.env);
     const layers = await configLayers(values);
     const entries = await loadStream(positionals, values.format, io);
-    const decision = evaluateStream(entries, {
-      layers,
-      nowMillis: now,
-      ...(model === undefined ? {} : { model }),
-    });
+    const context = { layers, nowMillis: now, ...(model === undefined ? {} : { model }) };
+    let decision = evaluateStream(entries, context);
+    if (decision.needs_summary && summarizer) {
+      decision = (await completeSummaryDecision(entries, context, decision, summarizer)).decision;
+    }
     if (decision.reason === "disabled") {
       await write(io.stderr, `autocompact: note: ${DISABLED_NOTE}\n`);
     }
@@ -80,7 +98,7 @@ export const command: Command = {
     if (decision.needs_summary) {
       await write(
         io.stderr,
-        "autocompact: note: the rule summarizes; the summary is not generated offline, so the decision has no compaction yet\n",
+        `autocompact: note: the rule summarizes and no summarizer was given, so the decision has no compaction (${SUMMARIZER_HINT})\n`,
       );
     }
     await write(io.stdout, `${JSON.stringify(decision, null, 2)}\n`);

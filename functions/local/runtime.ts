@@ -11,12 +11,12 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { DynamoDBClient, ResourceInUseException } from "@aws-sdk/client-dynamodb";
-import { serve } from "@hono/node-server";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics } from "@aws-lambda-powertools/metrics";
-import type { AutoConfigLayer } from "../../core/config.ts";
+import { DynamoDBClient, ResourceInUseException } from "@aws-sdk/client-dynamodb";
+import { serve } from "@hono/node-server";
 import type { ModelCatalog } from "../../core/catalog.ts";
+import type { AutoConfigLayer } from "../../core/config.ts";
 import { createApp } from "../api/app.ts";
 import { evaluateTurn } from "../compactor/evaluate.ts";
 import { createCompactorHandler, METRICS_NAMESPACE } from "../compactor/handler.ts";
@@ -60,7 +60,10 @@ export const LOCAL_TABLE = "autocompact";
 export const DEV_TENANT = "dev";
 
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
-  const logger = new Logger({ serviceName: "autocompact", logLevel: (options.logLevel ?? "INFO") as "INFO" });
+  const logger = new Logger({
+    serviceName: "autocompact",
+    logLevel: (options.logLevel ?? "INFO") as "INFO",
+  });
   const dataDir = options.inMemory ? undefined : join(options.dataDir, "dynamodb");
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const dynamo = await startDynamoDbLocal({ dataDir, killOnSignals: false });
@@ -79,7 +82,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     ...(options.catalog ? { catalog: options.catalog } : {}),
   };
   const queue = new InProcessQueue({
-    ...(options.inMemory ? {} : { journal: new FileQueueJournal(join(options.dataDir, "queue.json")) }),
+    ...(options.inMemory
+      ? {}
+      : { journal: new FileQueueJournal(join(options.dataDir, "queue.json")) }),
     ...(options.visibilityTimeoutMs ? { visibilityTimeoutMs: options.visibilityTimeoutMs } : {}),
     name: "autocompact-local.fifo",
     onError: (error) => logger.error("queue.error", { error }),
@@ -92,11 +97,19 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     settings,
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
   });
-  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: "autocompact-compactor" });
+  const metrics = new Metrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName: "autocompact-compactor",
+  });
   const handler = createCompactorHandler({
     evaluate: (message) =>
       evaluateTurn(
-        { store, tenants, settings, ...(options.summarizer ? { summarizer: options.summarizer } : {}) },
+        {
+          store,
+          tenants,
+          settings,
+          ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+        },
         message,
       ),
     logger,
@@ -111,10 +124,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const app = createApp({
     service,
     tenants,
-    onUnexpectedError: (error, request) => logger.error("api.unexpected_error", { error: error as Error, ...request }),
+    onUnexpectedError: (error, request) =>
+      logger.error("api.unexpected_error", { error: error as Error, ...request }),
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const instance = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(instance));
+    const instance = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () =>
+      resolve(instance),
+    );
     instance.once("error", reject);
   });
   const address = server.address();

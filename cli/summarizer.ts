@@ -1,0 +1,266 @@
+/**
+ * The summarizer options of `evaluate` and `simulate` (`--summarizer
+ * openai-compatible --base-url URL` or `--summarizer bedrock --summary-model
+ * ID`), and what the commands do with one: generate a summary rule's text
+ * from the RAW events of the band, as the compactor does. Without a
+ * summarizer a summary rule is reported, never faked.
+ */
+import { type ModelCatalog, type ModelInfo, resolveContextWindow } from "../core/catalog.ts";
+import type { AutoConfig, AutoConfigLayer } from "../core/config.ts";
+import { tokensFromChars } from "../core/estimate.ts";
+import { configForStream, type SummarizeBand } from "../core/evaluate.ts";
+import type { Entry } from "../core/events.ts";
+import { compactionsOf } from "../core/projection.ts";
+import { afterLastCompaction, type TurnRange } from "../core/rules.ts";
+import { measureStream, projectedCharsFromSizes } from "../core/sizes.ts";
+import { TranscriptBudgetError } from "../core/transcript.ts";
+import { buildFiring, type Decision, type TriggerState } from "../core/trigger.ts";
+import { indexTurns } from "../core/turns.ts";
+import type { Summarizer, SummaryResult } from "../functions/ports.ts";
+import { DEFAULT_SUMMARY_TIMEOUT_MS } from "../functions/summarizers/common.ts";
+import { EmptySummaryError, SummarizerError } from "../functions/summarizers/errors.ts";
+import { InputError, type OptionsConfig, UsageError } from "./command.ts";
+
+/** `--summarizer`, `--base-url`, `--api-key`, `--summary-model`, `--summary-timeout`. */
+export const SUMMARIZER_OPTIONS = {
+  summarizer: { type: "string" },
+  "base-url": { type: "string" },
+  "api-key": { type: "string" },
+  "summary-model": { type: "string" },
+  "summary-timeout": { type: "string" },
+} as const satisfies OptionsConfig;
+
+/** Help text of {@link SUMMARIZER_OPTIONS}. */
+export const SUMMARIZER_HELP = `Summaries (for a rule with a summary block; the summary is generated from the
+RAW events of the band, as the service does, and never faked):
+  --summarizer openai-compatible
+                         any OpenAI-compatible chat-completions server:
+    --base-url URL       its API root, /chat/completions is appended
+                         (https://api.openai.com/v1, llama.cpp http://127.0.0.1:8080/v1,
+                         Ollama http://127.0.0.1:11434/v1); default $OPENAI_BASE_URL
+    --api-key KEY        sent as a bearer token; default $OPENAI_API_KEY; local
+                         servers need none
+  --summarizer bedrock   Amazon Bedrock's Converse API with the default AWS
+                         credential chain and region (AWS_PROFILE, AWS_REGION, …)
+  --summary-model ID     the model when the rule's summary.model.id names none
+                         (required with bedrock; without one, an OpenAI-compatible
+                         server uses its own default)
+  --summary-timeout S    seconds one summary may take (default ${DEFAULT_SUMMARY_TIMEOUT_MS / 1000})`;
+
+/** The values of {@link SUMMARIZER_OPTIONS} as parsed. */
+export interface SummarizerValues {
+  readonly summarizer?: string | undefined;
+  readonly "base-url"?: string | undefined;
+  readonly "api-key"?: string | undefined;
+  readonly "summary-model"?: string | undefined;
+  readonly "summary-timeout"?: string | undefined;
+}
+
+function timeoutMs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (value.trim() === "" || !Number.isFinite(seconds) || seconds <= 0) {
+    throw new UsageError(`--summary-timeout must be a positive number of seconds (got "${value}")`);
+  }
+  return Math.max(1, Math.round(seconds * 1000));
+}
+
+/**
+ * The summarizer the options describe, or `undefined` without
+ * `--summarizer`. The Bedrock SDK is loaded only when asked for.
+ */
+export async function summarizerFromOptions(
+  values: SummarizerValues,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Summarizer | undefined> {
+  const kind = values.summarizer;
+  const model = values["summary-model"];
+  if (model !== undefined && model.trim() === "") {
+    throw new UsageError("--summary-model needs a model id");
+  }
+  const timeout = timeoutMs(values["summary-timeout"]);
+  if (kind === undefined) {
+    const stray = (["base-url", "api-key", "summary-model", "summary-timeout"] as const).find(
+      (flag) => values[flag] !== undefined,
+    );
+    if (stray) {
+      throw new UsageError(
+        `--${stray} needs --summarizer (openai-compatible${stray === "base-url" || stray === "api-key" ? "" : " or bedrock"})`,
+      );
+    }
+    return undefined;
+  }
+  if (kind === "openai-compatible") {
+    const baseUrl = values["base-url"] ?? env.OPENAI_BASE_URL;
+    if (!baseUrl) {
+      throw new UsageError(
+        "--summarizer openai-compatible needs --base-url URL (or $OPENAI_BASE_URL)",
+      );
+    }
+    const apiKey = values["api-key"] ?? env.OPENAI_API_KEY;
+    const { OpenAiCompatibleSummarizer } = await import("../functions/summarizers/openai.ts");
+    try {
+      return new OpenAiCompatibleSummarizer({
+        baseUrl,
+        ...(apiKey ? { apiKey } : {}),
+        ...(model === undefined ? {} : { defaultModelId: model }),
+        ...(timeout === undefined ? {} : { timeoutMs: timeout }),
+      });
+    } catch (error) {
+      if (error instanceof RangeError) throw new UsageError(`--base-url: ${error.message}`);
+      throw error;
+    }
+  }
+  if (kind === "bedrock") {
+    for (const flag of ["base-url", "api-key"] as const) {
+      if (values[flag] !== undefined) {
+        throw new UsageError(`--${flag} is for --summarizer openai-compatible, not bedrock`);
+      }
+    }
+    if (model === undefined) {
+      throw new UsageError(
+        "--summarizer bedrock needs --summary-model ID (a Bedrock model or inference profile id)",
+      );
+    }
+    const [{ BedrockRuntimeClient }, { BedrockSummarizer }] = await Promise.all([
+      import("@aws-sdk/client-bedrock-runtime"),
+      import("../functions/summarizers/bedrock.ts"),
+    ]);
+    return new BedrockSummarizer(new BedrockRuntimeClient({}), {
+      defaultModelId: model,
+      ...(timeout === undefined ? {} : { timeoutMs: timeout }),
+    });
+  }
+  throw new UsageError(`--summarizer must be openai-compatible or bedrock (got "${kind}")`);
+}
+
+/** The hint appended when a summary rule fires without a summarizer. */
+export const SUMMARIZER_HINT =
+  "pass --summarizer openai-compatible --base-url URL, or --summarizer bedrock --summary-model ID";
+
+/** A failed summary as the command reports it (exit 1, one line). */
+function summaryFailure(error: unknown): unknown {
+  if (
+    error instanceof SummarizerError ||
+    error instanceof EmptySummaryError ||
+    error instanceof TranscriptBudgetError
+  ) {
+    return new InputError(`summary failed: ${error.message}`, { cause: error });
+  }
+  return error;
+}
+
+/** Asks `summarizer` for the summary of `range` from its raw events, with the rule's settings. */
+export async function summarizeRange(
+  summarizer: Summarizer,
+  range: TurnRange,
+  rawEvents: readonly Entry[],
+  config: AutoConfig,
+): Promise<SummaryResult> {
+  const rule = config.rule.summary ?? {};
+  let result: SummaryResult;
+  try {
+    result = await summarizer.summarize({
+      from_turn: range.from_turn,
+      to_turn: range.to_turn,
+      events: rawEvents,
+      ...(rule.instructions ? { instructions: rule.instructions } : {}),
+      ...(rule.model?.id ? { model: rule.model.id } : {}),
+    });
+  } catch (error) {
+    throw summaryFailure(error);
+  }
+  if (result.text.trim() === "") {
+    throw new InputError(
+      `summary failed: ${result.model} answered with no text for turns ${range.from_turn}..${range.to_turn}`,
+    );
+  }
+  return result;
+}
+
+/** The fields a summary adds to a band's `trigger` (the same the compactor stores). */
+export function summaryAudit(result: SummaryResult): Record<string, string | number> {
+  return {
+    summary_model: result.model,
+    ...(result.input_tokens === undefined ? {} : { summary_input_tokens: result.input_tokens }),
+    ...(result.output_tokens === undefined ? {} : { summary_output_tokens: result.output_tokens }),
+    summary_latency_ms: result.latency_ms,
+  };
+}
+
+/**
+ * A `summarize` callback for core's `simulateStream`, and the results it
+ * produced keyed by band (`"from..to"`; a replay never fires the same band
+ * twice).
+ */
+export function summarizeCallback(summarizer: Summarizer): {
+  readonly summarize: SummarizeBand;
+  readonly results: Map<string, SummaryResult>;
+} {
+  const results = new Map<string, SummaryResult>();
+  const summarize: SummarizeBand = async (range, rawEvents, config) => {
+    const result = await summarizeRange(summarizer, range, rawEvents, config);
+    results.set(bandKey(range), result);
+    return result.text;
+  };
+  return { summarize, results };
+}
+
+/** The key of a band in {@link summarizeCallback}'s results. */
+export function bandKey(range: TurnRange): string {
+  return `${range.from_turn}..${range.to_turn}`;
+}
+
+/** What `evaluate` evaluates in: the same as core's `evaluateStream`. */
+export interface StreamContext {
+  readonly layers?: readonly AutoConfigLayer[];
+  readonly model?: ModelInfo;
+  readonly catalog?: ModelCatalog;
+  readonly nowMillis: number;
+}
+
+/**
+ * Completes a decision that `evaluateStream` left waiting for a summary
+ * (`needs_summary`): summarizes the raw events of its range and builds the
+ * band with the text, with the summary's audit in its `trigger`. The trigger
+ * state is computed as core computes it (per-turn sizes of the stream).
+ */
+export async function completeSummaryDecision(
+  entries: readonly Entry[],
+  context: StreamContext,
+  decision: Decision,
+  summarizer: Summarizer,
+): Promise<{ decision: Decision; summary?: SummaryResult }> {
+  const range = decision.range;
+  if (!decision.needs_summary || !decision.fire || !range) return { decision };
+  const sizes = measureStream(entries);
+  const compactions = compactionsOf(entries);
+  const config = configForStream(entries, context.layers);
+  const state: TriggerState = {
+    config,
+    turnCount: sizes.length,
+    afterLastCompaction: afterLastCompaction(compactions),
+    estimatedTokens: tokensFromChars(projectedCharsFromSizes(sizes, compactions)),
+    contextWindow: resolveContextWindow(context.model, context.catalog),
+  };
+  const { turnOf } = indexTurns(entries);
+  const raw = entries.filter((entry, i) => {
+    const turn = turnOf[i] ?? -1;
+    return entry.type !== "compaction" && turn >= range.from_turn && turn <= range.to_turn;
+  });
+  const summary = await summarizeRange(summarizer, range, raw, config);
+  const fired = buildFiring(
+    state,
+    decision,
+    {
+      compactions,
+      nowMillis: context.nowMillis,
+      estimateWith: (band) =>
+        tokensFromChars(projectedCharsFromSizes(sizes, [...compactions, band])),
+    },
+    summary.text,
+  );
+  const band = fired.compaction;
+  if (band?.trigger) band.trigger = { ...band.trigger, ...summaryAudit(summary) };
+  return { decision: fired, summary };
+}

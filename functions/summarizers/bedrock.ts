@@ -1,0 +1,110 @@
+/**
+ * The Amazon Bedrock summarizer (ARCHITECTURE §9, the default in AWS): one
+ * Converse API call per summary, authorized by the Lambda's IAM role. The
+ * client is given by the caller (created at cold start), never built here.
+ */
+import {
+  type BedrockRuntimeClient,
+  ConverseCommand,
+  type ConverseResponse,
+} from "@aws-sdk/client-bedrock-runtime";
+import { buildSummaryMessages, type TranscriptBudget } from "../../core/transcript.ts";
+import type { Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
+import {
+  bandName,
+  DEFAULT_MAX_OUTPUT_TOKENS,
+  DEFAULT_SUMMARY_TIMEOUT_MS,
+  elapsedMs,
+  positiveOption,
+  requireText,
+  type SummarizerOptions,
+  withTimeout,
+} from "./common.ts";
+import { SummarizerError } from "./errors.ts";
+
+/** Options of {@link BedrockSummarizer}. */
+export interface BedrockSummarizerOptions extends SummarizerOptions {
+  /** The model (or inference profile) id used when the rule names none (`summary.model.id`). */
+  readonly defaultModelId: string;
+}
+
+/** Stop reasons whose text is not a summary (a guardrail's or a filter's message). */
+const REFUSALS = new Set(["guardrail_intervened", "content_filtered"]);
+
+/** Summarizes with Bedrock's Converse API. */
+export class BedrockSummarizer implements Summarizer {
+  readonly #client: BedrockRuntimeClient;
+  readonly #defaultModelId: string;
+  readonly #maxOutputTokens: number;
+  readonly #timeoutMs: number;
+  readonly #transcript: TranscriptBudget;
+
+  constructor(client: BedrockRuntimeClient, options: BedrockSummarizerOptions) {
+    if (options.defaultModelId.trim() === "") {
+      throw new RangeError("defaultModelId must name a Bedrock model");
+    }
+    this.#client = client;
+    this.#defaultModelId = options.defaultModelId;
+    this.#maxOutputTokens = positiveOption(
+      "maxOutputTokens",
+      options.maxOutputTokens,
+      DEFAULT_MAX_OUTPUT_TOKENS,
+    );
+    this.#timeoutMs = positiveOption("timeoutMs", options.timeoutMs, DEFAULT_SUMMARY_TIMEOUT_MS);
+    this.#transcript = options.transcript ?? {};
+  }
+
+  async summarize(request: SummaryRequest): Promise<SummaryResult> {
+    const model = request.model ?? this.#defaultModelId;
+    const what = `bedrock converse (${model}) summarizing ${bandName(request)}`;
+    const { system, user } = buildSummaryMessages(request, this.#transcript);
+    const command = new ConverseCommand({
+      modelId: model,
+      system: [{ text: system }],
+      messages: [{ role: "user", content: [{ text: user }] }],
+      inferenceConfig: { maxTokens: this.#maxOutputTokens },
+    });
+    const started = performance.now();
+    const response: ConverseResponse = await withTimeout(
+      this.#timeoutMs,
+      { what, model },
+      (abortSignal) => this.#client.send(command, { abortSignal }),
+      (error) => {
+        const e = error as {
+          name?: string;
+          message?: string;
+          $metadata?: { httpStatusCode?: number };
+        };
+        const status = e.$metadata?.httpStatusCode;
+        return new SummarizerError(
+          `${what} failed: ${e.name ?? "Error"}: ${e.message ?? String(error)}${status === undefined ? "" : ` (HTTP ${status})`}`,
+          { cause: error, model, ...(status === undefined ? {} : { status }) },
+        );
+      },
+    );
+    const latency = elapsedMs(started);
+    if (response.stopReason && REFUSALS.has(response.stopReason)) {
+      throw new SummarizerError(`${what}: the model refused (stop reason ${response.stopReason})`, {
+        model,
+      });
+    }
+    const blocks = response.output?.message?.content ?? [];
+    const text = requireText(
+      blocks
+        .map((block) => ("text" in block && typeof block.text === "string" ? block.text : ""))
+        .join(""),
+      what,
+    );
+    return {
+      text,
+      model,
+      ...(response.usage?.inputTokens === undefined
+        ? {}
+        : { input_tokens: response.usage.inputTokens }),
+      ...(response.usage?.outputTokens === undefined
+        ? {}
+        : { output_tokens: response.usage.outputTokens }),
+      latency_ms: latency,
+    };
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * What both summarizer adapters share: option defaults and checks, the
+ * timeout (an `AbortSignal` that fires after `timeoutMs`), and the rule that
+ * an empty answer is an error, never a summary.
+ */
+import type { TranscriptBudget } from "../../core/transcript.ts";
+import type { SummaryRequest } from "../ports.ts";
+import { EmptySummaryError, SummarizerError, SummaryTimeoutError } from "./errors.ts";
+
+/** The longest summary asked for, in output tokens. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4_096;
+
+/**
+ * How long one summary may take, in ms, from the request to the last byte of
+ * the answer. The compactor Lambda's timeout (and so the queue's visibility
+ * timeout) must leave room for it.
+ */
+export const DEFAULT_SUMMARY_TIMEOUT_MS = 120_000;
+
+/** Options every adapter takes. */
+export interface SummarizerOptions {
+  /** Answer length limit in tokens (default {@link DEFAULT_MAX_OUTPUT_TOKENS}). */
+  readonly maxOutputTokens?: number;
+  /** Timeout of one summary in ms (default {@link DEFAULT_SUMMARY_TIMEOUT_MS}). */
+  readonly timeoutMs?: number;
+  /** Budgets of the transcript (defaults: core/transcript.ts). */
+  readonly transcript?: TranscriptBudget;
+}
+
+/** Validates a positive whole-number option. */
+export function positiveOption(name: string, value: number | undefined, fallback: number): number {
+  const resolved = value ?? fallback;
+  if (!Number.isSafeInteger(resolved) || resolved <= 0) {
+    throw new RangeError(`${name} must be a positive whole number (got ${String(value)})`);
+  }
+  return resolved;
+}
+
+/** "turns 3..8" for messages. */
+export function bandName(request: Pick<SummaryRequest, "from_turn" | "to_turn">): string {
+  return `turns ${request.from_turn}..${request.to_turn}`;
+}
+
+/**
+ * Runs `call` with a signal that aborts after `timeoutMs`. A failure after the
+ * abort is a {@link SummaryTimeoutError}; any other failure is passed to
+ * `wrap` (which returns the error to throw).
+ */
+export async function withTimeout<T>(
+  timeoutMs: number,
+  describe: { readonly what: string; readonly model: string },
+  call: (signal: AbortSignal) => Promise<T>,
+  wrap: (error: unknown) => Error,
+): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    return await call(controller.signal);
+  } catch (error) {
+    if (controller.signal.aborted) {
+      throw new SummaryTimeoutError(`${describe.what}: no answer within ${timeoutMs} ms`, {
+        timeoutMs,
+        cause: error,
+        model: describe.model,
+      });
+    }
+    throw error instanceof SummarizerError ? error : wrap(error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The summary text, trimmed; an empty answer is an {@link EmptySummaryError}. */
+export function requireText(text: string, what: string): string {
+  const trimmed = text.trim();
+  if (trimmed === "") throw new EmptySummaryError(`${what}: the model answered with no text`);
+  return trimmed;
+}
+
+/** Milliseconds since `started` (a `performance.now()` reading), rounded. */
+export function elapsedMs(started: number): number {
+  return Math.max(0, Math.round(performance.now() - started));
+}

@@ -1,0 +1,732 @@
+/**
+ * The contract of {@link ConversationStore} (functions/ports.ts), run against
+ * every implementation. Each test works on conversations of its own (fresh
+ * random ids), so a factory may hand out stores over one shared table.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import type { Compaction, Entry } from "../../core/events.ts";
+import { measureTurn } from "../../core/sizes.ts";
+import { indexTurns } from "../../core/turns.ts";
+import {
+  ConditionFailedError,
+  type ConversationRef,
+  type ConversationStore,
+  type HeadVersion,
+  type StoredCompaction,
+  type StoredTurn,
+} from "../../functions/ports.ts";
+import {
+  at,
+  compaction,
+  message,
+  request,
+  toolCall,
+  toolResult,
+  turnStart,
+} from "../helpers/builders.ts";
+import { generateConversation, prng } from "../helpers/conversation.ts";
+
+/** A conversation of its own for one test. */
+export function freshRef(tenant = `tenant-${randomUUID()}`): ConversationRef {
+  return { tenant, conversation: `conv-${randomUUID()}` };
+}
+
+/** A stored turn for `events`: size counts from `measureTurn`, digest of the JSON. */
+export function storedTurn(
+  turn: number,
+  events: Entry[],
+  model?: StoredTurn["model"],
+  names = new Map<string, string>(),
+): StoredTurn {
+  return {
+    turn,
+    events,
+    size: measureTurn(events, names),
+    digest: createHash("sha256").update(JSON.stringify(events)).digest("hex"),
+    ...(model ? { model } : {}),
+  };
+}
+
+/** `count` realistic turns from the seeded conversation generator. */
+export function sampleTurns(seed: number, count: number): StoredTurn[] {
+  const entries = generateConversation({ seed, turns: count });
+  const { turnOf, turnCount } = indexTurns(entries);
+  const byTurn: Entry[][] = Array.from({ length: turnCount }, () => []);
+  entries.forEach((entry, i) => {
+    byTurn[turnOf[i] as number]?.push(entry);
+  });
+  const names = new Map<string, string>();
+  return byTurn.map((events, turn) =>
+    storedTurn(turn, events, { id: "anthropic/claude-sonnet-4-5" }, names),
+  );
+}
+
+const NOISE_ALPHABET = [
+  ...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/ \n"\\{}<>éü日本🚀',
+];
+const NOISE_BYTES = NOISE_ALPHABET.map((char) => Buffer.byteLength(char));
+
+const NOISE_BLOCK_BYTES = 48 * 1024;
+const noiseBlocks = new Map<number, string>();
+
+/** A seeded block of random text, larger than gzip's 32 KB window. */
+function noiseBlock(seed: number): string {
+  let block = noiseBlocks.get(seed);
+  if (block === undefined) {
+    const r = prng(seed);
+    const parts: string[] = [];
+    for (let size = 0; size < NOISE_BLOCK_BYTES; ) {
+      const index = Math.floor(r() * NOISE_ALPHABET.length);
+      parts.push(NOISE_ALPHABET[index] as string);
+      size += NOISE_BYTES[index] as number;
+    }
+    block = parts.join("");
+    noiseBlocks.set(seed, block);
+  }
+  return block;
+}
+
+/**
+ * Exactly `bytes` UTF-8 bytes of seeded text that barely compresses (a random
+ * block repeated beyond gzip's window), multi-byte characters included.
+ */
+export function noise(seed: number, bytes: number): string {
+  const block = noiseBlock(seed);
+  const blockBytes = Buffer.byteLength(block);
+  const whole = Math.floor(bytes / blockBytes);
+  let rest = bytes - whole * blockBytes;
+  let tail = "";
+  for (const char of block) {
+    const length = Buffer.byteLength(char);
+    if (length > rest) break;
+    tail += char;
+    rest -= length;
+  }
+  return block.repeat(whole) + tail + "x".repeat(rest);
+}
+
+/** A turn with one tool call whose response is `bytes` long. */
+function toolTurn(turn: number, bytes: number, seed: number): StoredTurn {
+  return storedTurn(turn, [
+    turnStart(turn),
+    request(`read the log ${turn}`, turn),
+    toolCall(`call-${turn}`, "fs_read_file", { path: "build.log" }, turn),
+    toolResult(`call-${turn}`, noise(seed, bytes), false, turn),
+    message(`read ${bytes} bytes`, turn),
+  ]);
+}
+
+function simpleTurn(turn: number): StoredTurn {
+  return storedTurn(turn, [turnStart(turn), request(`q${turn}`, turn), message(`m${turn}`, turn)]);
+}
+
+function storedCompaction(
+  key: string,
+  afterTurn: number,
+  seq: number,
+  value: Compaction = compaction(0, afterTurn, seq, { reasoning: "strip" }),
+): StoredCompaction {
+  return { key, after_turn: afterTurn, seq, compaction: value };
+}
+
+/** Appends `turns` in order to a conversation without compactions. */
+async function appendAll(store: ConversationStore, ref: ConversationRef, turns: StoredTurn[]) {
+  for (const turn of turns) await store.appendTurn(ref, turn, 0, {});
+}
+
+/** The head version a write is conditional on, read now. */
+async function versionOf(store: ConversationStore, ref: ConversationRef): Promise<HeadVersion> {
+  const head = await store.getHead(ref);
+  return { turn_count: head?.turn_count ?? 0, compactions_version: head?.compactions_version ?? 0 };
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+const summaryOf = ({ events: _events, ...summary }: StoredTurn) => summary;
+
+/** Equal turns, with each turn's events byte-exact (same JSON) and the rest deeply equal. */
+function expectTurns(actual: readonly (StoredTurn | undefined)[], expected: readonly StoredTurn[]) {
+  expect(actual.map((turn) => turn?.turn)).toEqual(expected.map((turn) => turn.turn));
+  expected.forEach((turn, index) => {
+    const got = actual[index];
+    expect(got && summaryOf(got)).toEqual(summaryOf(turn));
+    const same = got !== undefined && json(got.events) === json(turn.events);
+    expect(same, `events of turn ${turn.turn} read back byte-exact`).toBe(true);
+  });
+}
+
+async function settle<T>(promises: Promise<T>[]) {
+  const results = await Promise.allSettled(promises);
+  const won = results.flatMap((result, index) => (result.status === "fulfilled" ? [index] : []));
+  const errors = results.flatMap((result) => (result.status === "rejected" ? [result.reason] : []));
+  return { won, errors };
+}
+
+/** Options of {@link conversationStoreContract}. */
+export interface ContractOptions {
+  /** Run the multi-megabyte cases (default true); a second run of the suite may skip them. */
+  readonly large?: boolean;
+  /** Run the cases concurrently (they never share a conversation): for slow backends. */
+  readonly concurrent?: boolean;
+}
+
+export function conversationStoreContract(
+  name: string,
+  makeStore: () => Promise<ConversationStore>,
+  { large = true, concurrent = false }: ContractOptions = {},
+): void {
+  // The multi-megabyte cases are defined only where wanted, so no run reports skipped tests.
+  const itLarge: (title: string, fn: () => Promise<void>, timeout?: number) => void = large
+    ? (title, fn, timeout) => it(title, fn, timeout)
+    : () => undefined;
+  describe(`ConversationStore contract: ${name}`, { concurrent }, () => {
+    describe("turns", () => {
+      it("appends turns in sequence and counts them", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        expect(await store.getHead(ref)).toBeUndefined();
+        const turns = sampleTurns(1, 6);
+        for (const [index, turn] of turns.entries()) {
+          await store.appendTurn(ref, turn, 0, { projected_chars: index * 100 });
+          expect((await store.getHead(ref))?.turn_count).toBe(index + 1);
+        }
+        expect(await store.getHead(ref)).toEqual({
+          turn_count: 6,
+          evaluated_through: -1,
+          projected_chars: 500,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+        });
+        expectTurns(await Promise.all(turns.map((t) => store.getTurn(ref, t.turn))), turns);
+        expect(await store.getTurn(ref, 6)).toBeUndefined();
+        expect(await store.getTurn(freshRef(), 0)).toBeUndefined();
+      });
+
+      it("rejects a turn that is not the next one", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const refused = (turn: StoredTurn, version = 0) =>
+          expect(
+            store.appendTurn(ref, turn, version, { projected_chars: 9 }),
+          ).rejects.toBeInstanceOf(ConditionFailedError);
+        await refused(simpleTurn(1));
+        expect(await store.getHead(ref)).toBeUndefined();
+        await appendAll(store, ref, [simpleTurn(0), simpleTurn(1)]);
+        await refused(simpleTurn(0));
+        await refused(simpleTurn(1));
+        await refused(simpleTurn(3));
+        // Even an identical replay fails: the caller compares digests.
+        await refused((await store.getTurn(ref, 1)) as StoredTurn);
+        expect(await store.getHead(ref)).toMatchObject({ turn_count: 2, projected_chars: 0 });
+        expect((await store.readTurns(ref)).map((t) => t.turn)).toEqual([0, 1]);
+      });
+
+      it("rejects a turn computed before a compaction landed", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await expect(store.appendTurn(ref, simpleTurn(0), 1, {})).rejects.toBeInstanceOf(
+          ConditionFailedError,
+        );
+        expect(await store.getHead(ref)).toBeUndefined();
+        await appendAll(store, ref, sampleTurns(2, 3));
+        await store.addCompaction(
+          ref,
+          storedCompaction("AUTO#000002", 2, 0),
+          await versionOf(store, ref),
+          {},
+        );
+        await expect(store.appendTurn(ref, simpleTurn(3), 0, {})).rejects.toBeInstanceOf(
+          ConditionFailedError,
+        );
+        await expect(store.appendTurn(ref, simpleTurn(3), 2, {})).rejects.toBeInstanceOf(
+          ConditionFailedError,
+        );
+        await store.appendTurn(ref, simpleTurn(3), 1, { projected_chars: 3 });
+        expect(await store.getHead(ref)).toMatchObject({
+          turn_count: 4,
+          compactions_version: 1,
+          projected_chars: 3,
+        });
+      });
+
+      it.each([2, 5])("lets exactly one of %i concurrent appends of a turn succeed", async (n) => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await store.appendTurn(ref, simpleTurn(0), 0, {});
+        const candidates = Array.from({ length: n }, (_, i) =>
+          storedTurn(1, [turnStart(1), request(`candidate ${i}`, 1), message(`answer ${i}`, 1)]),
+        );
+        const { won, errors } = await settle(
+          candidates.map((turn, i) => store.appendTurn(ref, turn, 0, { projected_chars: i })),
+        );
+        expect(won).toHaveLength(1);
+        expect(errors).toHaveLength(n - 1);
+        for (const error of errors) expect(error).toBeInstanceOf(ConditionFailedError);
+        const winner = won[0] as number;
+        expect(await store.getHead(ref)).toMatchObject({ turn_count: 2, projected_chars: winner });
+        expectTurns([await store.getTurn(ref, 1)], [candidates[winner] as StoredTurn]);
+      });
+
+      it("lets exactly one of concurrent first appends create the conversation", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const candidates = Array.from({ length: 5 }, (_, i) =>
+          storedTurn(0, [turnStart(0), request(`first ${i}`)]),
+        );
+        const { won } = await settle(candidates.map((turn) => store.appendTurn(ref, turn, 0, {})));
+        expect(won).toHaveLength(1);
+        expectTurns(await store.readTurns(ref), [candidates[won[0] as number] as StoredTurn]);
+      });
+
+      it("stores a 900 KB tool response byte-exact", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const big = toolTurn(0, 900 * 1024, 7);
+        await store.appendTurn(ref, big, 0, {});
+        expectTurns([await store.getTurn(ref, 0)], [big]);
+        expectTurns(await store.readTurns(ref), [big]);
+      });
+
+      itLarge("stores a 5 MB turn byte-exact, between ordinary turns", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const events: Entry[] = [turnStart(1), request("dump everything", 1)];
+        for (let i = 0; i < 5; i++) {
+          events.push(toolCall(`c${i}`, "run_command", { command: `cat part${i}` }, 1));
+          events.push(toolResult(`c${i}`, noise(100 + i, 1024 * 1024), i === 3, 1));
+        }
+        events.push({ type: "x_future_entry", timestamp: at(1), lone: "\ud800 surrogate" });
+        const huge = storedTurn(1, events);
+        expect(Buffer.byteLength(json(huge.events))).toBeGreaterThan(5 * 1024 * 1024);
+        const turns = [simpleTurn(0), huge, simpleTurn(2)];
+        await appendAll(store, ref, turns);
+        expectTurns([await store.getTurn(ref, 1)], [huge]);
+        expectTurns(await store.readTurns(ref), turns);
+        expect((await store.getHead(ref))?.turn_count).toBe(3);
+      });
+
+      itLarge("lets exactly one of two concurrent 5 MB appends succeed", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const candidates = [0, 1].map((i) =>
+          storedTurn(0, [turnStart(0), toolResult("c", noise(200 + i, 5 * 1024 * 1024))]),
+        );
+        const { won, errors } = await settle(
+          candidates.map((turn) => store.appendTurn(ref, turn, 0, {})),
+        );
+        expect(won).toHaveLength(1);
+        expect(errors[0]).toBeInstanceOf(ConditionFailedError);
+        expectTurns(await store.readTurns(ref), [candidates[won[0] as number] as StoredTurn]);
+      });
+
+      it("reads many turns, more than 1 MB of them, completely and in order", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const turns = Array.from({ length: 40 }, (_, t) =>
+          t % 5 === 2
+            ? toolTurn(t, 250 * 1024, t)
+            : { ...(sampleTurns(t, 1)[0] as StoredTurn), turn: t },
+        );
+        await appendAll(store, ref, turns);
+        expectTurns(await store.readTurns(ref), turns);
+        expect(await store.listTurnSummaries(ref)).toEqual(turns.map(summaryOf));
+      });
+
+      it("reads ranges of turns", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const turns = sampleTurns(3, 12);
+        await appendAll(store, ref, turns);
+        const numbers = async (from?: number, to?: number) =>
+          (await store.readTurns(ref, from, to)).map((t) => t.turn);
+        expect(await numbers()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        expect(await numbers(3, 5)).toEqual([3, 4, 5]);
+        expect(await numbers(4, 4)).toEqual([4]);
+        expect(await numbers(9)).toEqual([9, 10, 11]);
+        expect(await numbers(10, 100)).toEqual([10, 11]);
+        expect(await numbers(0, 0)).toEqual([0]);
+        expect(await numbers(6, 5)).toEqual([]);
+        expect(await numbers(12)).toEqual([]);
+        expectTurns(await store.readTurns(ref, 2, 3), turns.slice(2, 4));
+        expect(await store.readTurns(freshRef())).toEqual([]);
+      });
+
+      it("lists turn summaries without events", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        expect(await store.listTurnSummaries(ref)).toEqual([]);
+        const turns = sampleTurns(4, 5);
+        await appendAll(store, ref, turns);
+        const summaries = await store.listTurnSummaries(ref);
+        expect(summaries).toEqual(turns.map(summaryOf));
+        for (const summary of summaries) expect(summary).not.toHaveProperty("events");
+      });
+
+      it("sets the head fields an append carries and keeps the others", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await store.appendTurn(ref, simpleTurn(0), 0, {
+          projected_chars: 10,
+          model: { id: "openai/gpt-4o", context_window: 128_000 },
+          stream_config: { enabled: true, rule: { keep_last: 2 } },
+        });
+        await store.appendTurn(ref, simpleTurn(1), 0, { projected_chars: 20 });
+        expect(await store.getHead(ref)).toEqual({
+          turn_count: 2,
+          evaluated_through: -1,
+          projected_chars: 20,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+          model: { id: "openai/gpt-4o", context_window: 128_000 },
+          stream_config: { enabled: true, rule: { keep_last: 2 } },
+        });
+      });
+    });
+
+    describe("compactions", () => {
+      async function conversationWithTurns(store: ConversationStore, count = 3) {
+        const ref = freshRef();
+        await appendAll(store, ref, sampleTurns(5, count));
+        return ref;
+      }
+
+      it("lists compactions in stream order (after_turn, then seq)", async () => {
+        const store = await makeStore();
+        const ref = await conversationWithTurns(store, 8);
+        const added = [
+          storedCompaction("MAN#b", 5, 0),
+          storedCompaction("AUTO#000003", 2, 1),
+          storedCompaction("MAN#a", 5, 2),
+          storedCompaction(
+            "AUTO#000007",
+            7,
+            3,
+            compaction(1, 4, 30, {
+              source: "auto",
+              summary: { summary: "decisions, paths 日本 🚀" },
+              trigger: {
+                turn: 7,
+                estimated_tokens: 151_234.5,
+                threshold: 150_000,
+                context_window: 200_000,
+                estimated_tokens_after: 40_210.25,
+              },
+            }),
+          ),
+          storedCompaction("AUTO#000001", 2, 4),
+        ];
+        for (const [version, item] of added.entries()) {
+          await store.addCompaction(
+            ref,
+            item,
+            { turn_count: 8, compactions_version: version },
+            { max_compacted_turn: version },
+          );
+        }
+        const listed = await store.listCompactions(ref);
+        expect(listed.map((c) => c.key)).toEqual([
+          "AUTO#000003",
+          "AUTO#000001",
+          "MAN#b",
+          "MAN#a",
+          "AUTO#000007",
+        ]);
+        expect(listed).toEqual([added[1], added[4], added[0], added[2], added[3]]);
+        const auto = listed.find((c) => c.key === "AUTO#000007");
+        expect(json(auto?.compaction)).toBe(json(added[3]?.compaction));
+        expect(await store.getHead(ref)).toMatchObject({
+          compactions_version: 5,
+          max_compacted_turn: 4,
+          turn_count: 8,
+        });
+      });
+
+      it("refuses a second compaction under the same key", async () => {
+        const store = await makeStore();
+        const ref = await conversationWithTurns(store);
+        await store.addCompaction(
+          ref,
+          storedCompaction("AUTO#000002", 2, 0),
+          { turn_count: 3, compactions_version: 0 },
+          {},
+        );
+        await expect(
+          store.addCompaction(
+            ref,
+            storedCompaction("AUTO#000002", 2, 1),
+            { turn_count: 3, compactions_version: 1 },
+            { projected_chars: 1 },
+          ),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
+        expect(await store.listCompactions(ref)).toEqual([storedCompaction("AUTO#000002", 2, 0)]);
+        expect(await store.getHead(ref)).toMatchObject({
+          compactions_version: 1,
+          projected_chars: 0,
+        });
+      });
+
+      it("refuses a stale expected version or turn count", async () => {
+        const store = await makeStore();
+        const ref = await conversationWithTurns(store);
+        await store.addCompaction(
+          ref,
+          storedCompaction("MAN#1", 2, 0),
+          { turn_count: 3, compactions_version: 0 },
+          {},
+        );
+        for (const stale of [
+          { turn_count: 3, compactions_version: 0 },
+          { turn_count: 3, compactions_version: 2 },
+          { turn_count: 2, compactions_version: 1 },
+          { turn_count: 4, compactions_version: 1 },
+        ]) {
+          await expect(
+            store.addCompaction(ref, storedCompaction("MAN#2", 2, 1), stale, {
+              max_compacted_turn: 9,
+            }),
+          ).rejects.toBeInstanceOf(ConditionFailedError);
+        }
+        expect((await store.listCompactions(ref)).map((c) => c.key)).toEqual(["MAN#1"]);
+        expect(await store.getHead(ref)).toMatchObject({
+          turn_count: 3,
+          compactions_version: 1,
+          max_compacted_turn: -1,
+        });
+      });
+
+      it("refuses a compaction on a conversation that does not exist", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await expect(
+          store.addCompaction(
+            ref,
+            storedCompaction("MAN#1", 0, 0),
+            { turn_count: 0, compactions_version: 0 },
+            {},
+          ),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
+        expect(await store.getHead(ref)).toBeUndefined();
+        expect(await store.listCompactions(ref)).toEqual([]);
+      });
+
+      it("lands exactly one of five concurrent compactions on the same version", async () => {
+        const store = await makeStore();
+        const ref = await conversationWithTurns(store);
+        const candidates = Array.from({ length: 5 }, (_, i) =>
+          storedCompaction(i % 2 === 0 ? `AUTO#00000${i}` : `MAN#${i}`, 2, 0),
+        );
+        const { won, errors } = await settle(
+          candidates.map((candidate, i) =>
+            store.addCompaction(
+              ref,
+              candidate,
+              { turn_count: 3, compactions_version: 0 },
+              {
+                projected_chars: 1000 + i,
+              },
+            ),
+          ),
+        );
+        expect(won).toHaveLength(1);
+        for (const error of errors) expect(error).toBeInstanceOf(ConditionFailedError);
+        const winner = won[0] as number;
+        expect(await store.listCompactions(ref)).toEqual([candidates[winner]]);
+        expect(await store.getHead(ref)).toMatchObject({
+          compactions_version: 1,
+          projected_chars: 1000 + winner,
+        });
+      });
+
+      it("lands only one of a turn and a compaction computed from the same head", async () => {
+        const store = await makeStore();
+        for (let round = 0; round < 4; round++) {
+          const ref = await conversationWithTurns(store);
+          const read = await versionOf(store, ref);
+          const { won, errors } = await settle<void>([
+            store.appendTurn(ref, simpleTurn(3), read.compactions_version, { projected_chars: 1 }),
+            store.addCompaction(ref, storedCompaction("AUTO#000002", 2, 0), read, {
+              projected_chars: 2,
+            }),
+          ]);
+          expect(won).toHaveLength(1);
+          expect(errors[0]).toBeInstanceOf(ConditionFailedError);
+          const head = await store.getHead(ref);
+          if (won[0] === 0) {
+            expect(head).toMatchObject({
+              turn_count: 4,
+              compactions_version: 0,
+              projected_chars: 1,
+            });
+            expect(await store.listCompactions(ref)).toEqual([]);
+          } else {
+            expect(head).toMatchObject({
+              turn_count: 3,
+              compactions_version: 1,
+              projected_chars: 2,
+            });
+            expect(await store.readTurns(ref, 3)).toEqual([]);
+          }
+        }
+      });
+
+      it("removes compactions under the head condition", async () => {
+        const store = await makeStore();
+        const ref = await conversationWithTurns(store, 6);
+        const items = [
+          storedCompaction("AUTO#000003", 3, 0),
+          storedCompaction("MAN#x", 4, 1),
+          storedCompaction("AUTO#000005", 5, 2),
+        ];
+        for (const [version, item] of items.entries()) {
+          await store.addCompaction(
+            ref,
+            item,
+            { turn_count: 6, compactions_version: version },
+            { max_compacted_turn: item.after_turn },
+          );
+        }
+        for (const stale of [
+          { turn_count: 6, compactions_version: 2 },
+          { turn_count: 5, compactions_version: 3 },
+        ]) {
+          await expect(
+            store.removeCompactions(ref, ["AUTO#000003"], stale, { max_compacted_turn: -1 }),
+          ).rejects.toBeInstanceOf(ConditionFailedError);
+        }
+        expect(await store.listCompactions(ref)).toHaveLength(3);
+
+        await store.removeCompactions(
+          ref,
+          ["AUTO#000003", "AUTO#000005", "AUTO#missing"],
+          { turn_count: 6, compactions_version: 3 },
+          { max_compacted_turn: 4, projected_chars: 77 },
+        );
+        expect(await store.listCompactions(ref)).toEqual([items[1]]);
+        expect(await store.getHead(ref)).toMatchObject({
+          compactions_version: 4,
+          max_compacted_turn: 4,
+          projected_chars: 77,
+          turn_count: 6,
+        });
+        await store.removeCompactions(
+          ref,
+          ["MAN#x"],
+          { turn_count: 6, compactions_version: 4 },
+          {
+            max_compacted_turn: -1,
+          },
+        );
+        expect(await store.listCompactions(ref)).toEqual([]);
+        expect(await store.getHead(ref)).toMatchObject({
+          compactions_version: 5,
+          max_compacted_turn: -1,
+        });
+        // The key is free again.
+        await store.addCompaction(
+          ref,
+          storedCompaction("MAN#x", 5, 5),
+          { turn_count: 6, compactions_version: 5 },
+          {},
+        );
+        expect((await store.listCompactions(ref)).map((c) => c.key)).toEqual(["MAN#x"]);
+      });
+    });
+
+    describe("head", () => {
+      it("creates the head on putConfig and keeps the config across appends", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const config = { enabled: true, trigger_ratio: 0.5, rule: { keep_last: 2, summary: null } };
+        await store.putConfig(ref, config);
+        expect(await store.getHead(ref)).toEqual({
+          turn_count: 0,
+          evaluated_through: -1,
+          projected_chars: 0,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+          config,
+        });
+        await store.appendTurn(ref, simpleTurn(0), 0, { projected_chars: 5 });
+        await store.appendTurn(ref, simpleTurn(1), 0, {});
+        expect(await store.getHead(ref)).toMatchObject({
+          turn_count: 2,
+          projected_chars: 5,
+          config,
+        });
+        await store.putConfig(ref, { min_turns: 3 });
+        expect(await store.getHead(ref)).toEqual({
+          turn_count: 2,
+          evaluated_through: -1,
+          projected_chars: 5,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+          config: { min_turns: 3 },
+        });
+      });
+
+      it("raises evaluated_through and never lowers it", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await store.markEvaluated(ref, 3);
+        expect(await store.getHead(ref)).toBeUndefined();
+        await appendAll(store, ref, sampleTurns(6, 5));
+        await store.markEvaluated(ref, 2);
+        expect((await store.getHead(ref))?.evaluated_through).toBe(2);
+        await store.markEvaluated(ref, 1);
+        await store.markEvaluated(ref, 2);
+        expect((await store.getHead(ref))?.evaluated_through).toBe(2);
+        await Promise.all([4, 0, 3, 1].map((turn) => store.markEvaluated(ref, turn)));
+        expect(await store.getHead(ref)).toMatchObject({ evaluated_through: 4, turn_count: 5 });
+      });
+    });
+
+    describe("isolation", () => {
+      it("never lets two tenants see each other's conversation of the same id", async () => {
+        const store = await makeStore();
+        const a = freshRef();
+        const b = { tenant: `${a.tenant}-other`, conversation: a.conversation };
+        await store.appendTurn(a, simpleTurn(0), 0, { projected_chars: 1 });
+        expect(await store.getHead(b)).toBeUndefined();
+        expect(await store.readTurns(b)).toEqual([]);
+        await store.appendTurn(b, toolTurn(0, 100, 1), 0, { projected_chars: 2 });
+        await store.addCompaction(
+          b,
+          storedCompaction("MAN#b", 0, 0),
+          { turn_count: 1, compactions_version: 0 },
+          {},
+        );
+        await store.putConfig(b, { enabled: false });
+        await store.markEvaluated(b, 0);
+        expect(await store.getHead(a)).toEqual({
+          turn_count: 1,
+          evaluated_through: -1,
+          projected_chars: 1,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+        });
+        expectTurns(await store.readTurns(a), [simpleTurn(0)]);
+        expect(await store.listTurnSummaries(a)).toEqual([summaryOf(simpleTurn(0))]);
+        expect(await store.listCompactions(a)).toEqual([]);
+        expectTurns(await store.readTurns(b), [toolTurn(0, 100, 1)]);
+      });
+
+      it("keeps ids apart that only differ around separators", async () => {
+        const store = await makeStore();
+        const id = randomUUID();
+        const refs: ConversationRef[] = [
+          { tenant: `${id}#C#x`, conversation: "y" },
+          { tenant: id, conversation: "x#C#y" },
+          { tenant: `${id}#C`, conversation: "x#C#y" },
+          { tenant: `${id}%23C%23x`, conversation: "y" },
+          { tenant: `${id}/é`, conversation: "日本 🚀" },
+        ];
+        for (const [index, ref] of refs.entries()) {
+          await store.appendTurn(ref, simpleTurn(0), 0, { projected_chars: index });
+        }
+        for (const [index, ref] of refs.entries()) {
+          expect(await store.getHead(ref)).toMatchObject({ turn_count: 1, projected_chars: index });
+        }
+      });
+    });
+  });
+}

@@ -1,0 +1,40 @@
+/** The ConversationStore contract against the in-memory fake and DynamoDB Local (never mocks). */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { afterAll } from "vitest";
+import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
+import { MemoryConversationStore } from "../../functions/store/memory.ts";
+import { freshTable, localClient } from "../helpers/dynamodb.ts";
+import { conversationStoreContract } from "./conversation-store.contract.ts";
+
+conversationStoreContract("MemoryConversationStore", async () => new MemoryConversationStore());
+
+let dynamo: Promise<{ client: DynamoDBClient; table: string }> | undefined;
+/** One client and table for the suite; every test works on conversations of its own. */
+function dynamoTable() {
+  dynamo ??= (async () => {
+    const client = localClient();
+    return { client, table: await freshTable(client, "contract") };
+  })();
+  return dynamo;
+}
+afterAll(async () => (await dynamo)?.client.destroy());
+
+conversationStoreContract(
+  "DynamoConversationStore on DynamoDB Local",
+  async () => {
+    const { client, table } = await dynamoTable();
+    return new DynamoConversationStore(client, table);
+  },
+  { concurrent: true },
+);
+
+// Tiny Query pages: every read must follow LastEvaluatedKey (the multi-megabyte
+// cases already span several 1 MB pages above).
+conversationStoreContract(
+  "DynamoConversationStore, 2-item Query pages",
+  async () => {
+    const { client, table } = await dynamoTable();
+    return new DynamoConversationStore(client, table, { queryLimit: 2 });
+  },
+  { large: false, concurrent: true },
+);

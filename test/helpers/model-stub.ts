@@ -1,0 +1,155 @@
+/**
+ * A stub model server on 127.0.0.1 (a free port) for the summarizer tests:
+ * records every request and answers with what the test's handler says, so the
+ * real clients are driven over real HTTP: HTTP/1.1 for `fetch`, cleartext
+ * HTTP/2 for the Bedrock Runtime client (its default handler is the SDK's
+ * HTTP/2 one, as in Lambda).
+ */
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import {
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+} from "node:http2";
+import type { AddressInfo } from "node:net";
+
+/** A request the stub received. */
+export interface StubRequest {
+  readonly method: string;
+  /** The decoded path (e.g. `/model/anthropic.claude:0/converse`). */
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly raw: string;
+  /** The body parsed as JSON (`undefined` when it is not JSON). */
+  readonly body: unknown;
+}
+
+/** What the stub answers: a JSON body with a status, a raw body, or never (`"hang"`). */
+export type StubReply =
+  | {
+      readonly status?: number;
+      readonly json?: unknown;
+      readonly body?: string;
+      readonly headers?: Record<string, string>;
+    }
+  | "hang";
+
+export type StubHandler = (request: StubRequest) => StubReply | Promise<StubReply>;
+
+/** A running stub. */
+export interface ModelStub {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly requests: StubRequest[];
+  /** Replaces the handler (e.g. a failing model that recovers). */
+  reply(handler: StubHandler): void;
+  close(): Promise<void>;
+}
+
+/** Starts a stub answering with `handler`, over HTTP/1.1 or (`http2`) cleartext HTTP/2. */
+export async function startModelStub(
+  handler: StubHandler,
+  options: { readonly http2?: boolean } = {},
+): Promise<ModelStub> {
+  let current = handler;
+  const requests: StubRequest[] = [];
+  const serve = (
+    req: IncomingMessage | Http2ServerRequest,
+    res: ServerResponse | Http2ServerResponse,
+  ) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks).toString("utf8");
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = undefined;
+      }
+      const request: StubRequest = {
+        method: req.method ?? "",
+        path: decodeURIComponent(req.url ?? ""),
+        headers: req.headers,
+        raw,
+        body,
+      };
+      requests.push(request);
+      Promise.resolve(current(request)).then(
+        (reply) => {
+          if (reply === "hang") return;
+          const text = reply.json === undefined ? (reply.body ?? "") : JSON.stringify(reply.json);
+          res.writeHead(reply.status ?? 200, {
+            "content-type": reply.json === undefined ? "text/plain" : "application/json",
+            ...reply.headers,
+          });
+          res.end(text);
+        },
+        (error: unknown) => {
+          res.writeHead(599, { "content-type": "text/plain" });
+          res.end(String(error));
+        },
+      );
+    });
+  };
+  const sessions = new Set<Http2Session>();
+  const server = options.http2 ? createHttp2Server(serve) : createServer(serve);
+  if (options.http2) {
+    server.on("session", (session: Http2Session) => {
+      sessions.add(session);
+      session.on("close", () => sessions.delete(session));
+    });
+  }
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    reply(next) {
+      current = next;
+    },
+    close() {
+      if ("closeAllConnections" in server) server.closeAllConnections();
+      for (const session of sessions) session.destroy();
+      return new Promise((resolve, reject) =>
+        server.close((error) => (error ? reject(error) : resolve())),
+      );
+    },
+  };
+}
+
+/** A Bedrock Converse answer. */
+export function converseAnswer(text: string, inputTokens = 1234, outputTokens = 56) {
+  return {
+    json: {
+      output: { message: { role: "assistant", content: [{ text }] } },
+      stopReason: "end_turn",
+      usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
+      metrics: { latencyMs: 42 },
+    },
+  };
+}
+
+/** An OpenAI chat-completions answer. */
+export function chatCompletion(text: string | null, promptTokens = 1234, completionTokens = 56) {
+  return {
+    json: {
+      id: "chatcmpl-stub",
+      object: "chat.completion",
+      created: 1_700_000_000,
+      model: "stub-served-model",
+      choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      },
+    },
+  };
+}

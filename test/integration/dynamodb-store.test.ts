@@ -1,0 +1,342 @@
+/**
+ * What the contract suite cannot see of the DynamoDB store: its item layout,
+ * which items each read touches, the two-step write of turns too big for one
+ * transaction (racing losers, crashed writers, orphan chunks), integrity
+ * checks and DynamoDB's limits. Runs on DynamoDB Local.
+ */
+import {
+  DeleteItemCommand,
+  type DynamoDBClient,
+  PutItemCommand,
+  QueryCommand,
+} from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConditionFailedError, type ConversationRef } from "../../functions/ports.ts";
+import {
+  createTable,
+  DynamoConversationStore,
+  type DynamoStoreOptions,
+  MAX_TURN,
+  parsePartitionKey,
+  partitionKey,
+} from "../../functions/store/dynamodb.ts";
+import {
+  CorruptTurnError,
+  InvalidKeyError,
+  WriteTooLargeError,
+} from "../../functions/store/errors.ts";
+import { freshRef, noise, storedTurn } from "../contract/conversation-store.contract.ts";
+import { compaction, message, request, toolResult, turnStart } from "../helpers/builders.ts";
+import { freshTable, localClient } from "../helpers/dynamodb.ts";
+
+const client = localClient();
+let table: string;
+beforeAll(async () => {
+  table = await freshTable(client, "store");
+});
+afterAll(() => client.destroy());
+
+/** Small chunks and a small transaction budget: the two-step path with little data. */
+const TWO_STEP: DynamoStoreOptions = { chunkBytes: 4096, maxTransactionBytes: 8192 };
+
+/** A store over a client that records every command and may fail some. */
+function spiedStore(options: DynamoStoreOptions = {}, fail?: (name: string) => Error | undefined) {
+  const spied = localClient();
+  const real = spied.send.bind(spied) as (command: unknown) => Promise<unknown>;
+  const commands: { name: string; input: Record<string, unknown> }[] = [];
+  (spied as unknown as { send: (command: unknown) => Promise<unknown> }).send = async (command) => {
+    const { input } = command as { input: Record<string, unknown> };
+    const name = (command as { constructor: { name: string } }).constructor.name;
+    commands.push({ name, input });
+    const error = fail?.(name);
+    if (error) throw error;
+    return real(command);
+  };
+  const store = new DynamoConversationStore(spied, table, options);
+  return { store, commands, close: () => spied.destroy() };
+}
+
+async function sortKeys(db: DynamoDBClient, ref: ConversationRef): Promise<string[]> {
+  const keys: string[] = [];
+  let start: Record<string, never> | undefined;
+  do {
+    const page = await db.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": { S: partitionKey(ref) } },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) keys.push(item.sk?.S ?? "");
+    start = page.LastEvaluatedKey as typeof start;
+  } while (start);
+  return keys;
+}
+
+const chunkKeys = async (ref: ConversationRef) =>
+  (await sortKeys(client, ref)).filter((sk) => sk.startsWith("EVT#"));
+
+const small = (n: number) =>
+  storedTurn(n, [turnStart(n), request(`q${n}`, n), message(`m${n}`, n)]);
+/** About 40 KB of barely compressible events: ~10 chunks of 4 KB under {@link TWO_STEP}. */
+const big = (n: number, seed: number) =>
+  storedTurn(n, [turnStart(n), toolResult(`t${n}`, noise(seed, 40_000), false, n)]);
+
+describe("DynamoConversationStore layout", () => {
+  it("stores head, turns, event chunks and compactions under one escaped partition key", async () => {
+    const ref = { tenant: `a#C#b%-${Date.now()}`, conversation: "c#1" };
+    const store = new DynamoConversationStore(client, table);
+    await store.appendTurn(ref, small(0), 0, {});
+    await store.appendTurn(ref, small(1), 0, {});
+    await store.addCompaction(
+      ref,
+      {
+        key: "AUTO#000001",
+        after_turn: 1,
+        seq: 0,
+        compaction: compaction(0, 0, 1, { reasoning: "strip" }),
+      },
+      { turn_count: 2, compactions_version: 0 },
+      {},
+    );
+    expect(partitionKey(ref)).toBe(`T#a%23C%23b%25-${ref.tenant.slice(7)}#C#c%231`);
+    const keys = await sortKeys(client, ref);
+    expect(keys).toHaveLength(6);
+    expect(keys.filter((sk) => !sk.startsWith("EVT#"))).toEqual([
+      "CMP#AUTO#000001",
+      "HEAD",
+      "TURN#000000000",
+      "TURN#000000001",
+    ]);
+    for (const sk of keys.filter((k) => k.startsWith("EVT#"))) {
+      expect(sk).toMatch(/^EVT#00000000[01]#[0-9a-f]{32}#c0000$/);
+    }
+  });
+
+  it("lists turn summaries and reads the head without touching event chunks", async () => {
+    const ref = freshRef();
+    await new DynamoConversationStore(client, table).appendTurn(ref, big(0, 1), 0, {});
+    const { store, commands, close } = spiedStore();
+    expect(await store.listTurnSummaries(ref)).toHaveLength(1);
+    await store.getHead(ref);
+    const touched = JSON.stringify(commands.map((c) => c.input));
+    expect(touched).not.toContain("EVT#");
+    expect(commands.map((c) => c.name)).toEqual(["QueryCommand", "GetItemCommand"]);
+    close();
+  });
+
+  it("rejects ids and turns that cannot be keys", async () => {
+    const store = new DynamoConversationStore(client, table);
+    await expect(store.getHead({ tenant: "bad\ud800", conversation: "c" })).rejects.toBeInstanceOf(
+      InvalidKeyError,
+    );
+    await expect(store.appendTurn(freshRef(), small(MAX_TURN + 1), 0, {})).rejects.toBeInstanceOf(
+      InvalidKeyError,
+    );
+    expect(await store.getTurn(freshRef(), -1)).toBeUndefined();
+    expect(await store.getTurn(freshRef(), 1.5)).toBeUndefined();
+  });
+});
+
+describe("DynamoConversationStore turns too big for one transaction", () => {
+  it("writes the chunks first, then commits turn and head in one transaction", async () => {
+    const ref = freshRef();
+    const { store, commands, close } = spiedStore(TWO_STEP);
+    await store.appendTurn(ref, small(0), 0, {});
+    commands.length = 0;
+    await store.appendTurn(ref, big(1, 2), 0, { projected_chars: 5 });
+    const chunks = commands.filter((c) => c.name === "PutItemCommand").length;
+    expect(chunks).toBeGreaterThan(2);
+    expect(commands.map((c) => c.name)).toEqual([
+      "GetItemCommand",
+      ...Array(chunks).fill("PutItemCommand"),
+      "TransactWriteItemsCommand",
+    ]);
+    const commit = commands.at(-1)?.input.TransactItems as unknown[];
+    expect(commit).toHaveLength(2);
+    expect(await chunkKeys(ref)).toHaveLength(chunks + 1);
+    expect(JSON.stringify((await store.getTurn(ref, 1))?.events)).toBe(
+      JSON.stringify(big(1, 2).events),
+    );
+    close();
+  });
+
+  it("fails fast, writing nothing, when the head has moved on", async () => {
+    const ref = freshRef();
+    const { store, commands, close } = spiedStore(TWO_STEP);
+    await store.appendTurn(ref, small(0), 0, {});
+    commands.length = 0;
+    await expect(store.appendTurn(ref, big(0, 3), 0, {})).rejects.toBeInstanceOf(
+      ConditionFailedError,
+    );
+    await expect(store.appendTurn(ref, big(1, 3), 4, {})).rejects.toBeInstanceOf(
+      ConditionFailedError,
+    );
+    expect(commands.map((c) => c.name)).toEqual(["GetItemCommand", "GetItemCommand"]);
+    close();
+  });
+
+  it("deletes a losing racer's chunks and keeps the winner's", async () => {
+    const ref = freshRef();
+    const store = new DynamoConversationStore(client, table, TWO_STEP);
+    const candidates = [big(0, 10), big(0, 11), big(0, 12)];
+    const results = await Promise.allSettled(
+      candidates.map((t) => store.appendTurn(ref, t, 0, {})),
+    );
+    const winner = results.findIndex((r) => r.status === "fulfilled");
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const stored = await store.getTurn(ref, 0);
+    expect(stored?.digest).toBe(candidates[winner]?.digest);
+    const prefixes = new Set((await chunkKeys(ref)).map((sk) => sk.split("#")[2]));
+    expect(prefixes.size).toBe(1);
+  });
+
+  it("lets identical racers share their chunks", async () => {
+    const ref = freshRef();
+    const store = new DynamoConversationStore(client, table, TWO_STEP);
+    const results = await Promise.allSettled(
+      [0, 1, 2].map(() => store.appendTurn(ref, big(0, 20), 0, {})),
+    );
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    expect(JSON.stringify((await store.getTurn(ref, 0))?.events)).toBe(
+      JSON.stringify(big(0, 20).events),
+    );
+  });
+
+  it("ignores the orphan chunks of a writer that crashed before committing", async () => {
+    const ref = freshRef();
+    let crash = true;
+    const crashing = spiedStore(TWO_STEP, (name) => {
+      if (name !== "TransactWriteItemsCommand" || !crash) return undefined;
+      crash = false;
+      return new Error("Lambda timed out");
+    });
+    await expect(crashing.store.appendTurn(ref, big(0, 30), 0, {})).rejects.toThrow("timed out");
+    const orphans = await chunkKeys(ref);
+    expect(orphans.length).toBeGreaterThan(2);
+    expect(await crashing.store.getHead(ref)).toBeUndefined();
+    expect(await crashing.store.readTurns(ref)).toEqual([]);
+    // Another turn 0 lands; readers follow its chunks only.
+    await crashing.store.appendTurn(ref, big(0, 31), 0, {});
+    await crashing.store.appendTurn(ref, big(1, 30), 0, {});
+    const read = await crashing.store.readTurns(ref);
+    expect(read.map((t) => t.digest)).toEqual([big(0, 31).digest, big(1, 30).digest]);
+    // A retry of the crashed turn itself overwrites its own chunks in place.
+    const other = freshRef();
+    crash = true;
+    await expect(crashing.store.appendTurn(other, big(0, 32), 0, {})).rejects.toThrow();
+    const before = await chunkKeys(other);
+    await crashing.store.appendTurn(other, big(0, 32), 0, {});
+    expect(await chunkKeys(other)).toEqual(before);
+    expect((await crashing.store.getTurn(other, 0))?.digest).toBe(big(0, 32).digest);
+    crashing.close();
+  });
+
+  it("reports missing or altered chunks instead of returning wrong events", async () => {
+    const ref = freshRef();
+    const store = new DynamoConversationStore(client, table, TWO_STEP);
+    await store.appendTurn(ref, big(0, 40), 0, {});
+    await store.appendTurn(ref, big(1, 41), 0, {});
+    const [first, second] = await chunkKeys(ref);
+    await client.send(
+      new DeleteItemCommand({
+        TableName: table,
+        Key: { pk: { S: partitionKey(ref) }, sk: { S: first as string } },
+      }),
+    );
+    await expect(store.getTurn(ref, 0)).rejects.toBeInstanceOf(CorruptTurnError);
+    await expect(store.readTurns(ref)).rejects.toBeInstanceOf(CorruptTurnError);
+    await client.send(
+      new PutItemCommand({
+        TableName: table,
+        Item: {
+          pk: { S: partitionKey(ref) },
+          sk: { S: first as string },
+          chunk: { N: "0" },
+          data: { B: new Uint8Array(4096) },
+        },
+      }),
+    );
+    await expect(store.getTurn(ref, 0)).rejects.toThrow(/hash/);
+    expect(second).toBeDefined();
+    expect((await store.getTurn(ref, 1))?.digest).toBe(big(1, 41).digest);
+  });
+});
+
+describe("DynamoConversationStore recovery scan", () => {
+  it("lists the conversations whose latest turn is not evaluated yet", async () => {
+    const store = new DynamoConversationStore(client, table);
+    const pending = { tenant: "t#%23", conversation: `c#${Date.now()}` };
+    const done = freshRef();
+    const behind = freshRef();
+    for (const ref of [pending, done, behind]) {
+      await store.appendTurn(ref, small(0), 0, {});
+      await store.appendTurn(ref, small(1), 0, {});
+    }
+    await store.markEvaluated(done, 1);
+    await store.markEvaluated(behind, 0);
+    await store.putConfig(freshRef(), { enabled: true });
+    const listed = await store.listUnevaluated();
+    expect(listed).toContainEqual({ ...pending, turn: 1 });
+    expect(listed).toContainEqual({ ...behind, turn: 1 });
+    expect(listed.filter((item) => item.conversation === done.conversation)).toEqual([]);
+    expect(parsePartitionKey(partitionKey(pending))).toEqual(pending);
+    expect(parsePartitionKey("TENANT#x")).toBeUndefined();
+  });
+});
+
+describe("DynamoConversationStore limits", () => {
+  it("stores large compactions compressed and refuses ones no item can hold", async () => {
+    const ref = freshRef();
+    const store = new DynamoConversationStore(client, table);
+    await store.appendTurn(ref, small(0), 0, {});
+    const summary = `${"keep decisions and file paths. ".repeat(8_000)}${noise(5, 20_000)}`;
+    const large = {
+      key: "MAN#large",
+      after_turn: 0,
+      seq: 0,
+      compaction: compaction(0, 0, 1, { summary: { summary } }),
+    };
+    await store.addCompaction(ref, large, { turn_count: 1, compactions_version: 0 }, {});
+    expect(JSON.stringify(await store.listCompactions(ref))).toBe(JSON.stringify([large]));
+    const huge = {
+      ...large,
+      key: "MAN#huge",
+      compaction: compaction(0, 0, 2, { summary: { summary: noise(6, 600_000) } }),
+    };
+    await expect(
+      store.addCompaction(ref, huge, { turn_count: 1, compactions_version: 1 }, {}),
+    ).rejects.toBeInstanceOf(WriteTooLargeError);
+  });
+
+  it("removes up to 99 compactions in one transaction and refuses more", async () => {
+    const ref = freshRef();
+    const store = new DynamoConversationStore(client, table);
+    await store.appendTurn(ref, small(0), 0, {});
+    const keys = Array.from({ length: 99 }, (_, i) => `MAN#${i}`);
+    await store.removeCompactions(
+      ref,
+      [...keys, ...keys],
+      { turn_count: 1, compactions_version: 0 },
+      {},
+    );
+    expect((await store.getHead(ref))?.compactions_version).toBe(1);
+    await expect(
+      store.removeCompactions(
+        ref,
+        [...keys, "MAN#99"],
+        { turn_count: 1, compactions_version: 1 },
+        {},
+      ),
+    ).rejects.toBeInstanceOf(WriteTooLargeError);
+  });
+
+  it("creates a table once and validates its name", async () => {
+    const name = `create-${Date.now()}`;
+    expect(await createTable(client, name)).toEqual({ created: true });
+    expect(await createTable(client, name)).toEqual({ created: false });
+    await expect(createTable(client, "ab")).rejects.toThrow(/3 to 255/);
+  });
+});
