@@ -8,17 +8,16 @@
  */
 import { performance } from "node:perf_hooks";
 import { DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
+import { DEFAULT_DEV_KEY } from "../cli/commands/serve.ts";
 import type { Entry } from "../core/events.ts";
 import { evaluateTurn } from "../functions/compactor/evaluate.ts";
 import { ConversationService } from "../functions/conversations/service.ts";
 import { localClientConfig } from "../functions/local/dynamodb-local.ts";
-import { DEFAULT_DEV_KEY } from "../cli/commands/serve.ts";
 import { startLocalService } from "../functions/local/runtime.ts";
 import { createTable, DynamoConversationStore } from "../functions/store/dynamodb.ts";
 import { StaticTenantDirectory } from "../functions/store/tenants-memory.ts";
+import { prng, text } from "../test/helpers/conversation.ts";
 import { RecordingQueue } from "../test/helpers/service.ts";
-import { text } from "../test/helpers/conversation.ts";
-import { prng } from "../test/helpers/conversation.ts";
 
 const percentile = (samples: number[], p: number) => {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -29,14 +28,27 @@ const round = (ms: number) => Number(ms.toFixed(2));
 /** A turn of about `bytes` bytes: a request, reasoning, a tool call with a large result, a message. */
 function turnOfSize(turn: number, bytes: number, seed: number): Entry[] {
   const r = prng(seed * 1000 + turn);
-  const at = (s: number) => new Date(Date.UTC(2026, 10, 1) + turn * 60_000 + s * 1000).toISOString();
+  const at = (s: number) =>
+    new Date(Date.UTC(2026, 10, 1) + turn * 60_000 + s * 1000).toISOString();
   const payload = text(r, Math.round(bytes / 7.5));
   return [
     { type: "turn_start", timestamp: at(0) },
     { type: "chat_request", timestamp: at(1), content: `step ${turn}: ${text(r, 12)}` },
     { type: "chat_response", timestamp: at(2), reasoning: text(r, 60) },
-    { type: "tool_call_request", timestamp: at(3), id: `call_${turn}`, name: "fs_read_file", arguments: { path: `src/file_${turn}.ts` } },
-    { type: "tool_call_response", timestamp: at(4), id: `call_${turn}`, content: payload, is_error: false },
+    {
+      type: "tool_call_request",
+      timestamp: at(3),
+      id: `call_${turn}`,
+      name: "fs_read_file",
+      arguments: { path: `src/file_${turn}.ts` },
+    },
+    {
+      type: "tool_call_response",
+      timestamp: at(4),
+      id: `call_${turn}`,
+      content: payload,
+      is_error: false,
+    },
     { type: "chat_response", timestamp: at(5), message: text(r, 30) },
   ];
 }
@@ -61,15 +73,32 @@ function countReadBytes(client: DynamoDBClient): { bytes: number; requests: numb
 }
 
 async function benchWebhook(): Promise<Record<string, unknown>[]> {
-  const service = await startLocalService({ port: 0, host: "127.0.0.1", dataDir: "", inMemory: true, devKey: DEFAULT_DEV_KEY });
+  const service = await startLocalService({
+    port: 0,
+    host: "127.0.0.1",
+    dataDir: "",
+    inMemory: true,
+    devKey: DEFAULT_DEV_KEY,
+  });
   try {
-    const headers = { authorization: `Bearer ${DEFAULT_DEV_KEY}`, "content-type": "application/json" };
+    const headers = {
+      authorization: `Bearer ${DEFAULT_DEV_KEY}`,
+      "content-type": "application/json",
+    };
     const latencies: number[] = [];
     for (let c = 0; c < 10; c++) {
       for (let t = 0; t < 30; t++) {
-        const body = JSON.stringify({ turn: t, model: { context_window: 200_000 }, events: turnOfSize(t, 4_000, c) });
+        const body = JSON.stringify({
+          turn: t,
+          model: { context_window: 200_000 },
+          events: turnOfSize(t, 4_000, c),
+        });
         const start = performance.now();
-        const response = await fetch(`${service.url}/v1/conversations/bench-${c}/turns`, { method: "POST", headers, body });
+        const response = await fetch(`${service.url}/v1/conversations/bench-${c}/turns`, {
+          method: "POST",
+          headers,
+          body,
+        });
         await response.arrayBuffer();
         latencies.push(performance.now() - start);
         if (response.status !== 202) throw new Error(`webhook answered ${response.status}`);
@@ -80,7 +109,10 @@ async function benchWebhook(): Promise<Record<string, unknown>[]> {
     for (let i = 0; i < 300; i++) {
       const start = performance.now();
       await client.send(
-        new PutItemCommand({ TableName: "autocompact", Item: { pk: { S: `bench#${i}` }, sk: { S: "x" }, data: { S: "y".repeat(4_000) } } }),
+        new PutItemCommand({
+          TableName: "autocompact",
+          Item: { pk: { S: `bench#${i}` }, sk: { S: "x" }, data: { S: "y".repeat(4_000) } },
+        }),
       );
       puts.push(performance.now() - start);
     }
@@ -128,16 +160,24 @@ async function benchEvaluation(): Promise<Record<string, unknown>[]> {
         for (let c = 0; c < conversations; c++) {
           const id = `${label}-${atTurn}-${c}`;
           for (let t = 0; t <= atTurn; t++) {
-            await service.appendTurn({ id: "t" }, id, { turn: t, events: turnOfSize(t, 25_000, c), model: { context_window: window } });
+            await service.appendTurn({ id: "t" }, id, {
+              turn: t,
+              events: turnOfSize(t, 25_000, c),
+              model: { context_window: window },
+            });
           }
           counter.bytes = 0;
           counter.requests = 0;
           const start = performance.now();
-          const outcome = await evaluateTurn({ store, tenants, settings }, { tenant: "t", conversation: id, turn: atTurn });
+          const outcome = await evaluateTurn(
+            { store, tenants, settings },
+            { tenant: "t", conversation: id, turn: atTurn },
+          );
           samples.push(performance.now() - start);
           bytes.push(counter.bytes);
           const expected = label === "fire" ? "fired" : "skipped";
-          if (outcome.outcome !== expected) throw new Error(`expected ${expected} at turn ${atTurn}, got ${outcome.outcome}`);
+          if (outcome.outcome !== expected)
+            throw new Error(`expected ${expected} at turn ${atTurn}, got ${outcome.outcome}`);
         }
         results.push({
           bench: `service.evaluation_${label}`,

@@ -59,8 +59,12 @@ export interface StoredCompaction {
   readonly compaction: Compaction;
 }
 
-/** The head fields a write sets (the rest stay as they are). */
-export type HeadUpdate = Partial<Omit<ConversationHead, "turn_count">>;
+/**
+ * The head fields a write sets (the rest stay as they are). `turn_count` and
+ * `compactions_version` are set only by the store itself; `evaluated_through`
+ * is set by a band's write, whose condition guarantees it only rises.
+ */
+export type HeadUpdate = Partial<Omit<ConversationHead, "turn_count" | "compactions_version">>;
 
 /**
  * The head state a write was computed from. Every write that changes the

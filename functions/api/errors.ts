@@ -15,6 +15,7 @@ import {
   SummarizerUnavailableError,
   TurnConflictError,
 } from "../conversations/errors.ts";
+import { SummarizerError, SummaryTimeoutError } from "../summarizers/errors.ts";
 
 /** A request whose body or parameters do not validate; `errors` locate each problem. */
 export class RequestValidationError extends Error {

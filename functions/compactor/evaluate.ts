@@ -54,6 +54,8 @@ export async function evaluateTurn(
 ): Promise<EvaluationOutcome> {
   const ref = { tenant: message.tenant, conversation: message.conversation };
   const clock = deps.clock ?? systemClock;
+  // A summary costs a model call: a retry after a lost race reuses it when the band is the same.
+  let cached: { key: string; result: SummaryResult } | undefined;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const head = await deps.store.getHead(ref);
     if (!head || message.turn >= head.turn_count)

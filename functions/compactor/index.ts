@@ -12,6 +12,7 @@ import type { ServiceSettings } from "../conversations/state.ts";
 import { readEnvironment } from "../env.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
+import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
 import { evaluateTurn } from "./evaluate.ts";
 import { createCompactorHandler, METRICS_NAMESPACE } from "./handler.ts";
 
@@ -32,14 +33,13 @@ const settings: ServiceSettings = {
   ...(env.catalog ? { catalog: env.catalog } : {}),
 };
 
-if (env.summarizer !== "none") {
-  // No summarizer adapter is wired yet: a summary rule fails its message,
-  // which is retried and ends in the DLQ (a summary is never faked).
-  logger.warn("compactor.summarizer_unavailable", { summarizer: env.summarizer });
-}
+// Without a summarizer a summary rule fails its message, which is retried and
+// ends in the DLQ: a summary is never faked.
+const summarizer = summarizerFromEnvironment(env);
 
 export const handler: SQSHandler = createCompactorHandler({
-  evaluate: (message) => evaluateTurn({ store, tenants, settings }, message),
+  evaluate: (message) =>
+    evaluateTurn({ store, tenants, settings, ...(summarizer ? { summarizer } : {}) }, message),
   logger,
   metrics,
 });

@@ -20,6 +20,7 @@ import {
   type ConversationHead,
   type ConversationRef,
   type ConversationStore,
+  type StoredCompaction,
   type Summarizer,
   systemClock,
   type Tenant,
@@ -48,6 +49,8 @@ import { summarizeBand } from "./summaries.ts";
 
 /** How many times an optimistic write is retried from a fresh read. */
 const MAX_ATTEMPTS = 8;
+/** Compactions removed per transaction (DynamoDB allows 100 items, one is the head). */
+const REMOVE_BATCH = 90;
 
 /** A turn as the webhook receives it (already schema-validated). */
 export interface TurnInput {
@@ -294,8 +297,12 @@ export class ConversationService {
       const existing = stored.map((c) => c.compaction);
       const config = effectiveConfig(this.#settings, tenant, head);
       const plan = planManualCompaction(request, head.turn_count, existing, config.rule);
-      const summary = plan.rule.summary
-        ? await summarizeBand(this.#summarizer, this.#store, ref, plan.range, plan.rule.summary)
+      // A DSL `s` has no settings of its own: it summarizes with the configured rule's prompt and model.
+      const summaryRule = plan.rule.summary
+        ? { ...config.rule.summary, ...plan.rule.summary }
+        : undefined;
+      const summary = summaryRule
+        ? await summarizeBand(this.#summarizer, this.#store, ref, plan.range, summaryRule)
         : undefined;
       const compaction = buildCompaction({
         rule: plan.rule,
@@ -349,12 +356,8 @@ export class ConversationService {
       );
       if (removing.length === 0) return { removed: [] };
       const keys = new Set(removing.map((c) => c.key));
-      const kept = stored.filter((c) => !keys.has(c.key));
       try {
-        await this.#store.removeCompactions(ref, [...keys], head, {
-          projected_chars: projectedChars(await turnSizes(this.#store, ref), kept),
-          max_compacted_turn: maxCompactedTurn(kept),
-        });
+        await this.#removeInBatches(ref, head, stored, [...keys]);
       } catch (error) {
         if (error instanceof ConditionFailedError) continue;
         throw error;
@@ -362,6 +365,31 @@ export class ConversationService {
       return { removed: listed.filter((_, i) => keys.has((stored[i] as { key: string }).key)) };
     }
     throw new ContentionError("too many concurrent writes, retry the request");
+  }
+
+  /**
+   * Removes compactions a batch at a time (one DynamoDB transaction holds at
+   * most 100 items): every batch is one atomic step from one consistent head
+   * to the next, so a concurrent reader or writer never sees a wrong estimate.
+   */
+  async #removeInBatches(
+    ref: ConversationRef,
+    head: ConversationHead,
+    stored: readonly StoredCompaction[],
+    keys: readonly string[],
+  ): Promise<void> {
+    const sizes = await turnSizes(this.#store, ref);
+    let remaining = stored;
+    let version = { turn_count: head.turn_count, compactions_version: head.compactions_version };
+    for (let start = 0; start < keys.length; start += REMOVE_BATCH) {
+      const batch = new Set(keys.slice(start, start + REMOVE_BATCH));
+      remaining = remaining.filter((c) => !batch.has(c.key));
+      await this.#store.removeCompactions(ref, [...batch], version, {
+        projected_chars: projectedChars(sizes, remaining),
+        max_compacted_turn: maxCompactedTurn(remaining),
+      });
+      version = { ...version, compactions_version: version.compactions_version + 1 };
+    }
   }
 
   /** The conversation's own config layer and the effective config. */

@@ -13,7 +13,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics } from "@aws-lambda-powertools/metrics";
-import { DynamoDBClient, ResourceInUseException } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { serve } from "@hono/node-server";
 import type { ModelCatalog } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
@@ -68,11 +68,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const dynamo = await startDynamoDbLocal({ dataDir, killOnSignals: false });
   const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
-  try {
-    await createTable(client, LOCAL_TABLE);
-  } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
-  }
+  await createTable(client, LOCAL_TABLE);
   const store = new DynamoConversationStore(client, LOCAL_TABLE);
   const tenants = new DynamoTenantDirectory(client, LOCAL_TABLE);
   await tenants.ensureTenantWithKey(DEV_TENANT, options.devKey);

@@ -233,7 +233,6 @@ const HEAD_DEFAULTS = {
 const HEAD_UPDATE_FIELDS = [
   "evaluated_through",
   "projected_chars",
-  "compactions_version",
   "max_compacted_turn",
   "config",
   "stream_config",

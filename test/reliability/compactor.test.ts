@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { estimateStream } from "../../core/estimate.ts";
 import { simulateStream } from "../../core/evaluate.ts";
 import type { Entry } from "../../core/events.ts";
@@ -6,8 +6,10 @@ import { compactionsOf } from "../../core/projection.ts";
 import { splitTurns } from "../../core/turns.ts";
 import { readStream } from "../../functions/conversations/state.ts";
 import type { ConversationStore } from "../../functions/ports.ts";
+import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { MemoryConversationStore } from "../../functions/store/memory.ts";
 import { generateConversation } from "../helpers/conversation.ts";
+import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { harness } from "../helpers/service.ts";
 
 const ref = { tenant: "alice", conversation: "c" };
@@ -17,8 +19,22 @@ const MODEL = { context_window: 12_000 };
 const stream: Entry[] = JSON.parse(JSON.stringify(generateConversation({ seed: 99, turns: 30 })));
 const turns = splitTurns(stream);
 
+/** The stores the scenarios run on: the fake, and DynamoDB Local (a fresh table per scenario). */
+const STORES: [string, () => Promise<ConversationStore>][] = [
+  ["memory", async () => new MemoryConversationStore()],
+  [
+    "DynamoDB Local",
+    async () => {
+      const client = localClient();
+      return new DynamoConversationStore(client, await freshTable(client, "reliability"));
+    },
+  ],
+];
+
+let makeStore: () => Promise<ConversationStore> = async () => new MemoryConversationStore();
+
 async function setup(store?: ConversationStore) {
-  const h = harness({ settings: { config: AUTO }, ...(store ? { store } : {}) });
+  const h = harness({ settings: { config: AUTO }, store: store ?? (await makeStore()) });
   const tenant = { id: "alice" };
   const append = (turn: number) =>
     h.service.appendTurn(tenant, "c", { turn, events: turns[turn] as Entry[], model: MODEL });
@@ -43,7 +59,11 @@ async function autoBands(store: ConversationStore) {
   return (await store.listCompactions(ref)).filter((c) => c.compaction.source === "auto");
 }
 
-describe("the compactor under at-least-once delivery", () => {
+describe.each(STORES)("the compactor under at-least-once delivery (%s)", (_name, factory) => {
+  beforeAll(() => {
+    makeStore = factory;
+  });
+
   it("fires exactly the bands a replay of the stream fires (webhook → queue → evaluation, turn by turn)", async () => {
     const h = await setup();
     for (let t = 0; t < turns.length; t++) {
@@ -109,7 +129,7 @@ describe("the compactor under at-least-once delivery", () => {
   });
 
   it("does not add a second band when the first delivery crashed after writing", async () => {
-    const inner = new MemoryConversationStore();
+    const inner = await makeStore();
     let crash = true;
     const crashing = overriding(inner, {
       addCompaction: async (...args: Parameters<ConversationStore["addCompaction"]>) => {
@@ -164,4 +184,17 @@ describe("the compactor under at-least-once delivery", () => {
     await check();
     expect((await h.store.getHead(ref))?.max_compacted_turn).toBe(-1);
   });
+
+  it("resets more compactions than one transaction can hold", async () => {
+    const h = await setup();
+    for (let t = 0; t < 8; t++) await h.append(t);
+    for (let i = 0; i < 95; i++)
+      await h.service.compact(h.tenant, "c", { spec: `r:${i % 8}..${i % 8}` });
+    const { removed } = await h.service.reset(h.tenant, "c", {});
+    expect(removed).toHaveLength(95);
+    expect(await h.store.listCompactions(ref)).toEqual([]);
+    const head = await h.store.getHead(ref);
+    expect(head?.projected_chars).toBe(estimateStream(await readStream(h.store, ref)).chars);
+    expect(head?.max_compacted_turn).toBe(-1);
+  }, 60_000);
 });

@@ -1,0 +1,45 @@
+/**
+ * The API Lambda's entry point (cold-start wiring): the environment is read
+ * once, SDK clients are created once per instance, and the same Hono app as
+ * the local runtime is served through `handle(app)`.
+ */
+import { Logger } from "@aws-lambda-powertools/logger";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { handle } from "hono/aws-lambda";
+import { ConversationService } from "../conversations/service.ts";
+import { EnvironmentError, readEnvironment } from "../env.ts";
+import { SqsTurnQueue } from "../queue/sqs.ts";
+import { DynamoConversationStore } from "../store/dynamodb.ts";
+import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
+import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
+import { createApp } from "./app.ts";
+
+type LogLevel = NonNullable<NonNullable<ConstructorParameters<typeof Logger>[0]>["logLevel"]>;
+
+/** The `service` key of every log line. */
+export const SERVICE_NAME = "api";
+
+const env = readEnvironment(process.env);
+if (!env.queueUrl)
+  throw new EnvironmentError("invalid environment: QUEUE_URL: required by the API");
+
+const logger = new Logger({ serviceName: SERVICE_NAME, logLevel: env.logLevel as LogLevel });
+const dynamodb = new DynamoDBClient({});
+const summarizer = summarizerFromEnvironment(env);
+const service = new ConversationService({
+  store: new DynamoConversationStore(dynamodb, env.tableName),
+  queue: new SqsTurnQueue(new SQSClient({}), env.queueUrl),
+  settings: { config: env.serviceConfig, ...(env.catalog ? { catalog: env.catalog } : {}) },
+  ...(summarizer ? { summarizer } : {}),
+});
+
+export const handler = handle(
+  createApp({
+    service,
+    tenants: new DynamoTenantDirectory(dynamodb, env.tableName),
+    ...(env.bodyLimitBytes ? { bodyLimitBytes: env.bodyLimitBytes } : {}),
+    onUnexpectedError: (error, request) =>
+      logger.error("api.unexpected_error", { error: error as Error, ...request }),
+  }),
+);
