@@ -45,8 +45,24 @@ pending evaluation.
                   $AUTOCOMPACT_CONFIG (JSON tree); repeatable, later wins
   --enable        shorthand for enabling automatic compaction service-wide
 
+Summaries: SUMMARIZER=openai-compatible OPENAI_BASE_URL=http://127.0.0.1:8080/v1
+(llama.cpp, Ollama, …) or SUMMARIZER=bedrock SUMMARY_MODEL_ID=… enable summary rules.
+
 The dev tenant's API key is $AUTOCOMPACT_DEV_KEY (default "${DEFAULT_DEV_KEY}"); it is
 printed at start.`;
+
+/** The summarizer chosen by SUMMARIZER (and OPENAI_BASE_URL, …), as in the Lambdas. */
+async function localSummarizer(env: Readonly<Record<string, string | undefined>>) {
+  if (!env.SUMMARIZER || env.SUMMARIZER === "none") return undefined;
+  const { readEnvironment, EnvironmentError } = await import("../../functions/env.ts");
+  const { summarizerFromEnvironment } = await import("../../functions/summarizers/from-env.ts");
+  try {
+    return summarizerFromEnvironment(readEnvironment({ ...env, TABLE_NAME: "autocompact" }));
+  } catch (error) {
+    if (error instanceof EnvironmentError) throw new UsageError(error.message);
+    throw error;
+  }
+}
 
 export const command: Command = {
   usage: USAGE,
@@ -63,6 +79,7 @@ export const command: Command = {
       ...(await configLayers(values)),
     ];
     const { startLocalService } = await import("../../functions/local/runtime.ts");
+    const summarizer = await localSummarizer(io.env);
     const devKey = io.env.AUTOCOMPACT_DEV_KEY ?? DEFAULT_DEV_KEY;
     const service = await startLocalService({
       port: Number(portText),
@@ -72,6 +89,7 @@ export const command: Command = {
       devKey,
       logLevel: io.env.LOG_LEVEL ?? "INFO",
       ...(layers.length > 0 ? { config: mergeLayers(...layers) } : {}),
+      ...(summarizer ? { summarizer } : {}),
     });
     await write(
       io.stdout,

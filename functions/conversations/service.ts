@@ -267,8 +267,8 @@ export class ConversationService {
   async projection(tenant: Tenant, conversation: string) {
     const ref = { tenant: tenant.id, conversation };
     await this.#requireHead(ref);
-    const projection = project(await readStream(this.#store, ref));
-    return { ...projection, estimated_tokens: estimateView(projection.entries).estimated_tokens };
+    const { entries, turns } = project(await readStream(this.#store, ref));
+    return { events: entries, turns, estimated_tokens: estimateView(entries).estimated_tokens };
   }
 
   /** The compactions, with their 1-based positions. */

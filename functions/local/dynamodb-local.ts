@@ -8,7 +8,7 @@
  * should use {@link localClientConfig}.
  */
 import { type ChildProcess, spawn as spawnProcess, spawnSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
@@ -212,13 +212,51 @@ function answersListTables(port: number): Promise<boolean> {
   });
 }
 
+const PID_FILE = ".dynamodb-local.pid";
+
+function isDynamoDbLocal(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("DynamoDBLocal");
+  } catch {
+    // No /proc (macOS): trust the pid file, which only ever names our server.
+    return true;
+  }
+}
+
+/**
+ * A process that was SIGKILLed cannot stop its Java child, which then keeps
+ * the data directory's database open. The server's pid is kept in the data
+ * directory, and a server left behind by a previous run is stopped first.
+ */
+async function killStaleServer(dataDir: string): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(`${dataDir}/${PID_FILE}`, "utf8").trim());
+  } catch {
+    return;
+  }
+  if (Number.isInteger(pid) && pid > 0 && isDynamoDbLocal(pid)) {
+    process.kill(pid, "SIGKILL");
+    for (let i = 0; i < 100 && isDynamoDbLocal(pid); i++) await sleep(50);
+  }
+  rmSync(`${dataDir}/${PID_FILE}`, { force: true });
+}
+
 /** Starts DynamoDB Local and resolves once it answers ListTables. */
 export async function startDynamoDbLocal(
   options: DynamoDbLocalOptions = {},
 ): Promise<DynamoDbLocal> {
   checkJava();
   const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
-  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
+  if (dataDir !== undefined) {
+    mkdirSync(dataDir, { recursive: true });
+    await killStaleServer(dataDir);
+  }
   // A port chosen by us may be taken between the check and the bind: try a few.
   const attempts = options.port === undefined ? 3 : 1;
   let lastError: unknown;
@@ -267,7 +305,10 @@ async function startOn(
   });
 
   const endpoint = `http://127.0.0.1:${port}`;
+  if (dataDir !== undefined && child.pid !== undefined)
+    writeFileSync(`${dataDir}/${PID_FILE}`, `${child.pid}\n`);
   const stop = async () => {
+    if (dataDir !== undefined) rmSync(`${dataDir}/${PID_FILE}`, { force: true });
     if (exited) return;
     child.kill("SIGTERM");
     // SIGKILL if it is not gone after 5 s (the timer must not keep this process alive).

@@ -228,8 +228,9 @@ describe("reads, compactions and config", () => {
     expect(summary).toMatchObject({ turn_count: 12, evaluated_through: null, compactions: [] });
     const projection = (await (
       await h.request("GET", "/v1/conversations/conv-1/projection")
-    ).json()) as { turns: unknown[]; estimated_tokens: number };
+    ).json()) as { events: unknown[]; turns: unknown[]; estimated_tokens: number };
     expect(projection.turns).toHaveLength(12);
+    expect(projection.events).toEqual(turns.flat());
     expect(projection.estimated_tokens).toBe(
       (summary as { estimated_tokens: number }).estimated_tokens,
     );

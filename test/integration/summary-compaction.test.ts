@@ -176,10 +176,10 @@ describe("auto compaction with a summary rule", () => {
     expect(events).toEqual([...rawStream(8), compaction]);
     const expected = project(events);
     const view = await h.service.projection(ALICE, CONVERSATION);
-    expect(view.entries).toEqual(expected.entries);
+    expect(view.events).toEqual(expected.entries);
     expect(view.turns).toEqual(expected.turns);
     expect(view.turns[1]).toEqual({ summary: { from: 1, to: 4 } });
-    const summaryTurn = view.entries.filter((e) => e.type !== "turn_start").slice(4, 6);
+    const summaryTurn = view.events.filter((e) => e.type !== "turn_start").slice(4, 6);
     expect(summaryTurn).toMatchObject([
       { type: "chat_request", content: SUMMARY_REQUEST_CONTENT },
       { type: "chat_response", message: SUMMARY_TEXT },
@@ -345,14 +345,14 @@ describe("manual summary compaction", () => {
     expect(user).not.toContain(SUMMARY_REQUEST_CONTENT);
 
     const view = await h.service.projection(ALICE, CONVERSATION);
-    expect(view.entries).toEqual(project(await h.service.events(ALICE, CONVERSATION)).entries);
+    expect(view.events).toEqual(project(await h.service.events(ALICE, CONVERSATION)).entries);
     expect(view.turns).toEqual([
       { kept: 0 },
       { kept: 1 },
       { summary: { from: 2, to: 8 } },
       { kept: 9 },
     ]);
-    expect(JSON.stringify(view.entries)).not.toContain("FIRST SUMMARY");
+    expect(JSON.stringify(view.events)).not.toContain("FIRST SUMMARY");
   });
 
   it("uses a manual rule's instructions and model, and commits nothing when the summary fails", async () => {

@@ -1,0 +1,139 @@
+/**
+ * `npm start` as a user runs it: killed with SIGKILL in the middle of a burst
+ * of turns and started again on the same data, it has lost no acknowledged
+ * turn and finishes every pending evaluation; Ctrl-C (SIGINT) then stops it
+ * without leaving DynamoDB Local's Java process behind.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { splitTurns } from "../../core/turns.ts";
+import { generateConversation } from "../helpers/conversation.ts";
+
+const KEY = "crash-key";
+const bin = new URL("../../cli/bin.mjs", import.meta.url).pathname;
+const children: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
+/** Starts `autocompact serve` and resolves with its URL once it has started. */
+function serve(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [bin, "serve", "--data-dir", dataDir, "--port", "0"], {
+    env: { ...process.env, AUTOCOMPACT_DEV_KEY: KEY, LOG_LEVEL: "WARN" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let buffer = "";
+    let errors = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      errors += chunk.toString();
+    });
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      for (const line of buffer.split("\n")) {
+        if (line.includes('"autocompact.started"')) resolve({ child, url: JSON.parse(line).url });
+      }
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`serve exited (${code}) before starting: ${errors}`)),
+    );
+  });
+}
+
+function api(url: string) {
+  return async <T>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }> => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as T };
+  };
+}
+
+function javaPidsFor(dataDir: string): number[] {
+  const out = execFileSync("ps", ["-eo", "pid,args"], { encoding: "utf8" });
+  return out
+    .split("\n")
+    .filter((line) => line.includes("DynamoDBLocal") && line.includes(dataDir))
+    .map((line) => Number(line.trim().split(/\s+/)[0]));
+}
+
+describe("npm start under SIGKILL", () => {
+  it("loses no acknowledged turn and finishes every pending evaluation after a restart", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "autocompact-crash-"));
+    try {
+      const first = await serve(dataDir);
+      const call = api(first.url);
+      const conversations = ["a", "b", "c", "d"];
+      const streams = conversations.map((_, i) =>
+        splitTurns(JSON.parse(JSON.stringify(generateConversation({ seed: 700 + i, turns: 14 })))),
+      );
+      for (const id of conversations) {
+        await call("PUT", `/v1/conversations/${id}/config`, {
+          conversation: {
+            compaction: { auto: { enabled: true, trigger_ratio: 0.5, min_turns: 3 } },
+          },
+        });
+      }
+      const acknowledged = new Map<string, number>();
+      await Promise.all(
+        conversations.map(async (id, i) => {
+          for (const [turn, events] of (streams[i] ?? []).entries()) {
+            const { status } = await call("POST", `/v1/conversations/${id}/turns`, {
+              turn,
+              model: { context_window: 6_000 },
+              events,
+            });
+            if (status !== 202) throw new Error(`turn ${turn} of ${id}: ${status}`);
+            acknowledged.set(id, turn + 1);
+          }
+        }),
+      );
+      first.child.kill("SIGKILL");
+      await new Promise((resolve) => first.child.once("exit", resolve));
+
+      const second = await serve(dataDir);
+      const again = api(second.url);
+      for (const id of conversations) {
+        let summary: { turn_count: number; evaluated_through: number | null } | undefined;
+        for (let i = 0; i < 400; i++) {
+          summary = (
+            await again<{ turn_count: number; evaluated_through: number | null }>(
+              "GET",
+              `/v1/conversations/${id}`,
+            )
+          ).body;
+          if (summary.evaluated_through === summary.turn_count - 1) break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(summary?.turn_count).toBe(acknowledged.get(id));
+        expect(summary?.evaluated_through).toBe((acknowledged.get(id) ?? 0) - 1);
+        const events = (await again<{ events: unknown[] }>("GET", `/v1/conversations/${id}/events`))
+          .body.events;
+        expect(events.filter((e) => (e as { type: string }).type !== "compaction")).toEqual(
+          streams[conversations.indexOf(id)]?.flat(),
+        );
+      }
+
+      expect(javaPidsFor(dataDir)).toHaveLength(1);
+      second.child.kill("SIGINT");
+      const code = await new Promise((resolve) => second.child.once("exit", resolve));
+      expect(code).toBe(0);
+      expect(javaPidsFor(dataDir)).toEqual([]);
+      expect(() => readFileSync(join(dataDir, "dynamodb", ".dynamodb-local.pid"))).toThrow();
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
