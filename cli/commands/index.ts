@@ -66,6 +66,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: "remove a conversation's compactions on a running service [--source auto]",
     load: () => import("./reset.ts"),
   },
+  {
+    name: "tenant",
+    group: "service",
+    summary: "create a tenant and an API key in a deployed table (tenant create|add-key)",
+    load: () => import("./tenant.ts"),
+  },
 ];
 
 /** Finds a command by name. */
