@@ -5,7 +5,7 @@
  * later wins). Every error names the full key, e.g.
  * `conversation.compaction.auto.trigger_ratio`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { type ConfigDelta, type Entry, formatPath, type ToolCallPolicy } from "./events.ts";
 
 /** The key under which D50 places automatic compaction. */

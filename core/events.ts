@@ -4,7 +4,7 @@
  * not model (loose objects) and unknown entry types are kept verbatim, so a
  * stream round-trips through us without losing anything JP or a platform wrote.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { canonicalTimestamp, TimestampError } from "./timestamp.ts";
 
 /** A timestamp accepted as RFC 3339 or JP's stored form, normalized to RFC 3339 UTC. */

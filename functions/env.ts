@@ -2,7 +2,7 @@
  * The Lambdas' environment, read and validated once at cold start. A bad or
  * missing variable fails the cold start with a message naming it.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ModelCatalog } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
 
@@ -44,6 +44,9 @@ const EnvSchema = z.object({
   SUMMARY_MODEL_ID: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.string().url().optional(),
   OPENAI_API_KEY: z.string().optional(),
+  /** A Secrets Manager secret holding the OpenAI-compatible key (how the CDK stack passes it). */
+  OPENAI_API_KEY_SECRET_ID: z.string().min(1).optional(),
+  SUMMARY_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
 });
 
 /** The validated environment. */
@@ -58,6 +61,8 @@ export interface Environment {
   readonly summaryModelId?: string;
   readonly openaiBaseUrl?: string;
   readonly openaiApiKey?: string;
+  readonly openaiApiKeySecretId?: string;
+  readonly summaryTimeoutMs?: number;
 }
 
 /** Validates an environment (`process.env` at the entry points). */
@@ -96,5 +101,7 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
     ...(e.SUMMARY_MODEL_ID ? { summaryModelId: e.SUMMARY_MODEL_ID } : {}),
     ...(e.OPENAI_BASE_URL ? { openaiBaseUrl: e.OPENAI_BASE_URL } : {}),
     ...(e.OPENAI_API_KEY ? { openaiApiKey: e.OPENAI_API_KEY } : {}),
+    ...(e.OPENAI_API_KEY_SECRET_ID ? { openaiApiKeySecretId: e.OPENAI_API_KEY_SECRET_ID } : {}),
+    ...(e.SUMMARY_TIMEOUT_MS ? { summaryTimeoutMs: e.SUMMARY_TIMEOUT_MS } : {}),
   };
 }

@@ -57,7 +57,7 @@ async function localSummarizer(env: Readonly<Record<string, string | undefined>>
   const { readEnvironment, EnvironmentError } = await import("../../functions/env.ts");
   const { summarizerFromEnvironment } = await import("../../functions/summarizers/from-env.ts");
   try {
-    return summarizerFromEnvironment(readEnvironment({ ...env, TABLE_NAME: "autocompact" }));
+    return await summarizerFromEnvironment(readEnvironment({ ...env, TABLE_NAME: "autocompact" }));
   } catch (error) {
     if (error instanceof EnvironmentError) throw new UsageError(error.message);
     throw error;

@@ -17,8 +17,11 @@ import { createApp } from "./app.ts";
 
 type LogLevel = NonNullable<NonNullable<ConstructorParameters<typeof Logger>[0]>["logLevel"]>;
 
+/** Manual summaries must answer within API Gateway's 30 s integration timeout. */
+const API_SUMMARY_TIMEOUT_MS = 25_000;
+
 /** The `service` key of every log line. */
-export const SERVICE_NAME = "api";
+export const SERVICE_NAME = "autocompact-api";
 
 const env = readEnvironment(process.env);
 if (!env.queueUrl)
@@ -26,7 +29,7 @@ if (!env.queueUrl)
 
 const logger = new Logger({ serviceName: SERVICE_NAME, logLevel: env.logLevel as LogLevel });
 const dynamodb = new DynamoDBClient({});
-const summarizer = summarizerFromEnvironment(env);
+const summarizer = await summarizerFromEnvironment(env, { timeoutMs: API_SUMMARY_TIMEOUT_MS });
 const service = new ConversationService({
   store: new DynamoConversationStore(dynamodb, env.tableName),
   queue: new SqsTurnQueue(new SQSClient({}), env.queueUrl),

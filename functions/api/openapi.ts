@@ -1,5 +1,5 @@
 /** The OpenAPI 3.1 document, generated from the zod schemas the routes validate with. */
-import { z } from "zod";
+import * as z from "zod";
 import { Entry } from "../../core/events.ts";
 import {
   AppendResponse,

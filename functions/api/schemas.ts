@@ -2,7 +2,7 @@
  * Request and response schemas of the HTTP API: zod is the single source of
  * validation and of the OpenAPI document (`GET /v1/openapi.json`).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { AutoConfigLayer, RuleLayer } from "../../core/config.ts";
 import { Compaction, Entry } from "../../core/events.ts";
 

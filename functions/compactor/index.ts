@@ -19,7 +19,7 @@ import { createCompactorHandler, METRICS_NAMESPACE } from "./handler.ts";
 type LogLevel = NonNullable<NonNullable<ConstructorParameters<typeof Logger>[0]>["logLevel"]>;
 
 /** The `service` key of every log line and the `service` dimension of every metric. */
-export const SERVICE_NAME = "compactor";
+export const SERVICE_NAME = "autocompact-compactor";
 
 const env = readEnvironment(process.env);
 
@@ -35,7 +35,7 @@ const settings: ServiceSettings = {
 
 // Without a summarizer a summary rule fails its message, which is retried and
 // ends in the DLQ: a summary is never faked.
-const summarizer = summarizerFromEnvironment(env);
+const summarizer = await summarizerFromEnvironment(env);
 
 export const handler: SQSHandler = createCompactorHandler({
   evaluate: (message) =>

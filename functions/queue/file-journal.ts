@@ -6,7 +6,7 @@
  */
 import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import type { QueuedMessage, QueueJournal } from "./in-process.ts";
 
 const QueuedMessageSchema = z.object({

@@ -5,7 +5,7 @@
  * turn).
  */
 import { createHash } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import type { EvaluationMessage } from "../ports.ts";
 
 /** The body of an evaluation message. Unknown keys are ignored (forward compatibility). */

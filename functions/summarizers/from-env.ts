@@ -13,8 +13,37 @@ import type { Summarizer } from "../ports.ts";
 import { BedrockSummarizer } from "./bedrock.ts";
 import { OpenAiCompatibleSummarizer } from "./openai.ts";
 
-/** Builds the configured summarizer, or `undefined` when `SUMMARIZER` is `none`. */
-export function summarizerFromEnvironment(env: Environment): Summarizer | undefined {
+/** Reads the OpenAI-compatible key: `OPENAI_API_KEY`, or the secret `OPENAI_API_KEY_SECRET_ID` names. */
+async function openAiKey(env: Environment): Promise<string | undefined> {
+  if (env.openaiApiKey || !env.openaiApiKeySecretId) return env.openaiApiKey;
+  const { GetSecretValueCommand, SecretsManagerClient } = await import(
+    "@aws-sdk/client-secrets-manager"
+  );
+  const client = new SecretsManagerClient({});
+  try {
+    const secret = await client.send(
+      new GetSecretValueCommand({ SecretId: env.openaiApiKeySecretId }),
+    );
+    if (!secret.SecretString) {
+      throw new EnvironmentError(
+        `invalid environment: OPENAI_API_KEY_SECRET_ID: secret "${env.openaiApiKeySecretId}" has no string value`,
+      );
+    }
+    return secret.SecretString.trim();
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Builds the configured summarizer, or `undefined` when `SUMMARIZER` is `none`.
+ * `options.timeoutMs` caps a summary (the API uses less than API Gateway's 30 s).
+ */
+export async function summarizerFromEnvironment(
+  env: Environment,
+  options: { timeoutMs?: number } = {},
+): Promise<Summarizer | undefined> {
+  const timeoutMs = options.timeoutMs ?? env.summaryTimeoutMs;
   switch (env.summarizer) {
     case "none":
       return undefined;
@@ -26,17 +55,21 @@ export function summarizerFromEnvironment(env: Environment): Summarizer | undefi
       }
       return new BedrockSummarizer(new BedrockRuntimeClient({}), {
         defaultModelId: env.summaryModelId,
+        ...(timeoutMs ? { timeoutMs } : {}),
       });
-    case "openai-compatible":
+    case "openai-compatible": {
       if (!env.openaiBaseUrl) {
         throw new EnvironmentError(
           "invalid environment: OPENAI_BASE_URL: required when SUMMARIZER is openai-compatible",
         );
       }
+      const apiKey = await openAiKey(env);
       return new OpenAiCompatibleSummarizer({
         baseUrl: env.openaiBaseUrl,
-        ...(env.openaiApiKey ? { apiKey: env.openaiApiKey } : {}),
+        ...(apiKey ? { apiKey } : {}),
+        ...(timeoutMs ? { timeoutMs } : {}),
         ...(env.summaryModelId ? { defaultModelId: env.summaryModelId } : {}),
       });
+    }
   }
 }

@@ -10,7 +10,7 @@
  * `summary.model.id` nor a default) the request names none and the server
  * uses its own (llama.cpp serves the model it loaded; others answer 400).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { buildSummaryMessages, type TranscriptBudget } from "../../core/transcript.ts";
 import type { Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
 import {

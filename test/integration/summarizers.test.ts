@@ -357,13 +357,13 @@ describe("summarizerFromEnvironment", () => {
   const env = (extra: Record<string, string>) => readEnvironment({ TABLE_NAME: "table", ...extra });
 
   it("builds none, Bedrock or the OpenAI-compatible adapter from the environment", async () => {
-    expect(summarizerFromEnvironment(env({}))).toBeUndefined();
+    expect(await summarizerFromEnvironment(env({}))).toBeUndefined();
     expect(
-      summarizerFromEnvironment(
+      await summarizerFromEnvironment(
         env({ SUMMARIZER: "bedrock", SUMMARY_MODEL_ID: "amazon.nova-lite-v1:0" }),
       ),
     ).toBeInstanceOf(BedrockSummarizer);
-    const openai: Summarizer | undefined = summarizerFromEnvironment(
+    const openai: Summarizer | undefined = await summarizerFromEnvironment(
       env({
         SUMMARIZER: "openai-compatible",
         OPENAI_BASE_URL: `${stub.url}/v1`,
@@ -377,9 +377,34 @@ describe("summarizerFromEnvironment", () => {
     expect(stub.requests[0]?.headers.authorization).toBe("Bearer sk-env");
   });
 
-  it("requires a model id for Bedrock", () => {
-    expect(() => summarizerFromEnvironment(env({ SUMMARIZER: "bedrock" }))).toThrow(
+  it("requires a model id for Bedrock", async () => {
+    await expect(summarizerFromEnvironment(env({ SUMMARIZER: "bedrock" }))).rejects.toThrow(
       /SUMMARY_MODEL_ID: required when SUMMARIZER is bedrock/,
     );
+  });
+
+  it("reads the OpenAI-compatible key from Secrets Manager when given a secret id", async () => {
+    const { mockClient } = await import("aws-sdk-client-mock");
+    const { GetSecretValueCommand, SecretsManagerClient } = await import(
+      "@aws-sdk/client-secrets-manager"
+    );
+    const secrets = mockClient(SecretsManagerClient);
+    secrets
+      .on(GetSecretValueCommand, { SecretId: "autocompact/openai" })
+      .resolves({ SecretString: "sk-secret\n" });
+    try {
+      const openai = await summarizerFromEnvironment(
+        env({
+          SUMMARIZER: "openai-compatible",
+          OPENAI_BASE_URL: `${stub.url}/v1`,
+          OPENAI_API_KEY_SECRET_ID: "autocompact/openai",
+        }),
+      );
+      stub.reply(() => chatCompletion("with the secret"));
+      await openai?.summarize(summaryRequest());
+      expect(stub.requests.at(-1)?.headers.authorization).toBe("Bearer sk-secret");
+    } finally {
+      secrets.restore();
+    }
   });
 });

@@ -1,0 +1,76 @@
+/**
+ * How the Lambdas are built: one place for the runtime, the entry points and
+ * the esbuild options, shared by the stack (NodejsFunction) and by
+ * `npm run bundles` (infra/bundles.ts, the size report), so the report
+ * measures exactly what is deployed.
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
+import { type BundlingOptions, OutputFormat, SourceMapMode } from "aws-cdk-lib/aws-lambda-nodejs";
+
+/** The repository root (infra/..). */
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/**
+ * The newest Node.js runtime aws-cdk-lib offers (cdk-nag's AwsSolutions-L1
+ * and Serverless-LambdaLatestVersion require the newest of the family). The
+ * code stays Node 20-compatible (ARCHITECTURE §14), so an older runtime works
+ * too.
+ */
+export const RUNTIME = Runtime.NODEJS_24_X;
+
+/** Graviton: 20% cheaper per GB-second than x86_64; the bundles are pure JavaScript (no native modules). */
+export const ARCHITECTURE = Architecture.ARM_64;
+
+/** esbuild's target, matching the runtime. */
+export const ESBUILD_TARGET = `node${RUNTIME.name.replace(/^nodejs(\d+)\.x$/, "$1")}`;
+
+/**
+ * The AWS SDK v3 is part of the Lambda Node.js runtime: not bundling it keeps
+ * the bundles small (it would dominate them). The clients the code uses
+ * (DynamoDB, SQS, Bedrock Runtime, util-dynamodb) are all in the runtime.
+ */
+export const EXTERNAL_MODULES = ["@aws-sdk/*"];
+
+/** The functions' entry points, relative to the repository root. */
+export const ENTRY_POINTS = {
+  api: "functions/api/lambda.ts",
+  compactor: "functions/compactor/index.ts",
+} as const;
+
+export type FunctionName = keyof typeof ENTRY_POINTS;
+
+/**
+ * An ESM bundle has no `require`: a CommonJS dependency bundled into it that
+ * calls `require("node:…")` fails at load with "Dynamic require of … is not
+ * supported". Today's dependencies are all ESM (Hono, zod, Powertools' ESM
+ * builds), so the bundles do not carry this banner; test/cdk/bundles.test.ts
+ * fails if one ever needs it, and then `banner: ESM_REQUIRE_BANNER` in
+ * {@link bundlingOptions} gives the bundle a real `require`.
+ */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __autocompactCreateRequire } from 'node:module'; const require = __autocompactCreateRequire(import.meta.url);";
+
+/** The NodejsFunction bundling options (local esbuild, never Docker). */
+export function bundlingOptions(): BundlingOptions {
+  return {
+    format: OutputFormat.ESM,
+    target: ESBUILD_TARGET,
+    // ESM entry points of dual packages first (smaller, tree-shakable).
+    mainFields: ["module", "main"],
+    minify: true,
+    sourceMap: true,
+    sourceMapMode: SourceMapMode.DEFAULT,
+    // Mappings only: the sources are in the repository. Keeps the .map (which
+    // Node parses at load with --enable-source-maps) about half the size.
+    sourcesContent: false,
+    externalModules: EXTERNAL_MODULES,
+    forceDockerBundling: false,
+  };
+}
+
+/** The entry point's absolute path. */
+export function entryPath(name: FunctionName): string {
+  return join(REPO_ROOT, ENTRY_POINTS[name]);
+}

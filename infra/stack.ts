@@ -1,0 +1,460 @@
+/**
+ * The whole service in one stack (ARCHITECTURE §2): the table, the FIFO
+ * evaluation queue and its DLQ, the api function behind an HTTP API, the
+ * compactor on the queue, and what operators watch (infra/operations.ts).
+ *
+ * Environment-agnostic (no `env`, no lookups): one template deploys to any
+ * account and region, and `cdk synth` works offline.
+ */
+import {
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Token,
+  Validations,
+} from "aws-cdk-lib";
+import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
+import {
+  HttpApi,
+  HttpStage,
+  LogGroupLogDestination,
+  PayloadFormatVersion,
+} from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import {
+  ApplicationLogLevel,
+  Code,
+  type FunctionProps,
+  Function as LambdaFunction,
+  LoggingFormat,
+  SystemLogLevel,
+  Tracing,
+} from "aws-cdk-lib/aws-lambda";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import {
+  DeduplicationScope,
+  FifoThroughputLimit,
+  Queue,
+  QueueEncryption,
+} from "aws-cdk-lib/aws-sqs";
+import type { Construct } from "constructs";
+import { bedrockModelResources } from "./bedrock.ts";
+import {
+  ARCHITECTURE,
+  bundlingOptions,
+  entryPath,
+  type FunctionName,
+  REPO_ROOT,
+  RUNTIME,
+} from "./bundling.ts";
+import {
+  type AutocompactSettings,
+  type AutocompactSettingsInput,
+  resolveSettings,
+  SettingsError,
+} from "./config.ts";
+import { METRICS_NAMESPACE, Operations, SERVICE_NAMES } from "./operations.ts";
+
+export interface AutocompactStackProps extends StackProps {
+  /** The deployment's settings (validated; see infra/config.ts and docs/deploy.md). */
+  readonly settings?: AutocompactSettingsInput;
+  /**
+   * `false` swaps the esbuild bundles for a placeholder inline handler, so
+   * unit tests synthesize in milliseconds. Everything else is identical.
+   * Never deploy a stack built with `false`. Default `true`.
+   */
+  readonly bundle?: boolean;
+}
+
+/** The table's TTL attribute (epoch seconds): orphaned event chunks expire. */
+export const TTL_ATTRIBUTE = "expires_at";
+
+/**
+ * Memory and timeouts (arm64). Lambda gives CPU in proportion to memory
+ * (1,769 MB = one vCPU), and cold starts are CPU-bound (parsing the bundle).
+ *
+ * - api, 1024 MB: a turn post parses and validates up to 5 MiB of JSON with
+ *   zod and reads/writes DynamoDB; projections of long streams are CPU work
+ *   on the request path. ~0.6 vCPU keeps p99 and cold starts low at a cost
+ *   that is still dominated by API Gateway's per-request price.
+ * - api, 29 s: API Gateway's HTTP API waits 30 s at most for an
+ *   integration; the function stops first so it can log why. Normal requests
+ *   take milliseconds; a manual summary compaction is the slow one.
+ * - compactor, 512 MB: the no-fire path reads O(1) bytes (one head item);
+ *   a firing reads the band's turns and writes one item; a summary waits on
+ *   the network. Half a vCPU is plenty and half the api's price.
+ * - compactor timeout: see infra/config.ts (60 s; with a summarizer, enough
+ *   for each record of a batch to summarize), and the queue's visibility
+ *   timeout is 6x it.
+ */
+const API_MEMORY_MB = 1024;
+const API_TIMEOUT = Duration.seconds(29);
+const COMPACTOR_MEMORY_MB = 512;
+
+/**
+ * What the store (functions/store/*-dynamodb.ts) does in AWS: item reads and
+ * queries, writes, and TransactWriteItems (authorized per contained action:
+ * Put, Update, Delete, ConditionCheck). Narrower than grantReadWriteData:
+ * no Scan (a whole-table, cross-tenant read only the local runtime's
+ * recovery uses), no batch or stream actions. test/cdk checks this list
+ * against the commands the functions' code sends.
+ */
+export const TABLE_ACTIONS = [
+  "dynamodb:GetItem",
+  "dynamodb:Query",
+  "dynamodb:PutItem",
+  "dynamodb:UpdateItem",
+  "dynamodb:DeleteItem",
+  "dynamodb:ConditionCheckItem",
+] as const;
+
+/** Lambda's limit on a function's environment (all keys and values). */
+const LAMBDA_ENVIRONMENT_LIMIT_BYTES = 4096;
+/** What an unresolved token (table name, queue URL) may take once deployed. */
+const TOKEN_ALLOWANCE_BYTES = 256;
+
+const PLACEHOLDER_CODE =
+  "exports.handler = async () => { throw new Error('placeholder code: this stack was synthesized with bundle=false (unit tests only)'); };";
+
+/** The api's HTTP access log line (JSON; `awsEndpointRequestId` is the Lambda request id). */
+const ACCESS_LOG_FORMAT = JSON.stringify({
+  requestId: "$context.requestId",
+  lambdaRequestId: "$context.awsEndpointRequestId",
+  ip: "$context.identity.sourceIp",
+  userAgent: "$context.identity.userAgent",
+  requestTime: "$context.requestTime",
+  method: "$context.httpMethod",
+  path: "$context.path",
+  routeKey: "$context.routeKey",
+  status: "$context.status",
+  protocol: "$context.protocol",
+  responseLength: "$context.responseLength",
+  responseLatency: "$context.responseLatency",
+  integrationLatency: "$context.integrationLatency",
+  integrationStatus: "$context.integrationStatus",
+  integrationError: "$context.integrationErrorMessage",
+  error: "$context.error.message",
+});
+
+export class AutocompactStack extends Stack {
+  readonly settings: AutocompactSettings;
+  readonly table: Table;
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+  readonly apiFunction: LambdaFunction;
+  readonly compactorFunction: LambdaFunction;
+  readonly httpApi: HttpApi;
+  readonly stage: HttpStage;
+  readonly logGroups: {
+    readonly api: LogGroup;
+    readonly compactor: LogGroup;
+    readonly access: LogGroup;
+  };
+  readonly operations: Operations;
+
+  constructor(scope: Construct, id: string, props: AutocompactStackProps = {}) {
+    super(scope, id, props);
+    const settings = resolveSettings(props.settings);
+    this.settings = settings;
+    const bundle = props.bundle ?? true;
+    const retention = settings.logRetentionDays as RetentionDays;
+
+    // --- storage ---
+    this.table = new Table(this, "Table", {
+      partitionKey: { name: "pk", type: AttributeType.STRING },
+      sortKey: { name: "sk", type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryption.AWS_MANAGED,
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      // Conversations and tenants outlive the stack: deleting the stack (or
+      // a replacement by a bad change) must never delete them.
+      removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection: true,
+    });
+
+    // --- the evaluation queue ---
+    // SSE-SQS: the messages hold ids only ({tenant, conversation, turn}), no
+    // conversation content. SQS-managed keys cost nothing, need no kms:*
+    // grants on either function and cannot be throttled by KMS; a customer
+    // managed key would add key policy, per-request KMS cost and latency for
+    // no confidentiality gain (see docs/deploy.md).
+    this.deadLetterQueue = new Queue(this, "DeadLetterQueue", {
+      fifo: true,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // The maximum, 14 days (a FIFO message's retention restarts when it
+      // moves here): time to notice the alarm, fix, and redrive.
+      retentionPeriod: Duration.days(14),
+    });
+    this.queue = new Queue(this, "EvaluationQueue", {
+      fifo: true,
+      // High-throughput FIFO: one message group per conversation, so
+      // deduplication and throughput are per conversation, not per queue.
+      deduplicationScope: DeduplicationScope.MESSAGE_GROUP,
+      fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(settings.compactor.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 5 },
+    });
+
+    // --- functions ---
+    const shared = this.sharedEnvironment(settings);
+    this.logGroups = {
+      api: new LogGroup(this, "ApiLogGroup", { retention }),
+      compactor: new LogGroup(this, "CompactorLogGroup", { retention }),
+      access: new LogGroup(this, "ApiAccessLogGroup", { retention }),
+    };
+    this.apiFunction = this.serviceFunction("api", {
+      bundle,
+      description:
+        "autocompact api: the HTTP API (Hono) — turns, reads, manual compactions, config",
+      memorySize: API_MEMORY_MB,
+      timeout: API_TIMEOUT,
+      logGroup: this.logGroups.api,
+      logLevel: settings.logLevel,
+      environment: {
+        ...shared,
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAMES.api,
+        QUEUE_URL: this.queue.queueUrl,
+        ...(settings.api.bodyLimitBytes
+          ? { BODY_LIMIT_BYTES: String(settings.api.bodyLimitBytes) }
+          : {}),
+      },
+    });
+    this.compactorFunction = this.serviceFunction("compactor", {
+      bundle,
+      description:
+        "autocompact compactor: evaluates D50 after each turn and appends auto compactions",
+      memorySize: COMPACTOR_MEMORY_MB,
+      timeout: Duration.seconds(settings.compactor.timeoutSeconds),
+      logGroup: this.logGroups.compactor,
+      logLevel: settings.logLevel,
+      environment: { ...shared, POWERTOOLS_SERVICE_NAME: SERVICE_NAMES.compactor },
+    });
+
+    // --- least-privilege grants ---
+    for (const fn of [this.apiFunction, this.compactorFunction]) {
+      this.table.grant(fn, ...TABLE_ACTIONS);
+    }
+    this.queue.grantSendMessages(this.apiFunction);
+    this.compactorFunction.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: settings.compactor.batchSize,
+        // Powertools' FIFO processor reports the first failed record and every
+        // later one, so a conversation's turns stay in order.
+        reportBatchItemFailures: true,
+        maxConcurrency: settings.compactor.maxConcurrency,
+      }),
+    ); // grants the compactor consume (receive, delete, change visibility) on the queue only
+    this.grantSummarizer(settings);
+
+    // --- the HTTP API ---
+    this.httpApi = new HttpApi(this, "HttpApi", {
+      description: "autocompact: conversation turns in, compacted projections out",
+      createDefaultStage: false,
+      defaultIntegration: new HttpLambdaIntegration("ApiIntegration", this.apiFunction, {
+        payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+      }),
+    });
+    this.stage = new HttpStage(this, "DefaultStage", {
+      httpApi: this.httpApi,
+      stageName: "$default",
+      autoDeploy: true,
+      throttle: { rateLimit: settings.api.rateLimit, burstLimit: settings.api.burstLimit },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(this.logGroups.access),
+        format: AccessLogFormat.custom(ACCESS_LOG_FORMAT),
+      },
+    });
+
+    // --- operations ---
+    this.operations = new Operations(this, "Operations", {
+      settings,
+      queue: this.queue,
+      deadLetterQueue: this.deadLetterQueue,
+      apiFunction: this.apiFunction,
+      compactorFunction: this.compactorFunction,
+      httpApi: this.httpApi,
+      compactorLogGroup: this.logGroups.compactor,
+    });
+
+    this.acknowledgeRules();
+
+    new CfnOutput(this, "ApiUrl", {
+      // No trailing slash: requests go to `${ApiUrl}/v1/…`.
+      value: this.httpApi.apiEndpoint,
+      description: "Base URL of the HTTP API",
+    });
+    new CfnOutput(this, "TableName", {
+      value: this.table.tableName,
+      description:
+        "The table of conversations, tenants and API keys (for `autocompact tenant create --table`)",
+    });
+    new CfnOutput(this, "QueueUrl", { value: this.queue.queueUrl });
+    new CfnOutput(this, "DeadLetterQueueUrl", { value: this.deadLetterQueue.queueUrl });
+    new CfnOutput(this, "CompactorLogGroupName", { value: this.logGroups.compactor.logGroupName });
+    new CfnOutput(this, "DashboardName", { value: this.operations.dashboard.dashboardName });
+  }
+
+  /** The environment both functions read (functions/env.ts). */
+  private sharedEnvironment(settings: AutocompactSettings): Record<string, string> {
+    const summarizer = settings.summarizer;
+    const environment: Record<string, string> = {
+      TABLE_NAME: this.table.tableName,
+      LOG_LEVEL: settings.logLevel,
+      SUMMARIZER: summarizer.kind,
+      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      // Stack traces of the minified bundles point at the TypeScript sources.
+      NODE_OPTIONS: "--enable-source-maps",
+    };
+    if (settings.autoConfigJson) environment.AUTOCOMPACT_CONFIG = settings.autoConfigJson;
+    if (settings.modelCatalog) environment.MODEL_CATALOG = JSON.stringify(settings.modelCatalog);
+    if (summarizer.kind !== "none") environment.SUMMARY_MODEL_ID = summarizer.modelId;
+    if (summarizer.kind === "openai-compatible") {
+      environment.OPENAI_BASE_URL = summarizer.baseUrl;
+      // The key itself never enters the template or the function's
+      // configuration: the function reads the secret at cold start.
+      if (summarizer.apiKeySecretName) {
+        environment.OPENAI_API_KEY_SECRET_ID = summarizer.apiKeySecretName;
+      }
+    }
+    return environment;
+  }
+
+  /** One function: its own role (no managed policies), log group, JSON logs, X-Ray. */
+  private serviceFunction(
+    name: FunctionName,
+    options: {
+      bundle: boolean;
+      description: string;
+      memorySize: number;
+      timeout: Duration;
+      logGroup: LogGroup;
+      logLevel: AutocompactSettings["logLevel"];
+      environment: Record<string, string>;
+    },
+  ): LambdaFunction {
+    checkEnvironmentSize(name, options.environment);
+    const Name = name[0]?.toUpperCase() + name.slice(1);
+    const role = new Role(this, `${Name}Role`, {
+      assumedBy: new ServicePrincipal("lambda.amazonaws.com"),
+      description: `autocompact ${name} function`,
+    });
+    // Instead of AWSLambdaBasicExecutionRole (logs:* on every log group):
+    // write to this function's own log group only.
+    options.logGroup.grantWrite(role);
+    const common = {
+      runtime: RUNTIME,
+      architecture: ARCHITECTURE,
+      handler: "index.handler",
+      description: options.description,
+      memorySize: options.memorySize,
+      timeout: options.timeout,
+      role,
+      logGroup: options.logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      applicationLogLevelV2: ApplicationLogLevel[options.logLevel],
+      // Keeps the platform's REPORT lines (duration, memory, init time).
+      systemLogLevelV2: SystemLogLevel.INFO,
+      tracing: Tracing.ACTIVE,
+      environment: options.environment,
+    } satisfies Omit<FunctionProps, "code">;
+    if (!options.bundle) {
+      return new LambdaFunction(this, `${Name}Function`, {
+        ...common,
+        code: Code.fromInline(PLACEHOLDER_CODE),
+      });
+    }
+    return new NodejsFunction(this, `${Name}Function`, {
+      ...common,
+      entry: entryPath(name),
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: `${REPO_ROOT}/package-lock.json`,
+      bundling: bundlingOptions(),
+    });
+  }
+
+  /** Bedrock: InvokeModel on the configured models only; OpenAI: read its key's secret. */
+  private grantSummarizer(settings: AutocompactSettings): void {
+    const summarizer = settings.summarizer;
+    const functions = [this.apiFunction, this.compactorFunction];
+    if (summarizer.kind === "bedrock") {
+      const resources = summarizer.modelIds.map(bedrockModelResources);
+      const statement = new PolicyStatement({
+        sid: "InvokeSummaryModels",
+        actions: ["bedrock:InvokeModel"],
+        resources: resources.flatMap((r) => r.arns),
+      });
+      for (const fn of functions) {
+        fn.addToRolePolicy(statement);
+        for (const finding of resources.flatMap((r) => r.wildcardFindings)) {
+          Validations.of(fn.role ?? fn).acknowledge({
+            id: `AwsSolutions-IAM5[${finding}]`,
+            reason:
+              "A cross-region inference profile routes each request to a region Bedrock picks, so the underlying foundation model must be allowed in every region; the resource is still that one model.",
+          });
+        }
+      }
+    }
+    if (summarizer.kind === "openai-compatible" && summarizer.apiKeySecretName) {
+      const secret = Secret.fromSecretNameV2(this, "OpenAiApiKey", summarizer.apiKeySecretName);
+      for (const fn of functions) secret.grantRead(fn);
+    }
+  }
+
+  /** cdk-nag findings that do not apply here, each with its reason. */
+  private acknowledgeRules(): void {
+    for (const fn of [this.apiFunction, this.compactorFunction]) {
+      Validations.of(fn).acknowledge({
+        id: "Serverless-LambdaDLQ",
+        reason:
+          "The function is never invoked asynchronously: the api synchronously by API Gateway, the compactor by an SQS event source mapping, whose failed messages go to the queue's own DLQ (maxReceiveCount 5).",
+      });
+      Validations.of(fn.role ?? fn).acknowledge({
+        id: "AwsSolutions-IAM5[Resource::*]",
+        reason:
+          "Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions (the only wildcard; every other statement names its resources).",
+      });
+    }
+    Validations.of(this.compactorFunction).acknowledge({
+      id: "Serverless-LambdaEventSourceMappingDestination",
+      reason:
+        "SQS event source mappings take no on-failure destination: a message that keeps failing moves to the queue's redrive DLQ after 5 receives, and the DLQ is alarmed.",
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: "Serverless-SQSRedrivePolicy",
+      reason:
+        "This queue is the evaluation queue's dead-letter queue: its messages are kept for inspection and redrive (alarmed when not empty), not redriven further.",
+    });
+    Validations.of(this.httpApi).acknowledge({
+      id: "AwsSolutions-APIG4",
+      reason:
+        "Authentication is done by the application: every /v1 route requires `Authorization: Bearer <tenant API key>` (SHA-256 looked up in the table, tenants isolated, 401 otherwise) and turn posts may require Standard Webhooks signatures; /healthz and /v1/openapi.json are public by design. An API Gateway authorizer would duplicate the lookup on every request.",
+    });
+  }
+}
+
+/** Lambda refuses an environment over 4 KB; fail at synth with the reason instead. */
+function checkEnvironmentSize(name: string, environment: Record<string, string>): void {
+  let bytes = 0;
+  for (const [key, value] of Object.entries(environment)) {
+    bytes +=
+      Buffer.byteLength(key) +
+      (Token.isUnresolved(value) ? TOKEN_ALLOWANCE_BYTES : Buffer.byteLength(value));
+  }
+  if (bytes > LAMBDA_ENVIRONMENT_LIMIT_BYTES) {
+    throw new SettingsError([
+      `autoConfig, modelCatalog: the ${name} function's environment would take about ${bytes} bytes, over Lambda's ${LAMBDA_ENVIRONMENT_LIMIT_BYTES}; shorten the config (e.g. summary instructions) or the catalog`,
+    ]);
+  }
+}
