@@ -16,7 +16,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export type StreamFormat = "plain" | "jp";
 
 const BASE64_VALUES = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** Canonical padding leaves the unused low bits of the last symbol zero. */
 function hasZeroTrailingBits(standard: string): boolean {

@@ -6,7 +6,7 @@
  * than a JavaScript loop over code units). Lone surrogates count as the
  * three-byte replacement character, as an encoder writes them.
  */
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 const encoder = new TextEncoder();
 let scratch = new Uint8Array(64 * 1024);
 

@@ -110,6 +110,10 @@ export function toProblem(error: unknown): Problem {
     return problem(501, "summarizer-unavailable", "No summarizer configured", error.message);
   if (error instanceof EmptySummaryError)
     return problem(502, "empty-summary", "The summarizer returned nothing", error.message);
+  if (error instanceof SummaryTimeoutError)
+    return problem(504, "summary-timeout", "The summarizer timed out", error.message);
+  if (error instanceof SummarizerError)
+    return problem(502, "summarizer-failed", "The summarizer failed", error.message);
   if (error instanceof ContentionError)
     return problem(503, "contention", "Too many concurrent writes", error.message);
   return problem(

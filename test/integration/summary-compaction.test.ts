@@ -377,15 +377,16 @@ describe("manual summary compaction", () => {
     expectRawTurns(userText(stub.requests[0]), 1, 7, 10);
 
     const listed = await h.service.compactions(ALICE, CONVERSATION);
-    for (const reply of [
-      { status: 500, json: { error: { message: "boom" } } },
-      chatCompletion("   "),
-    ] satisfies StubReply[]) {
+    for (const [reply, status, type] of [
+      [{ status: 500, json: { error: { message: "boom" } } }, 502, "/problems/summarizer-failed"],
+      [chatCompletion("   "), 502, "/problems/empty-summary"],
+    ] satisfies [StubReply, number, string][]) {
       stub.reply(() => reply);
       const failed = await h.request("POST", `/v1/conversations/${CONVERSATION}/compactions`, {
         spec: "s:..-1",
       });
-      expect(failed.status).toBeGreaterThanOrEqual(500);
+      expect(failed.status).toBe(status);
+      expect(((await failed.json()) as { type: string }).type).toBe(type);
       expect(await h.service.compactions(ALICE, CONVERSATION)).toEqual(listed);
     }
   });
