@@ -86,15 +86,18 @@ export async function evaluateTurn(
     ]);
     const sizes = summaries.map((s) => s.size);
     const compactions = stored.map((c) => c.compaction);
-    const summary = state.config.rule.summary
-      ? await summarizeBand(
-          deps.summarizer,
-          deps.store,
-          ref,
-          decision.range,
-          state.config.rule.summary,
-        )
-      : undefined;
+    let summary: SummaryResult | undefined;
+    const rule = state.config.rule.summary;
+    if (rule) {
+      const key = JSON.stringify([decision.range, rule]);
+      if (cached?.key !== key) {
+        cached = {
+          key,
+          result: await summarizeBand(deps.summarizer, deps.store, ref, decision.range, rule),
+        };
+      }
+      summary = cached.result;
+    }
     const fired = buildFiring(
       state,
       decision,

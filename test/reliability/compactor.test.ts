@@ -5,7 +5,7 @@ import type { Entry } from "../../core/events.ts";
 import { compactionsOf } from "../../core/projection.ts";
 import { splitTurns } from "../../core/turns.ts";
 import { readStream } from "../../functions/conversations/state.ts";
-import type { ConversationStore } from "../../functions/ports.ts";
+import { ConditionFailedError, type ConversationStore } from "../../functions/ports.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { MemoryConversationStore } from "../../functions/store/memory.ts";
 import { generateConversation } from "../helpers/conversation.ts";
@@ -197,4 +197,41 @@ describe.each(STORES)("the compactor under at-least-once delivery (%s)", (_name,
     expect(head?.projected_chars).toBe(estimateStream(await readStream(h.store, ref)).chars);
     expect(head?.max_compacted_turn).toBe(-1);
   }, 60_000);
+
+  it("reuses a band's summary when a lost race makes the evaluation retry", async () => {
+    const inner = await makeStore();
+    let races = 1;
+    const racing = overriding(inner, {
+      addCompaction: async (...args: Parameters<ConversationStore["addCompaction"]>) => {
+        if (races-- > 0) throw new ConditionFailedError("a concurrent writer won");
+        await inner.addCompaction(...args);
+      },
+    });
+    let calls = 0;
+    const summarizer = {
+      summarize: async () => {
+        calls++;
+        return { text: "what happened so far", model: "fake", latency_ms: 1 };
+      },
+    };
+    const h = harness({
+      settings: { config: { ...AUTO, rule: { summary: {} } } },
+      store: racing,
+      summarizer,
+    });
+    for (let t = 0; t < 20; t++) {
+      await h.service.appendTurn({ id: "alice" }, "c", {
+        turn: t,
+        events: turns[t] as Entry[],
+        model: MODEL,
+      });
+    }
+    expect((await h.evaluate({ tenant: "alice", conversation: "c", turn: 19 })).outcome).toBe(
+      "fired",
+    );
+    expect(calls).toBe(1);
+    expect((await autoBands(inner))[0]?.compaction.summary).toEqual({
+      summary: "what happened so far",
+    });
+  });
 });
