@@ -681,10 +681,12 @@ describe("operations", () => {
     }
   });
 
-  it("quotes the saved queries verbatim in docs/deploy.md", () => {
-    const docs = readFileSync(join(REPO_ROOT, "docs/deploy.md"), "utf8");
-    for (const [name, query] of Object.entries(LOGS_INSIGHTS_QUERIES)) {
-      expect(docs, name).toContain(query.toString());
+  it("quotes the saved queries verbatim in docs/deploy.md and README.md", () => {
+    for (const file of ["docs/deploy.md", "README.md"]) {
+      const docs = readFileSync(join(REPO_ROOT, file), "utf8");
+      for (const [name, query] of Object.entries(LOGS_INSIGHTS_QUERIES)) {
+        expect(docs, `${file}: ${name}`).toContain(query.toString());
+      }
     }
   });
 });
