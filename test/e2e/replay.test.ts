@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { project } from "../../core/projection.ts";
 import { splitTurns } from "../../core/turns.ts";
@@ -31,16 +31,20 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "autocompact-e2e-"));
+  // The runtime's JSON logs and EMF lines are the operator's; keep the test output readable.
+  vi.stubEnv("POWERTOOLS_METRICS_DISABLED", "true");
   service = await startLocalService({
     port: 0,
     host: "127.0.0.1",
     dataDir: dir,
     inMemory: true,
     devKey: KEY,
+    logLevel: "ERROR",
   });
 }, 120_000);
 
 afterAll(async () => {
+  vi.unstubAllEnvs();
   await service?.stop();
   await rm(dir, { recursive: true, force: true });
 });
