@@ -5,6 +5,7 @@
  * from the RAW events of the band, as the compactor does. Without a
  * summarizer a summary rule is reported, never faked.
  */
+
 import { type ModelCatalog, type ModelInfo, resolveContextWindow } from "../core/catalog.ts";
 import type { AutoConfig, AutoConfigLayer } from "../core/config.ts";
 import { tokensFromChars } from "../core/estimate.ts";
@@ -16,6 +17,7 @@ import { measureStream, projectedCharsFromSizes } from "../core/sizes.ts";
 import { TranscriptBudgetError } from "../core/transcript.ts";
 import { buildFiring, type Decision, type TriggerState } from "../core/trigger.ts";
 import { indexTurns } from "../core/turns.ts";
+import { summaryAudit } from "../functions/conversations/summaries.ts";
 import type { Summarizer, SummaryResult } from "../functions/ports.ts";
 import { DEFAULT_SUMMARY_TIMEOUT_MS } from "../functions/summarizers/common.ts";
 import { EmptySummaryError, SummarizerError } from "../functions/summarizers/errors.ts";
@@ -176,16 +178,6 @@ export async function summarizeRange(
     );
   }
   return result;
-}
-
-/** The fields a summary adds to a band's `trigger` (the same the compactor stores). */
-export function summaryAudit(result: SummaryResult): Record<string, string | number> {
-  return {
-    summary_model: result.model,
-    ...(result.input_tokens === undefined ? {} : { summary_input_tokens: result.input_tokens }),
-    ...(result.output_tokens === undefined ? {} : { summary_output_tokens: result.output_tokens }),
-    summary_latency_ms: result.latency_ms,
-  };
 }
 
 /**

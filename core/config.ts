@@ -55,9 +55,13 @@ export const ConfigTree = z.looseObject({
     .optional(),
 });
 
+/** The parsed value of the `ToolCallMode` schema. */
 export type ToolCallMode = z.infer<typeof ToolCallMode>;
+/** The parsed value of the `SummaryRuleConfig` schema. */
 export type SummaryRuleConfig = z.infer<typeof SummaryRuleConfig>;
+/** The parsed value of the `RuleLayer` schema. */
 export type RuleLayer = z.infer<typeof RuleLayer>;
+/** The parsed value of the `AutoConfigLayer` schema. */
 export type AutoConfigLayer = z.infer<typeof AutoConfigLayer>;
 
 /** A compaction rule with every field resolved. `null` policies mean "no opinion". */

@@ -174,18 +174,31 @@ export const Entry = z.union([
   UnknownEntry,
 ]);
 
+/** The parsed value of the `TurnStart` schema. */
 export type TurnStart = z.infer<typeof TurnStart>;
+/** The parsed value of the `ChatRequest` schema. */
 export type ChatRequest = z.infer<typeof ChatRequest>;
+/** The parsed value of the `ChatResponse` schema. */
 export type ChatResponse = z.infer<typeof ChatResponse>;
+/** The parsed value of the `ToolCallRequest` schema. */
 export type ToolCallRequest = z.infer<typeof ToolCallRequest>;
+/** The parsed value of the `ToolCallResponse` schema. */
 export type ToolCallResponse = z.infer<typeof ToolCallResponse>;
+/** The parsed value of the `InquiryRequest` schema. */
 export type InquiryRequest = z.infer<typeof InquiryRequest>;
+/** The parsed value of the `InquiryResponse` schema. */
 export type InquiryResponse = z.infer<typeof InquiryResponse>;
+/** The parsed value of the `ConfigDelta` schema. */
 export type ConfigDelta = z.infer<typeof ConfigDelta>;
+/** The parsed value of the `ToolCallPolicy` schema. */
 export type ToolCallPolicy = z.infer<typeof ToolCallPolicy>;
+/** The parsed value of the `CompactionSource` schema. */
 export type CompactionSource = z.infer<typeof CompactionSource>;
+/** The parsed value of the `CompactionTrigger` schema. */
 export type CompactionTrigger = z.infer<typeof CompactionTrigger>;
+/** The parsed value of the `Compaction` schema. */
 export type Compaction = z.infer<typeof Compaction>;
+/** The parsed value of the `UnknownEntry` schema. */
 export type UnknownEntry = z.infer<typeof UnknownEntry> & { type: string };
 /** An entry of a type this service understands. */
 export type KnownEntry =

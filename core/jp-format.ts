@@ -8,6 +8,8 @@
  * alphabet, which is accepted too.
  */
 
+import { CONVERSATION_EVENT_TYPES } from "./turns.ts";
+
 const STANDARD = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const URL_SAFE = /^(?:[A-Za-z0-9\-_]{4})*(?:[A-Za-z0-9\-_]{2}==|[A-Za-z0-9\-_]{3}=)?$/;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -60,21 +62,11 @@ function mapStrings(value: unknown, visit: Visit): unknown {
   return value;
 }
 
-const ENCODED_EVENT_TYPES = new Set([
-  "turn_start",
-  "chat_request",
-  "chat_response",
-  "tool_call_request",
-  "tool_call_response",
-  "inquiry_request",
-  "inquiry_response",
-]);
-
 /** Applies `visit` to every string JP encodes in one raw entry; returns a new entry. */
 function mapEncodedFields(entry: unknown, visit: Visit): unknown {
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return entry;
   const record = entry as Record<string, unknown>;
-  if (typeof record.type !== "string" || !ENCODED_EVENT_TYPES.has(record.type)) return entry;
+  if (typeof record.type !== "string" || !CONVERSATION_EVENT_TYPES.has(record.type)) return entry;
   const out: Record<string, unknown> = { ...record };
   if (record.metadata !== undefined) out.metadata = mapStrings(record.metadata, visit);
   if (record.type === "tool_call_request" && record.arguments !== undefined) {

@@ -47,8 +47,9 @@ export const TRANSCRIPT_TOTAL_BUDGET = 400_000;
 /** Characters kept of a tool name or id in an item's label. */
 export const LABEL_BUDGET = 200;
 
-/** The smallest budgets accepted (a marker must fit with some text around it). */
+/** The smallest per-item budget accepted (a marker must fit with some text around it). */
 export const MIN_ITEM_BUDGET = 100;
+/** The smallest total budget accepted. */
 export const MIN_TOTAL_BUDGET = 1_000;
 
 /** Budgets of a transcript; the defaults are {@link TRANSCRIPT_ITEM_BUDGET} and {@link TRANSCRIPT_TOTAL_BUDGET}. */

@@ -9,8 +9,8 @@
  */
 import type { Entry } from "./events.ts";
 
-/** Entry types that are conversation events: they fill a turn. */
-const CONVERSATION_EVENT_TYPES: ReadonlySet<string> = new Set([
+/** Entry types that are conversation events: they fill a turn (and are the ones JP base64-encodes). */
+export const CONVERSATION_EVENT_TYPES: ReadonlySet<string> = new Set([
   "turn_start",
   "chat_request",
   "chat_response",

@@ -2,6 +2,7 @@
 import { writeFile } from "node:fs/promises";
 import { resolveContextWindow } from "../../core/catalog.ts";
 import { configForStream, SummarizerRequiredError, simulateStream } from "../../core/evaluate.ts";
+import { summaryAudit } from "../../functions/conversations/summaries.ts";
 import {
   type Command,
   EXIT,
@@ -29,7 +30,6 @@ import {
   SUMMARIZER_OPTIONS,
   summarizeCallback,
   summarizerFromOptions,
-  summaryAudit,
 } from "../summarizer.ts";
 
 const OPTIONS = {

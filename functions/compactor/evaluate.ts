@@ -11,7 +11,7 @@ import { projectedCharsFromSizes } from "../../core/sizes.ts";
 import { buildFiring, type Decision, decide, type TriggerState } from "../../core/trigger.ts";
 import { ContentionError } from "../conversations/errors.ts";
 import { autoKey, effectiveConfig, type ServiceSettings } from "../conversations/state.ts";
-import { summarizeBand } from "../conversations/summaries.ts";
+import { summarizeBand, summaryAudit } from "../conversations/summaries.ts";
 import {
   type Clock,
   ConditionFailedError,
@@ -114,14 +114,7 @@ export async function evaluateTurn(
     if (summary) {
       band.trigger = {
         ...(band.trigger as NonNullable<typeof band.trigger>),
-        summary_model: summary.model,
-        ...(summary.input_tokens === undefined
-          ? {}
-          : { summary_input_tokens: summary.input_tokens }),
-        ...(summary.output_tokens === undefined
-          ? {}
-          : { summary_output_tokens: summary.output_tokens }),
-        summary_latency_ms: summary.latency_ms,
+        ...summaryAudit(summary),
       };
     }
     try {

@@ -14,6 +14,7 @@ import type { Logger } from "@aws-lambda-powertools/logger";
 import { type Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { Compaction } from "../../core/events.ts";
+import { summaryAudit } from "../conversations/summaries.ts";
 import type { EvaluationMessage } from "../ports.ts";
 import { decodeMessageBody } from "../queue/message.ts";
 import type { EvaluationOutcome } from "./evaluate.ts";
@@ -124,18 +125,7 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
       threshold: decision.threshold,
       context_window: decision.context_window,
       duration_ms: durationMs,
-      ...(summary
-        ? {
-            summary_model: summary.model,
-            ...(summary.input_tokens === undefined
-              ? {}
-              : { summary_input_tokens: summary.input_tokens }),
-            ...(summary.output_tokens === undefined
-              ? {}
-              : { summary_output_tokens: summary.output_tokens }),
-            summary_latency_ms: summary.latency_ms,
-          }
-        : {}),
+      ...(summary ? summaryAudit(summary) : {}),
     });
     metrics.addMetric("Fired", MetricUnit.Count, 1);
     if (after !== undefined) {

@@ -36,3 +36,13 @@ export async function summarizeBand(
   }
   return result;
 }
+
+/** The audit fields a summary adds to a band's `trigger` and to its firing log line. */
+export function summaryAudit(result: SummaryResult): Record<string, string | number> {
+  return {
+    summary_model: result.model,
+    ...(result.input_tokens === undefined ? {} : { summary_input_tokens: result.input_tokens }),
+    ...(result.output_tokens === undefined ? {} : { summary_output_tokens: result.output_tokens }),
+    summary_latency_ms: result.latency_ms,
+  };
+}
