@@ -77,6 +77,18 @@ export interface HeadVersion {
   readonly compactions_version: number;
 }
 
+/**
+ * What appending a turn is conditional on, besides `turn_count` still being
+ * the turn's number. Either the exact compactions the caller read (and
+ * `head.projected_chars` is the new total), or just that no compaction covers
+ * the new turn (`max_compacted_turn < turn`): then the turn's characters are
+ * independent of every compaction, so they are added to `projected_chars`
+ * without reading the head first — the webhook's one-round-trip path.
+ */
+export type AppendCondition =
+  | { readonly compactions_version: number }
+  | { readonly uncompacted: true; readonly add_projected_chars: number };
+
 /** A conditional write lost a race or found different state: re-read and decide again. */
 export class ConditionFailedError extends Error {
   override readonly name = "ConditionFailedError";
@@ -94,15 +106,15 @@ export interface ConversationStore {
   /**
    * Stores turn `turn.turn` and sets `turn_count = turn.turn + 1` and `head`,
    * on the condition that `turn_count` is still `turn.turn` (a missing head
-   * counts as turn_count 0) and `compactions_version` is still
-   * `expectedCompactionsVersion` (a missing head counts as 0). Events of any
-   * size are stored (chunked as needed) and read back byte-exact. Throws
-   * {@link ConditionFailedError} when the condition fails.
+   * counts as turn_count 0) and `condition` holds (a missing head counts as
+   * compactions_version 0 and no compaction). Events of any size are stored
+   * (chunked as needed) and read back byte-exact. Throws
+   * {@link ConditionFailedError} when a condition fails.
    */
   appendTurn(
     ref: ConversationRef,
     turn: StoredTurn,
-    expectedCompactionsVersion: number,
+    condition: AppendCondition,
     head: HeadUpdate,
   ): Promise<void>;
 

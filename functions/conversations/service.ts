@@ -140,6 +140,39 @@ export class ConversationService {
     });
     const ref = { tenant: tenant.id, conversation };
     const digest = turnDigest(input);
+    const created = async (): Promise<AppendOutcome> => {
+      await this.#queue.enqueue({ tenant: tenant.id, conversation, turn: input.turn });
+      return {
+        status: "created",
+        turn: input.turn,
+        turn_count: input.turn + 1,
+        evaluation_enqueued: true,
+      };
+    };
+    if (streamLayers.length === 0 && !answersEarlierTurns(input)) {
+      // The common case needs no read: the next turn, not covered by any
+      // compaction, adds its characters to the cached projection. Anything
+      // else (a replay, a gap, a covered turn) fails the condition and takes
+      // the path below, which reads the head first.
+      const size = measureTurn(input.events, new Map());
+      try {
+        await this.#store.appendTurn(
+          ref,
+          {
+            turn: input.turn,
+            events: input.events,
+            size,
+            digest,
+            ...(input.model ? { model: input.model } : {}),
+          },
+          { uncompacted: true, add_projected_chars: rawChars(size) },
+          input.model ? { model: input.model } : {},
+        );
+        return await created();
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+      }
+    }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const head = await this.#store.getHead(ref);
       const count = head?.turn_count ?? 0;
@@ -171,7 +204,7 @@ export class ConversationService {
             digest,
             ...(input.model ? { model: input.model } : {}),
           },
-          head?.compactions_version ?? 0,
+          { compactions_version: head?.compactions_version ?? 0 },
           {
             projected_chars: projected,
             ...(streamLayers.length > 0
@@ -184,13 +217,7 @@ export class ConversationService {
         if (error instanceof ConditionFailedError) continue;
         throw error;
       }
-      await this.#queue.enqueue({ tenant: tenant.id, conversation, turn: input.turn });
-      return {
-        status: "created",
-        turn: input.turn,
-        turn_count: input.turn + 1,
-        evaluation_enqueued: true,
-      };
+      return await created();
     }
     throw new ContentionError(`turn ${input.turn}: too many concurrent writes, retry the request`);
   }
@@ -217,15 +244,7 @@ export class ConversationService {
   /** Tool names of earlier turns, read only when a response answers a request outside its own turn. */
   async #toolNamesBefore(ref: ConversationRef, input: TurnInput): Promise<Map<string, string>> {
     const names = new Map<string, string>();
-    const requested = new Set(
-      input.events.flatMap((e) =>
-        e.type === "tool_call_request" ? [(e as { id: string }).id] : [],
-      ),
-    );
-    const orphan = input.events.some(
-      (e) => e.type === "tool_call_response" && !requested.has((e as { id: string }).id),
-    );
-    if (!orphan || input.turn === 0) return names;
+    if (!answersEarlierTurns(input)) return names;
     for (const turn of await this.#store.readTurns(ref, 0, input.turn - 1)) {
       for (const e of turn.events) {
         if (e.type === "tool_call_request")
@@ -409,6 +428,17 @@ export class ConversationService {
 
   /** Interleaves turns and compactions (exposed for the read paths of tests and tools). */
   static interleave = interleave;
+}
+
+/** Whether a turn has a tool response whose request is not in the turn (its name is in an earlier turn). */
+function answersEarlierTurns(input: TurnInput): boolean {
+  if (input.turn === 0) return false;
+  const requested = new Set(
+    input.events.flatMap((e) => (e.type === "tool_call_request" ? [(e as { id: string }).id] : [])),
+  );
+  return input.events.some(
+    (e) => e.type === "tool_call_response" && !requested.has((e as { id: string }).id),
+  );
 }
 
 function parseTurnConfig(entry: Entry, index: number): AutoConfigLayer {

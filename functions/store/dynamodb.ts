@@ -51,6 +51,7 @@ import { convertToAttr, unmarshall } from "@aws-sdk/util-dynamodb";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { EMPTY_TURN_SIZE } from "../../core/sizes.ts";
 import {
+  type AppendCondition,
   ConditionFailedError,
   type ConversationHead,
   type ConversationRef,
@@ -286,6 +287,19 @@ class Update {
       if (!(`#${field}` in this.names)) this.setIfAbsent(field, value);
     }
     return this;
+  }
+
+  /** `field = if_not_exists(field, 0) + :delta` */
+  increment(field: string, delta: number): this {
+    const name = this.name(field);
+    this.#sets.push(`${name} = if_not_exists(${name}, ${this.value(0)}) + ${this.value(delta)}`);
+    return this;
+  }
+
+  /** `turn_count = :t AND max_compacted_turn < :t` (no compaction covers turn :t). */
+  uncompactedCondition(turn: number): string {
+    const value = this.value(turn);
+    return `${this.name("turn_count")} = ${value} AND ${this.name("max_compacted_turn")} < ${value}`;
   }
 
   /** `turn_count = :t AND compactions_version = :v` */
@@ -620,11 +634,13 @@ export class DynamoConversationStore implements ConversationStore {
   async appendTurn(
     ref: ConversationRef,
     turn: StoredTurn,
-    expectedCompactionsVersion: number,
+    condition: AppendCondition,
     head: HeadUpdate,
   ): Promise<void> {
     const pk = partitionKey(ref);
     const n = turn.turn;
+    const uncompacted = "uncompacted" in condition;
+    const expectedCompactionsVersion = uncompacted ? 0 : condition.compactions_version;
     const expected: HeadVersion = {
       turn_count: n,
       compactions_version: expectedCompactionsVersion,
@@ -655,15 +671,17 @@ export class DynamoConversationStore implements ConversationStore {
     };
     if (turn.model !== undefined) turnItem.model = attr(turn.model);
 
-    const update = new Update()
-      .set("turn_count", n + 1)
-      .head(head)
-      .defaults();
-    // A missing head counts as turn_count 0, compactions_version 0.
-    const condition =
+    const update = new Update().set("turn_count", n + 1);
+    if (uncompacted) update.increment("projected_chars", condition.add_projected_chars);
+    update.head(head, uncompacted ? ["projected_chars"] : []).defaults();
+    // A missing head counts as turn_count 0, compactions_version 0, no compaction.
+    const headCondition = uncompacted
+      ? update.uncompactedCondition(n)
+      : update.versionCondition(expected);
+    const headExpression =
       n === 0 && expectedCompactionsVersion === 0
-        ? `attribute_not_exists(pk) OR (${update.versionCondition(expected)})`
-        : update.versionCondition(expected);
+        ? `attribute_not_exists(pk) OR (${headCondition})`
+        : headCondition;
     const commit: TransactWriteItem[] = [
       {
         Put: {
@@ -677,7 +695,7 @@ export class DynamoConversationStore implements ConversationStore {
           TableName: this.#table,
           Key: { pk: { S: pk }, sk: { S: HEAD_SK } },
           UpdateExpression: update.expression,
-          ConditionExpression: condition,
+          ConditionExpression: headExpression,
           ExpressionAttributeNames: update.names,
           ExpressionAttributeValues: update.values,
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
@@ -687,7 +705,9 @@ export class DynamoConversationStore implements ConversationStore {
     const describe = ([turnReason, headReason]: readonly (CancellationReason | undefined)[]) =>
       headReason?.Code !== "ConditionalCheckFailed" && turnReason?.Code === "ConditionalCheckFailed"
         ? `turn ${n} is already stored`
-        : headConflict(expected, headReason);
+        : uncompacted
+          ? `${headConflict(expected, headReason).replace(/; expected.*$/, "")}; expected turn_count ${n} and no compaction covering it`
+          : headConflict(expected, headReason);
 
     const oneTransaction =
       encoded.blob.length <= this.#maxTransactionBytes &&
@@ -705,10 +725,12 @@ export class DynamoConversationStore implements ConversationStore {
     // Too big for one transaction: fail fast when the head moved on, then
     // write the content-addressed chunks, then commit TURN + HEAD.
     const current = await this.#get(ref, HEAD_SK);
-    if (
-      (current?.turn_count?.N ?? "0") !== String(n) ||
-      (current?.compactions_version?.N ?? "0") !== String(expectedCompactionsVersion)
-    ) {
+    const headMovedOn = uncompacted
+      ? (current?.turn_count?.N ?? "0") !== String(n) ||
+        Number(current?.max_compacted_turn?.N ?? "-1") >= n
+      : (current?.turn_count?.N ?? "0") !== String(n) ||
+        (current?.compactions_version?.N ?? "0") !== String(expectedCompactionsVersion);
+    if (headMovedOn) {
       throw new ConditionFailedError(headConflict(expected, { Item: current ?? {} }));
     }
     await mapLimit(chunkItems, WRITE_CONCURRENCY, async (Item) => {

@@ -7,6 +7,7 @@
 
 import type { AutoConfigLayer } from "../../core/config.ts";
 import {
+  type AppendCondition,
   ConditionFailedError,
   type ConversationHead,
   type ConversationRef,
@@ -68,14 +69,23 @@ export class MemoryConversationStore implements ConversationStore {
   async appendTurn(
     ref: ConversationRef,
     turn: StoredTurn,
-    expectedCompactionsVersion: number,
+    condition: AppendCondition,
     head: HeadUpdate,
   ): Promise<void> {
     const current = this.#get(ref)?.head ?? EMPTY_HEAD;
-    this.#check(current, {
-      turn_count: turn.turn,
-      compactions_version: expectedCompactionsVersion,
-    });
+    if ("uncompacted" in condition) {
+      if (current.turn_count !== turn.turn || current.max_compacted_turn >= turn.turn) {
+        throw new ConditionFailedError(
+          `head is at turn_count ${current.turn_count}, max_compacted_turn ${current.max_compacted_turn}; expected turn_count ${turn.turn} and no compaction covering it`,
+        );
+      }
+      head = { ...head, projected_chars: current.projected_chars + condition.add_projected_chars };
+    } else {
+      this.#check(current, {
+        turn_count: turn.turn,
+        compactions_version: condition.compactions_version,
+      });
+    }
     const conversation = this.#getOrCreate(ref);
     conversation.turns.push(copy(turn));
     conversation.head = { ...conversation.head, ...copy(head), turn_count: turn.turn + 1 };

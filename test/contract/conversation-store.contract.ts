@@ -132,7 +132,7 @@ function storedCompaction(
 
 /** Appends `turns` in order to a conversation without compactions. */
 async function appendAll(store: ConversationStore, ref: ConversationRef, turns: StoredTurn[]) {
-  for (const turn of turns) await store.appendTurn(ref, turn, 0, {});
+  for (const turn of turns) await store.appendTurn(ref, turn, { compactions_version: 0 }, {});
 }
 
 /** The head version a write is conditional on, read now. */
@@ -187,7 +187,12 @@ export function conversationStoreContract(
         expect(await store.getHead(ref)).toBeUndefined();
         const turns = sampleTurns(1, 6);
         for (const [index, turn] of turns.entries()) {
-          await store.appendTurn(ref, turn, 0, { projected_chars: index * 100 });
+          await store.appendTurn(
+            ref,
+            turn,
+            { compactions_version: 0 },
+            { projected_chars: index * 100 },
+          );
           expect((await store.getHead(ref))?.turn_count).toBe(index + 1);
         }
         expect(await store.getHead(ref)).toEqual({
@@ -207,7 +212,7 @@ export function conversationStoreContract(
         const ref = freshRef();
         const refused = (turn: StoredTurn, version = 0) =>
           expect(
-            store.appendTurn(ref, turn, version, { projected_chars: 9 }),
+            store.appendTurn(ref, turn, { compactions_version: version }, { projected_chars: 9 }),
           ).rejects.toBeInstanceOf(ConditionFailedError);
         await refused(simpleTurn(1));
         expect(await store.getHead(ref)).toBeUndefined();
@@ -224,9 +229,9 @@ export function conversationStoreContract(
       it("rejects a turn computed before a compaction landed", async () => {
         const store = await makeStore();
         const ref = freshRef();
-        await expect(store.appendTurn(ref, simpleTurn(0), 1, {})).rejects.toBeInstanceOf(
-          ConditionFailedError,
-        );
+        await expect(
+          store.appendTurn(ref, simpleTurn(0), { compactions_version: 1 }, {}),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
         expect(await store.getHead(ref)).toBeUndefined();
         await appendAll(store, ref, sampleTurns(2, 3));
         await store.addCompaction(
@@ -235,13 +240,18 @@ export function conversationStoreContract(
           await versionOf(store, ref),
           {},
         );
-        await expect(store.appendTurn(ref, simpleTurn(3), 0, {})).rejects.toBeInstanceOf(
-          ConditionFailedError,
+        await expect(
+          store.appendTurn(ref, simpleTurn(3), { compactions_version: 0 }, {}),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
+        await expect(
+          store.appendTurn(ref, simpleTurn(3), { compactions_version: 2 }, {}),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
+        await store.appendTurn(
+          ref,
+          simpleTurn(3),
+          { compactions_version: 1 },
+          { projected_chars: 3 },
         );
-        await expect(store.appendTurn(ref, simpleTurn(3), 2, {})).rejects.toBeInstanceOf(
-          ConditionFailedError,
-        );
-        await store.appendTurn(ref, simpleTurn(3), 1, { projected_chars: 3 });
         expect(await store.getHead(ref)).toMatchObject({
           turn_count: 4,
           compactions_version: 1,
@@ -249,15 +259,83 @@ export function conversationStoreContract(
         });
       });
 
+      it("appends an uncompacted turn without a read, adding its characters to the projection", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const add = (chars: number) => ({ uncompacted: true as const, add_projected_chars: chars });
+        await store.appendTurn(ref, simpleTurn(0), add(10), { model: { id: "m" } });
+        await store.appendTurn(ref, simpleTurn(1), add(5), {});
+        expect(await store.getHead(ref)).toMatchObject({
+          turn_count: 2,
+          projected_chars: 15,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+          evaluated_through: -1,
+          model: { id: "m" },
+        });
+        // A replayed or skipped turn fails the condition (the caller then reads the head).
+        await expect(store.appendTurn(ref, simpleTurn(1), add(5), {})).rejects.toBeInstanceOf(
+          ConditionFailedError,
+        );
+        await expect(store.appendTurn(ref, simpleTurn(3), add(5), {})).rejects.toBeInstanceOf(
+          ConditionFailedError,
+        );
+        // After a compaction that does not cover the next turn, the characters add to its total.
+        await store.addCompaction(
+          ref,
+          storedCompaction("MAN#000001", 1, 1, compaction(0, 1, 1, { reasoning: "strip" })),
+          await versionOf(store, ref),
+          {
+            projected_chars: 7,
+            max_compacted_turn: 1,
+          },
+        );
+        await store.appendTurn(ref, simpleTurn(2), add(3), {});
+        expect(await store.getHead(ref)).toMatchObject({
+          turn_count: 3,
+          projected_chars: 10,
+          compactions_version: 1,
+        });
+        const configured = freshRef();
+        await store.putConfig(configured, { enabled: true });
+        await store.appendTurn(configured, simpleTurn(0), add(4), {});
+        expect(await store.getHead(configured)).toMatchObject({
+          turn_count: 1,
+          projected_chars: 4,
+          config: { enabled: true },
+        });
+      });
+
+      it("refuses an uncompacted append of a turn a compaction already covers", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await appendAll(store, ref, sampleTurns(3, 3));
+        await store.addCompaction(
+          ref,
+          storedCompaction("MAN#000001", 2, 1, compaction(0, 5, 1, { reasoning: "strip" })),
+          await versionOf(store, ref),
+          {
+            max_compacted_turn: 5,
+          },
+        );
+        await expect(
+          store.appendTurn(ref, simpleTurn(3), { uncompacted: true, add_projected_chars: 1 }, {}),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
+        expect((await store.getHead(ref))?.turn_count).toBe(3);
+        expect(await store.readTurns(ref, 3)).toEqual([]);
+      });
+
       it.each([2, 5])("lets exactly one of %i concurrent appends of a turn succeed", async (n) => {
         const store = await makeStore();
         const ref = freshRef();
-        await store.appendTurn(ref, simpleTurn(0), 0, {});
+        await store.appendTurn(ref, simpleTurn(0), { compactions_version: 0 }, {});
         const candidates = Array.from({ length: n }, (_, i) =>
           storedTurn(1, [turnStart(1), request(`candidate ${i}`, 1), message(`answer ${i}`, 1)]),
         );
         const { won, errors } = await settle(
-          candidates.map((turn, i) => store.appendTurn(ref, turn, 0, { projected_chars: i })),
+          candidates.map((turn, i) =>
+            store.appendTurn(ref, turn, { compactions_version: 0 }, { projected_chars: i }),
+          ),
         );
         expect(won).toHaveLength(1);
         expect(errors).toHaveLength(n - 1);
@@ -273,7 +351,9 @@ export function conversationStoreContract(
         const candidates = Array.from({ length: 5 }, (_, i) =>
           storedTurn(0, [turnStart(0), request(`first ${i}`)]),
         );
-        const { won } = await settle(candidates.map((turn) => store.appendTurn(ref, turn, 0, {})));
+        const { won } = await settle(
+          candidates.map((turn) => store.appendTurn(ref, turn, { compactions_version: 0 }, {})),
+        );
         expect(won).toHaveLength(1);
         expectTurns(await store.readTurns(ref), [candidates[won[0] as number] as StoredTurn]);
       });
@@ -282,7 +362,7 @@ export function conversationStoreContract(
         const store = await makeStore();
         const ref = freshRef();
         const big = toolTurn(0, 900 * 1024, 7);
-        await store.appendTurn(ref, big, 0, {});
+        await store.appendTurn(ref, big, { compactions_version: 0 }, {});
         expectTurns([await store.getTurn(ref, 0)], [big]);
         expectTurns(await store.readTurns(ref), [big]);
       });
@@ -303,6 +383,17 @@ export function conversationStoreContract(
         expectTurns([await store.getTurn(ref, 1)], [huge]);
         expectTurns(await store.readTurns(ref), turns);
         expect((await store.getHead(ref))?.turn_count).toBe(3);
+        // The same turn through the read-free path, into another conversation.
+        const other = freshRef();
+        await store.appendTurn(
+          other,
+          simpleTurn(0),
+          { uncompacted: true, add_projected_chars: 1 },
+          {},
+        );
+        await store.appendTurn(other, huge, { uncompacted: true, add_projected_chars: 2 }, {});
+        expectTurns(await store.readTurns(other), [simpleTurn(0), huge]);
+        expect(await store.getHead(other)).toMatchObject({ turn_count: 2, projected_chars: 3 });
       });
 
       itLarge("lets exactly one of two concurrent 5 MB appends succeed", async () => {
@@ -312,7 +403,7 @@ export function conversationStoreContract(
           storedTurn(0, [turnStart(0), toolResult("c", noise(200 + i, 5 * 1024 * 1024))]),
         );
         const { won, errors } = await settle(
-          candidates.map((turn) => store.appendTurn(ref, turn, 0, {})),
+          candidates.map((turn) => store.appendTurn(ref, turn, { compactions_version: 0 }, {})),
         );
         expect(won).toHaveLength(1);
         expect(errors[0]).toBeInstanceOf(ConditionFailedError);
@@ -365,12 +456,22 @@ export function conversationStoreContract(
       it("sets the head fields an append carries and keeps the others", async () => {
         const store = await makeStore();
         const ref = freshRef();
-        await store.appendTurn(ref, simpleTurn(0), 0, {
-          projected_chars: 10,
-          model: { id: "openai/gpt-4o", context_window: 128_000 },
-          stream_config: { enabled: true, rule: { keep_last: 2 } },
-        });
-        await store.appendTurn(ref, simpleTurn(1), 0, { projected_chars: 20 });
+        await store.appendTurn(
+          ref,
+          simpleTurn(0),
+          { compactions_version: 0 },
+          {
+            projected_chars: 10,
+            model: { id: "openai/gpt-4o", context_window: 128_000 },
+            stream_config: { enabled: true, rule: { keep_last: 2 } },
+          },
+        );
+        await store.appendTurn(
+          ref,
+          simpleTurn(1),
+          { compactions_version: 0 },
+          { projected_chars: 20 },
+        );
         expect(await store.getHead(ref)).toEqual({
           turn_count: 2,
           evaluated_through: -1,
@@ -543,7 +644,12 @@ export function conversationStoreContract(
           const ref = await conversationWithTurns(store);
           const read = await versionOf(store, ref);
           const { won, errors } = await settle<void>([
-            store.appendTurn(ref, simpleTurn(3), read.compactions_version, { projected_chars: 1 }),
+            store.appendTurn(
+              ref,
+              simpleTurn(3),
+              { compactions_version: read.compactions_version },
+              { projected_chars: 1 },
+            ),
             store.addCompaction(ref, storedCompaction("AUTO#000002", 2, 0), read, {
               projected_chars: 2,
             }),
@@ -646,8 +752,13 @@ export function conversationStoreContract(
           max_compacted_turn: -1,
           config,
         });
-        await store.appendTurn(ref, simpleTurn(0), 0, { projected_chars: 5 });
-        await store.appendTurn(ref, simpleTurn(1), 0, {});
+        await store.appendTurn(
+          ref,
+          simpleTurn(0),
+          { compactions_version: 0 },
+          { projected_chars: 5 },
+        );
+        await store.appendTurn(ref, simpleTurn(1), { compactions_version: 0 }, {});
         expect(await store.getHead(ref)).toMatchObject({
           turn_count: 2,
           projected_chars: 5,
@@ -685,10 +796,20 @@ export function conversationStoreContract(
         const store = await makeStore();
         const a = freshRef();
         const b = { tenant: `${a.tenant}-other`, conversation: a.conversation };
-        await store.appendTurn(a, simpleTurn(0), 0, { projected_chars: 1 });
+        await store.appendTurn(
+          a,
+          simpleTurn(0),
+          { compactions_version: 0 },
+          { projected_chars: 1 },
+        );
         expect(await store.getHead(b)).toBeUndefined();
         expect(await store.readTurns(b)).toEqual([]);
-        await store.appendTurn(b, toolTurn(0, 100, 1), 0, { projected_chars: 2 });
+        await store.appendTurn(
+          b,
+          toolTurn(0, 100, 1),
+          { compactions_version: 0 },
+          { projected_chars: 2 },
+        );
         await store.addCompaction(
           b,
           storedCompaction("MAN#b", 0, 0),
@@ -721,7 +842,12 @@ export function conversationStoreContract(
           { tenant: `${id}/é`, conversation: "日本 🚀" },
         ];
         for (const [index, ref] of refs.entries()) {
-          await store.appendTurn(ref, simpleTurn(0), 0, { projected_chars: index });
+          await store.appendTurn(
+            ref,
+            simpleTurn(0),
+            { compactions_version: 0 },
+            { projected_chars: index },
+          );
         }
         for (const [index, ref] of refs.entries()) {
           expect(await store.getHead(ref)).toMatchObject({ turn_count: 1, projected_chars: index });

@@ -94,7 +94,8 @@ const turn = (n: number, text = `q${n}`) =>
 async function withTurns(count: number): Promise<ConversationRef> {
   const ref = freshRef();
   const plain = new DynamoConversationStore(client, table);
-  for (let n = 0; n < count; n++) await plain.appendTurn(ref, turn(n), 0, {});
+  for (let n = 0; n < count; n++)
+    await plain.appendTurn(ref, turn(n), { compactions_version: 0 }, {});
   return ref;
 }
 
@@ -108,7 +109,7 @@ describe("DynamoConversationStore retries", () => {
   ])("retries a transaction after %s and then succeeds", async (_name, failure) => {
     const ref = await withTurns(1);
     const { store, sleeps, attemptsOf, close } = flakyStore(TransactWriteItemsCommand, 3, failure);
-    await store.appendTurn(ref, turn(1), 0, { projected_chars: 42 });
+    await store.appendTurn(ref, turn(1), { compactions_version: 0 }, { projected_chars: 42 });
     expect(attemptsOf(TransactWriteItemsCommand)).toBe(4);
     // Full jitter under a doubling cap: 10, 20, 40 (capped) ms.
     expect(sleeps).toEqual([9, 19, 39]);
@@ -194,9 +195,9 @@ describe("DynamoConversationStore retries", () => {
           ...meta,
         }),
     );
-    await expect(store.appendTurn(ref, turn(1), 0, {})).rejects.toBeInstanceOf(
-      ConditionFailedError,
-    );
+    await expect(
+      store.appendTurn(ref, turn(1), { compactions_version: 0 }, {}),
+    ).rejects.toBeInstanceOf(ConditionFailedError);
     expect(attemptsOf(TransactWriteItemsCommand)).toBe(1);
     close();
   });
@@ -208,10 +209,12 @@ describe("DynamoConversationStore retries", () => {
       1,
       () => new Error("socket hang up"),
     );
-    await expect(store.appendTurn(ref, turn(1), 0, {})).rejects.toThrow("socket hang up");
+    await expect(store.appendTurn(ref, turn(1), { compactions_version: 0 }, {})).rejects.toThrow(
+      "socket hang up",
+    );
     expect(attemptsOf(TransactWriteItemsCommand)).toBe(1);
     // The turn was not stored, so the caller's retry simply appends it.
-    await store.appendTurn(ref, turn(1), 0, {});
+    await store.appendTurn(ref, turn(1), { compactions_version: 0 }, {});
     expect((await store.getHead(ref))?.turn_count).toBe(2);
     close();
   });
@@ -226,7 +229,7 @@ describe("DynamoConversationStore retries", () => {
       maxDelayMs: 1_000,
       random: () => draws[draw++] ?? 0,
     });
-    await store.appendTurn(ref, turn(1), 0, {});
+    await store.appendTurn(ref, turn(1), { compactions_version: 0 }, {});
     // caps 100, 200, 400, 800, 1000, 1000
     expect(sleeps).toEqual([50, 50, 399, 0, 999, 999]);
     close();

@@ -88,8 +88,8 @@ describe("DynamoConversationStore layout", () => {
   it("stores head, turns, event chunks and compactions under one escaped partition key", async () => {
     const ref = { tenant: `a#C#b%-${Date.now()}`, conversation: "c#1" };
     const store = new DynamoConversationStore(client, table);
-    await store.appendTurn(ref, small(0), 0, {});
-    await store.appendTurn(ref, small(1), 0, {});
+    await store.appendTurn(ref, small(0), { compactions_version: 0 }, {});
+    await store.appendTurn(ref, small(1), { compactions_version: 0 }, {});
     await store.addCompaction(
       ref,
       {
@@ -117,7 +117,12 @@ describe("DynamoConversationStore layout", () => {
 
   it("lists turn summaries and reads the head without touching event chunks", async () => {
     const ref = freshRef();
-    await new DynamoConversationStore(client, table).appendTurn(ref, big(0, 1), 0, {});
+    await new DynamoConversationStore(client, table).appendTurn(
+      ref,
+      big(0, 1),
+      { compactions_version: 0 },
+      {},
+    );
     const { store, commands, close } = spiedStore();
     expect(await store.listTurnSummaries(ref)).toHaveLength(1);
     await store.getHead(ref);
@@ -132,9 +137,9 @@ describe("DynamoConversationStore layout", () => {
     await expect(store.getHead({ tenant: "bad\ud800", conversation: "c" })).rejects.toBeInstanceOf(
       InvalidKeyError,
     );
-    await expect(store.appendTurn(freshRef(), small(MAX_TURN + 1), 0, {})).rejects.toBeInstanceOf(
-      InvalidKeyError,
-    );
+    await expect(
+      store.appendTurn(freshRef(), small(MAX_TURN + 1), { compactions_version: 0 }, {}),
+    ).rejects.toBeInstanceOf(InvalidKeyError);
     expect(await store.getTurn(freshRef(), -1)).toBeUndefined();
     expect(await store.getTurn(freshRef(), 1.5)).toBeUndefined();
   });
@@ -144,9 +149,9 @@ describe("DynamoConversationStore turns too big for one transaction", () => {
   it("writes the chunks first, then commits turn and head in one transaction", async () => {
     const ref = freshRef();
     const { store, commands, close } = spiedStore(TWO_STEP);
-    await store.appendTurn(ref, small(0), 0, {});
+    await store.appendTurn(ref, small(0), { compactions_version: 0 }, {});
     commands.length = 0;
-    await store.appendTurn(ref, big(1, 2), 0, { projected_chars: 5 });
+    await store.appendTurn(ref, big(1, 2), { compactions_version: 0 }, { projected_chars: 5 });
     const chunks = commands.filter((c) => c.name === "PutItemCommand").length;
     expect(chunks).toBeGreaterThan(2);
     expect(commands.map((c) => c.name)).toEqual([
@@ -166,14 +171,14 @@ describe("DynamoConversationStore turns too big for one transaction", () => {
   it("fails fast, writing nothing, when the head has moved on", async () => {
     const ref = freshRef();
     const { store, commands, close } = spiedStore(TWO_STEP);
-    await store.appendTurn(ref, small(0), 0, {});
+    await store.appendTurn(ref, small(0), { compactions_version: 0 }, {});
     commands.length = 0;
-    await expect(store.appendTurn(ref, big(0, 3), 0, {})).rejects.toBeInstanceOf(
-      ConditionFailedError,
-    );
-    await expect(store.appendTurn(ref, big(1, 3), 4, {})).rejects.toBeInstanceOf(
-      ConditionFailedError,
-    );
+    await expect(
+      store.appendTurn(ref, big(0, 3), { compactions_version: 0 }, {}),
+    ).rejects.toBeInstanceOf(ConditionFailedError);
+    await expect(
+      store.appendTurn(ref, big(1, 3), { compactions_version: 4 }, {}),
+    ).rejects.toBeInstanceOf(ConditionFailedError);
     expect(commands.map((c) => c.name)).toEqual(["GetItemCommand", "GetItemCommand"]);
     close();
   });
@@ -183,7 +188,7 @@ describe("DynamoConversationStore turns too big for one transaction", () => {
     const store = new DynamoConversationStore(client, table, TWO_STEP);
     const candidates = [big(0, 10), big(0, 11), big(0, 12)];
     const results = await Promise.allSettled(
-      candidates.map((t) => store.appendTurn(ref, t, 0, {})),
+      candidates.map((t) => store.appendTurn(ref, t, { compactions_version: 0 }, {})),
     );
     const winner = results.findIndex((r) => r.status === "fulfilled");
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
@@ -197,7 +202,7 @@ describe("DynamoConversationStore turns too big for one transaction", () => {
     const ref = freshRef();
     const store = new DynamoConversationStore(client, table, TWO_STEP);
     const results = await Promise.allSettled(
-      [0, 1, 2].map(() => store.appendTurn(ref, big(0, 20), 0, {})),
+      [0, 1, 2].map(() => store.appendTurn(ref, big(0, 20), { compactions_version: 0 }, {})),
     );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     expect(JSON.stringify((await store.getTurn(ref, 0))?.events)).toBe(
@@ -213,22 +218,26 @@ describe("DynamoConversationStore turns too big for one transaction", () => {
       crash = false;
       return new Error("Lambda timed out");
     });
-    await expect(crashing.store.appendTurn(ref, big(0, 30), 0, {})).rejects.toThrow("timed out");
+    await expect(
+      crashing.store.appendTurn(ref, big(0, 30), { compactions_version: 0 }, {}),
+    ).rejects.toThrow("timed out");
     const orphans = await chunkKeys(ref);
     expect(orphans.length).toBeGreaterThan(2);
     expect(await crashing.store.getHead(ref)).toBeUndefined();
     expect(await crashing.store.readTurns(ref)).toEqual([]);
     // Another turn 0 lands; readers follow its chunks only.
-    await crashing.store.appendTurn(ref, big(0, 31), 0, {});
-    await crashing.store.appendTurn(ref, big(1, 30), 0, {});
+    await crashing.store.appendTurn(ref, big(0, 31), { compactions_version: 0 }, {});
+    await crashing.store.appendTurn(ref, big(1, 30), { compactions_version: 0 }, {});
     const read = await crashing.store.readTurns(ref);
     expect(read.map((t) => t.digest)).toEqual([big(0, 31).digest, big(1, 30).digest]);
     // A retry of the crashed turn itself overwrites its own chunks in place.
     const other = freshRef();
     crash = true;
-    await expect(crashing.store.appendTurn(other, big(0, 32), 0, {})).rejects.toThrow();
+    await expect(
+      crashing.store.appendTurn(other, big(0, 32), { compactions_version: 0 }, {}),
+    ).rejects.toThrow();
     const before = await chunkKeys(other);
-    await crashing.store.appendTurn(other, big(0, 32), 0, {});
+    await crashing.store.appendTurn(other, big(0, 32), { compactions_version: 0 }, {});
     expect(await chunkKeys(other)).toEqual(before);
     expect((await crashing.store.getTurn(other, 0))?.digest).toBe(big(0, 32).digest);
     crashing.close();
@@ -237,8 +246,8 @@ describe("DynamoConversationStore turns too big for one transaction", () => {
   it("reports missing or altered chunks instead of returning wrong events", async () => {
     const ref = freshRef();
     const store = new DynamoConversationStore(client, table, TWO_STEP);
-    await store.appendTurn(ref, big(0, 40), 0, {});
-    await store.appendTurn(ref, big(1, 41), 0, {});
+    await store.appendTurn(ref, big(0, 40), { compactions_version: 0 }, {});
+    await store.appendTurn(ref, big(1, 41), { compactions_version: 0 }, {});
     const [first, second] = await chunkKeys(ref);
     await client.send(
       new DeleteItemCommand({
@@ -272,8 +281,8 @@ describe("DynamoConversationStore recovery scan", () => {
     const done = freshRef();
     const behind = freshRef();
     for (const ref of [pending, done, behind]) {
-      await store.appendTurn(ref, small(0), 0, {});
-      await store.appendTurn(ref, small(1), 0, {});
+      await store.appendTurn(ref, small(0), { compactions_version: 0 }, {});
+      await store.appendTurn(ref, small(1), { compactions_version: 0 }, {});
     }
     await store.markEvaluated(done, 1);
     await store.markEvaluated(behind, 0);
@@ -291,7 +300,7 @@ describe("DynamoConversationStore limits", () => {
   it("stores large compactions compressed and refuses ones no item can hold", async () => {
     const ref = freshRef();
     const store = new DynamoConversationStore(client, table);
-    await store.appendTurn(ref, small(0), 0, {});
+    await store.appendTurn(ref, small(0), { compactions_version: 0 }, {});
     const summary = `${"keep decisions and file paths. ".repeat(8_000)}${noise(5, 20_000)}`;
     const large = {
       key: "MAN#large",
@@ -314,7 +323,7 @@ describe("DynamoConversationStore limits", () => {
   it("removes up to 99 compactions in one transaction and refuses more", async () => {
     const ref = freshRef();
     const store = new DynamoConversationStore(client, table);
-    await store.appendTurn(ref, small(0), 0, {});
+    await store.appendTurn(ref, small(0), { compactions_version: 0 }, {});
     const keys = Array.from({ length: 99 }, (_, i) => `MAN#${i}`);
     await store.removeCompactions(
       ref,
