@@ -55,6 +55,17 @@ describe("auto configuration", () => {
     expect(mergeLayers({ rule: { keep_first: 4 } }, {}).rule?.keep_first).toBe(4);
   });
 
+  it("rejects a resolved rule with no policy at all, naming the key", () => {
+    expect(
+      issuesOf(() => resolveAutoConfig({ rule: { reasoning: null, tool_calls: null } })),
+    ).toEqual([
+      "conversation.compaction.auto.rule: sets no policy (reasoning, tool_calls and summary are all off); keep at least one",
+    ]);
+    expect(
+      resolveAutoConfig({ rule: { reasoning: null, tool_calls: null, summary: {} } }).rule.summary,
+    ).toEqual({});
+  });
+
   it("reads the auto layer from a D50 tree and ignores the rest of the config", () => {
     expect(
       parseConfigTree({

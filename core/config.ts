@@ -182,12 +182,16 @@ export function mergeLayers(...layers: readonly AutoConfigLayer[]): AutoConfigLa
   return merged;
 }
 
-/** Resolves layers over the built-in defaults into a complete configuration. */
+/**
+ * Resolves layers over the built-in defaults into a complete configuration.
+ * A rule left with no policy at all is a {@link ConfigError}: its bands would
+ * change nothing yet move the rolling range past their turns for good.
+ */
 export function resolveAutoConfig(...layers: readonly AutoConfigLayer[]): AutoConfig {
   const merged = mergeLayers(...layers);
   const defaults = DEFAULT_AUTO_CONFIG;
   const rule = merged.rule ?? {};
-  return {
+  const resolved: AutoConfig = {
     enabled: merged.enabled ?? defaults.enabled,
     trigger_ratio: merged.trigger_ratio ?? defaults.trigger_ratio,
     min_turns: merged.min_turns ?? defaults.min_turns,
@@ -199,6 +203,12 @@ export function resolveAutoConfig(...layers: readonly AutoConfigLayer[]): AutoCo
       summary: rule.summary ?? null,
     },
   };
+  if (!resolved.rule.reasoning && !resolved.rule.tool_calls && !resolved.rule.summary) {
+    throw new ConfigError([
+      `${AUTO_CONFIG_KEY}.rule: sets no policy (reasoning, tool_calls and summary are all off); keep at least one`,
+    ]);
+  }
+  return resolved;
 }
 
 /**

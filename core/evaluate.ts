@@ -13,7 +13,7 @@ import {
   streamConfigLayers,
 } from "./config.ts";
 import { tokensFromChars } from "./estimate.ts";
-import type { Compaction, Entry } from "./events.ts";
+import { type Compaction, type Entry, isKnown } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
 import { afterLastCompaction, type TurnRange } from "./rules.ts";
 import { measureStream, measureTurn, projectedCharsFromSizes, type TurnSize } from "./sizes.ts";
@@ -195,7 +195,7 @@ export async function simulateStream(
     if (entry.type === "compaction") compactions.push(entry as Compaction);
     else if (entry.type === "config_delta") streamLayers.push(...streamConfigLayers([entry]));
     else if (isConversationEvent(entry)) turnEvents.push(entry);
-    if (entry.timestamp) lastMillis = Number(timestampNanos(entry.timestamp) / 1_000_000n);
+    if (isKnown(entry)) lastMillis = Number(timestampNanos(entry.timestamp) / 1_000_000n);
     out.push(entry);
   }
   if (turnHasEvent) await finishTurn();

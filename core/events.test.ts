@@ -39,6 +39,19 @@ describe("parsing entries", () => {
     expect(parseEntry({ type: "toString", timestamp: "2026-01-01T00:00:00Z" }).ok).toBe(true);
   });
 
+  it("keeps every key verbatim, even __proto__, in arguments, metadata and unknown entries", () => {
+    const text =
+      '[{"type":"tool_call_request","timestamp":"2026-01-01T00:00:00Z","id":"1","name":"x","arguments":{"__proto__":{"a":1},"b":2},"metadata":{"__proto__":"m"}},' +
+      '{"type":"x_future","stamp":"whenever","__proto__":{"z":true},"timestamp":"not a time"}]';
+    const parsed = parseStream(JSON.parse(text));
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    const out = JSON.parse(JSON.stringify(parsed.entries));
+    expect(Object.keys(out[0].arguments)).toEqual(["__proto__", "b"]);
+    expect(Object.keys(out[0].metadata)).toEqual(["__proto__"]);
+    expect(JSON.stringify(parsed.entries[1])).toBe(JSON.stringify(JSON.parse(text)[1]));
+  });
+
   it("defaults compaction source to manual and tool errors to false", () => {
     const parsed = parseStream([
       {

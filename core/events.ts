@@ -20,8 +20,17 @@ export const Timestamp = z.string().transform((text, ctx) => {
   }
 });
 
+/**
+ * A JSON object kept as the very object given: no copy, so keys such as
+ * `__proto__` (an own property after `JSON.parse`) survive verbatim.
+ */
+export const JsonObject = z.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  { message: "expected a JSON object" },
+);
+
 /** Free-form metadata carried on any entry, kept verbatim. */
-export const Metadata = z.record(z.string(), z.unknown());
+export const Metadata = JsonObject;
 
 const base = { timestamp: Timestamp, metadata: Metadata.optional() };
 
@@ -64,7 +73,7 @@ export const ToolCallRequest = z.looseObject({
   ...base,
   id: z.string(),
   name: z.string(),
-  arguments: z.record(z.string(), z.unknown()).default({}),
+  arguments: JsonObject.default({}),
 });
 
 /** The result of a tool invocation, matched to its request by `id`. */
@@ -90,7 +99,7 @@ export const InquiryResponse = z.looseObject({ type: z.literal("inquiry_response
 export const ConfigDelta = z.looseObject({
   type: z.literal("config_delta"),
   ...base,
-  delta: z.record(z.string(), z.unknown()).optional(),
+  delta: JsonObject.optional(),
 });
 
 /** Reasoning policy of a compaction: strip every reasoning response. */
@@ -152,10 +161,14 @@ const KNOWN = {
 } as const;
 
 /** An entry whose type we do not know: kept verbatim for forward compatibility. */
-export const UnknownEntry = z.looseObject({
-  type: z.string().refine((type) => !Object.hasOwn(KNOWN, type), "reserved entry type"),
-  timestamp: Timestamp.optional(),
-});
+export const UnknownEntry = z.custom<{ type: string; timestamp?: string; [key: string]: unknown }>(
+  (value) =>
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { type?: unknown }).type === "string" &&
+    !Object.hasOwn(KNOWN, (value as { type: string }).type),
+  { message: "expected an entry with a string `type`" },
+);
 
 /** The type names this service understands. */
 export type KnownEntryType = keyof typeof KNOWN;

@@ -55,6 +55,8 @@ describe("the compaction DSL", () => {
       ["r=strip", /`reasoning` does not take a value/],
       ["s=true", /`summarize` does not take a value/],
       ["t=nope", /unknown tool_calls mode: `nope`/],
+      ["t=toString", /unknown tool_calls mode: `toString`/],
+      ["t=__proto__", /unknown tool_calls mode/],
       ["s:abc", /invalid bound 'abc'/],
       ["s:5..x", /invalid bound 'x'/],
       ["s:-x", /invalid bound '-x'/],

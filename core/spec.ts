@@ -95,7 +95,12 @@ export function parseSpec(spec: string): CompactionSpec {
         break;
       case "t":
       case "tools": {
-        const mode = value === undefined ? "strip" : TOOL_MODES[value];
+        const mode =
+          value === undefined
+            ? "strip"
+            : Object.hasOwn(TOOL_MODES, value)
+              ? TOOL_MODES[value]
+              : undefined;
         if (!mode) {
           throw new SpecError(
             spec,

@@ -22,6 +22,13 @@ describe("timestamps", () => {
     );
   });
 
+  it("handle instants before 1970, years before 100, and reject impossible zones", () => {
+    expect(canonicalTimestamp("1969-12-31T23:59:59.5Z")).toBe("1969-12-31T23:59:59.500000Z");
+    expect(timestampNanos(canonicalTimestamp("1969-12-31T23:59:59.5Z"))).toBe(-500_000_000n);
+    expect(canonicalTimestamp("0050-06-01T00:00:00Z")).toBe("0050-06-01T00:00:00.000000Z");
+    expect(() => timestampNanos("2026-01-01T00:00:00+25:99")).toThrow(/zone offset/);
+  });
+
   it("order sub-millisecond differences", () => {
     expect(timestampNanos("2026-01-01 00:00:00.0000011")).toBeGreaterThan(
       timestampNanos("2026-01-01T00:00:00.000001Z"),

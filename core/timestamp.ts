@@ -30,7 +30,10 @@ export function timestampNanos(text: string): bigint {
   const hour = Number(h);
   const minute = Number(mi);
   const second = Number(s);
-  const millis = Date.UTC(year, month - 1, day, hour, minute, second);
+  // Date.UTC maps years 0–99 to 1900–1999; setUTCFullYear takes them as written.
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
+  date.setUTCFullYear(year);
+  const millis = date.getTime();
   const check = new Date(millis);
   if (
     month < 1 ||
@@ -47,6 +50,8 @@ export function timestampNanos(text: string): bigint {
   if (zone && zone !== "Z" && zone !== "z") {
     const sign = zone.startsWith("-") ? -1 : 1;
     const [oh, om] = zone.slice(1).split(":").map(Number) as [number, number];
+    if (oh > 23 || om > 59)
+      throw new TimestampError(`invalid timestamp "${text}": zone offset out of range`);
     offsetSeconds = sign * (oh * 3600 + om * 60);
   }
   const seconds = BigInt(millis / 1000 - offsetSeconds);
@@ -56,8 +61,13 @@ export function timestampNanos(text: string): bigint {
 
 /** Formats epoch nanoseconds as canonical RFC 3339 UTC (microseconds, or nanoseconds when needed). */
 export function formatTimestamp(nanos: bigint): string {
-  const seconds = nanos / NANOS_PER_SECOND;
-  const rest = nanos % NANOS_PER_SECOND;
+  // Floor division, so instants before 1970 keep a non-negative fraction.
+  let seconds = nanos / NANOS_PER_SECOND;
+  let rest = nanos % NANOS_PER_SECOND;
+  if (rest < 0n) {
+    rest += NANOS_PER_SECOND;
+    seconds -= 1n;
+  }
   const base = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
   const fraction =
     rest % 1000n === 0n ? String(rest / 1000n).padStart(6, "0") : String(rest).padStart(9, "0");

@@ -59,18 +59,39 @@ function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: string)
   return result.data;
 }
 
+/** Deeper JSON than this is refused: nothing legitimate nests so deep, and deeper values exhaust the stack later. */
+export const MAX_JSON_DEPTH = 100;
+
+function depthExceeds(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop() as [unknown, number];
+    if (typeof current !== "object" || current === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 function parseJson(text: string): unknown {
   if (text.trim() === "")
     throw new RequestValidationError("the request body is empty: send a JSON object");
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw new RequestValidationError(
       `the request body is not valid JSON (${(error as Error).message})`,
       [],
-      { cause: error },
+      {
+        cause: error,
+      },
     );
   }
+  if (depthExceeds(value, MAX_JSON_DEPTH)) {
+    throw new RequestValidationError(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  return value;
 }
 
 /** Builds the app. */

@@ -15,6 +15,7 @@ import {
   SummarizerUnavailableError,
   TurnConflictError,
 } from "../conversations/errors.ts";
+import { WriteTooLargeError } from "../store/errors.ts";
 import { SummarizerError, SummaryTimeoutError } from "../summarizers/errors.ts";
 
 /** A request whose body or parameters do not validate; `errors` locate each problem. */
@@ -114,6 +115,8 @@ export function toProblem(error: unknown): Problem {
     return problem(504, "summary-timeout", "The summarizer timed out", error.message);
   if (error instanceof SummarizerError)
     return problem(502, "summarizer-failed", "The summarizer failed", error.message);
+  if (error instanceof WriteTooLargeError)
+    return problem(422, "too-large-to-store", "Too large to store", error.message);
   if (error instanceof ContentionError)
     return problem(503, "contention", "Too many concurrent writes", error.message);
   return problem(

@@ -6,7 +6,12 @@
  */
 import { createHash } from "node:crypto";
 import type { ModelInfo } from "../../core/catalog.ts";
-import { type AutoConfigLayer, mergeLayers, parseConfigTree } from "../../core/config.ts";
+import {
+  type AutoConfigLayer,
+  ConfigError,
+  mergeLayers,
+  parseConfigTree,
+} from "../../core/config.ts";
 import { estimateView, tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { type ManualRequest, planManualCompaction } from "../../core/manual.ts";
@@ -46,6 +51,15 @@ import {
   turnSizes,
 } from "./state.ts";
 import { summarizeBand } from "./summaries.ts";
+
+/** The head of a conversation that has none yet. */
+const EMPTY_HEAD: ConversationHead = {
+  turn_count: 0,
+  evaluated_through: -1,
+  projected_chars: 0,
+  compactions_version: 0,
+  max_compacted_turn: -1,
+};
 
 /** How many times an optimistic write is retried from a fresh read. */
 const MAX_ATTEMPTS = 8;
@@ -194,6 +208,25 @@ export class ConversationService {
               await this.#store.listCompactions(ref),
             );
       const model = input.model ?? head?.model;
+      const streamConfig =
+        streamLayers.length > 0
+          ? mergeLayers(head?.stream_config ?? {}, ...streamLayers)
+          : undefined;
+      if (streamConfig) {
+        try {
+          effectiveConfig(this.#settings, tenant, {
+            ...(head ?? EMPTY_HEAD),
+            stream_config: streamConfig,
+          });
+        } catch (error) {
+          if (error instanceof ConfigError) {
+            throw new InvalidTurnError(`the turn's config_delta: ${error.message}`, {
+              cause: error,
+            });
+          }
+          throw error;
+        }
+      }
       try {
         await this.#store.appendTurn(
           ref,
@@ -207,9 +240,7 @@ export class ConversationService {
           { compactions_version: head?.compactions_version ?? 0 },
           {
             projected_chars: projected,
-            ...(streamLayers.length > 0
-              ? { stream_config: mergeLayers(head?.stream_config ?? {}, ...streamLayers) }
-              : {}),
+            ...(streamConfig ? { stream_config: streamConfig } : {}),
             ...(model ? { model } : {}),
           },
         );
@@ -422,7 +453,13 @@ export class ConversationService {
 
   /** Replaces the conversation's own config layer (creating the conversation if needed). */
   async putConfig(tenant: Tenant, conversation: string, layer: AutoConfigLayer) {
-    await this.#store.putConfig({ tenant: tenant.id, conversation }, layer);
+    const ref = { tenant: tenant.id, conversation };
+    // The layer must leave a usable effective config (ConfigError → 400).
+    effectiveConfig(this.#settings, tenant, {
+      ...((await this.#store.getHead(ref)) ?? EMPTY_HEAD),
+      config: layer,
+    });
+    await this.#store.putConfig(ref, layer);
     return this.getConfig(tenant, conversation);
   }
 

@@ -141,6 +141,36 @@ describe("POST /turns", () => {
     );
   });
 
+  it("answers 400, not 500, for JSON nested deeper than the limit", async () => {
+    const h = harness();
+    const deep = `${"[".repeat(5_000)}${"]".repeat(5_000)}`;
+    const body = `{"turn":0,"events":[{"type":"chat_response","timestamp":"2026-01-01T00:00:00Z","data":${deep}}]}`;
+    const response = await h.request("POST", "/v1/conversations/conv-1/turns", body);
+    expect(response.status).toBe(400);
+    expect((await problem(response)).detail).toMatch(/nests deeper than 100 levels/);
+  });
+
+  it("answers 400 for a config delta that leaves the rule without any policy", async () => {
+    const h = harness();
+    const response = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 0,
+      events: [
+        {
+          type: "config_delta",
+          timestamp: "2026-01-01T00:00:00Z",
+          delta: {
+            conversation: { compaction: { auto: { rule: { reasoning: null, tool_calls: null } } } },
+          },
+        },
+        ...(turns[0] ?? []),
+      ],
+    });
+    expect(response.status).toBe(400);
+    expect((await problem(response)).detail).toMatch(
+      /conversation\.compaction\.auto\.rule: sets no policy/,
+    );
+  });
+
   it("answers 413 above the body limit", async () => {
     const h = harness({ bodyLimitBytes: 10_000 });
     const big = await h.request("POST", "/v1/conversations/conv-1/turns", {
@@ -328,6 +358,11 @@ describe("reads, compactions and config", () => {
     });
     expect(bad.status).toBe(400);
     expect((await problem(bad)).detail).toMatch(/conversation\.compaction\.auto\.trigger_ratio/);
+    const noPolicy = await h.request("PUT", "/v1/conversations/fresh/config", {
+      conversation: { compaction: { auto: { rule: { reasoning: null, tool_calls: null } } } },
+    });
+    expect(noPolicy.status).toBe(400);
+    expect((await problem(noPolicy)).detail).toMatch(/rule: sets no policy/);
     const typo = await h.request("PUT", "/v1/conversations/fresh/config", {
       conversation: { compaction: { auto: { enable: true } } },
     });
