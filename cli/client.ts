@@ -5,6 +5,9 @@
  */
 import { InputError, type Io, type OptionsConfig, UsageError } from "./command.ts";
 
+/** The dev tenant's key of `npm start` when AUTOCOMPACT_DEV_KEY is not set. */
+export const LOCAL_DEV_KEY = "local-dev-key";
+
 /** `--url` and `--key`, defaulting to the environment and the local runtime. */
 export const SERVICE_OPTIONS = {
   url: { type: "string" },
@@ -15,7 +18,8 @@ export const SERVICE_OPTIONS = {
 /** Help text of {@link SERVICE_OPTIONS}. */
 export const SERVICE_HELP = `Service:
   --url URL              the service (default $AUTOCOMPACT_URL, else http://127.0.0.1:8787)
-  --key KEY              the API key (default $AUTOCOMPACT_KEY, else $AUTOCOMPACT_DEV_KEY)
+  --key KEY              the API key (default $AUTOCOMPACT_KEY, else $AUTOCOMPACT_DEV_KEY,
+                         else "local-dev-key", the local runtime's default)
   -c, --conversation ID  the conversation id`;
 
 /** A failed request: the service's problem detail, or the transport error. */
@@ -43,8 +47,7 @@ export function serviceClient(
     /\/+$/,
     "",
   );
-  const key = values.key ?? io.env.AUTOCOMPACT_KEY ?? io.env.AUTOCOMPACT_DEV_KEY;
-  if (!key) throw new UsageError("no API key: pass --key or set AUTOCOMPACT_KEY");
+  const key = values.key ?? io.env.AUTOCOMPACT_KEY ?? io.env.AUTOCOMPACT_DEV_KEY ?? LOCAL_DEV_KEY;
   if (!/^https?:\/\//.test(base))
     throw new UsageError(`--url must start with http:// or https:// (got "${base}")`);
   return {

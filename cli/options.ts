@@ -83,6 +83,13 @@ export async function loadConfigLayer(argument: string): Promise<AutoConfigLayer
   const inline = argument.trimStart().startsWith("{");
   const { name, text } = inline ? { name: "(inline)", text: argument } : await configText(argument);
   const tree = parseConfigDocument(name, text, inline || /\.json$/i.test(argument));
+  const auto = (tree as { conversation?: { compaction?: { auto?: unknown } } } | null)?.conversation
+    ?.compaction?.auto;
+  if (auto === undefined) {
+    throw new InputError(
+      `config ${name}: sets nothing under conversation.compaction.auto (e.g. {"conversation":{"compaction":{"auto":{"enabled":true}}}} or [conversation.compaction.auto] in TOML)`,
+    );
+  }
   try {
     return parseConfigTree(tree);
   } catch (error) {

@@ -132,29 +132,59 @@ export function parseAutoLayer(raw: unknown): AutoConfigLayer {
   return result.data;
 }
 
+const TREE_EXAMPLE = '{"conversation":{"compaction":{"auto":{"enabled":true}}}}';
+
 /**
  * Validates a configuration tree (`{"conversation":{"compaction":{"auto":…}}}`)
- * and returns its auto layer (empty when the tree does not set one).
+ * and returns its auto layer (empty when the tree does not set one). Loose,
+ * as a JP config or config delta carries much else; `strict` (a body that
+ * must be exactly the auto tree, such as the API's PUT) also rejects any
+ * other key and a tree without `conversation.compaction.auto`.
  */
-export function parseConfigTree(raw: unknown): AutoConfigLayer {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new ConfigError([
-      'configuration must be an object rooted at "conversation" (e.g. {"conversation":{"compaction":{"auto":{"enabled":true}}}})',
-    ]);
+export function parseConfigTree(raw: unknown, options: { strict?: boolean } = {}): AutoConfigLayer {
+  const strict = options.strict ?? false;
+  const objectAt = (
+    value: unknown,
+    path: string,
+    known: string,
+  ): Record<string, unknown> | undefined => {
+    if (value === undefined) {
+      if (strict)
+        throw new ConfigError([
+          `${path || "configuration"}: missing "${known}" (e.g. ${TREE_EXAMPLE})`,
+        ]);
+      return undefined;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw new ConfigError([
+        path === ""
+          ? `configuration must be an object rooted at "conversation" (e.g. ${TREE_EXAMPLE})`
+          : `${path}: must be an object`,
+      ]);
+    }
+    const record = value as Record<string, unknown>;
+    if (strict) {
+      const unknown = Object.keys(record).filter((key) => key !== known);
+      if (unknown.length > 0) {
+        throw new ConfigError(
+          unknown.map(
+            (key) =>
+              `${path ? `${path}.` : ""}${key}: unknown key (only "${known}" belongs here, e.g. ${TREE_EXAMPLE})`,
+          ),
+        );
+      }
+    }
+    return record;
+  };
+  const root = objectAt(raw, "", "conversation");
+  const conversation = objectAt(root?.conversation, "conversation", "compaction");
+  const compaction = objectAt(conversation?.compaction, "conversation.compaction", "auto");
+  if (compaction?.auto === undefined) {
+    if (strict)
+      throw new ConfigError([`conversation.compaction.auto: missing (e.g. ${TREE_EXAMPLE})`]);
+    return {};
   }
-  const conversation = (raw as Record<string, unknown>).conversation;
-  if (conversation === undefined) return {};
-  if (typeof conversation !== "object" || conversation === null || Array.isArray(conversation)) {
-    throw new ConfigError(["conversation: must be an object"]);
-  }
-  const compaction = (conversation as Record<string, unknown>).compaction;
-  if (compaction === undefined) return {};
-  if (typeof compaction !== "object" || compaction === null || Array.isArray(compaction)) {
-    throw new ConfigError(["conversation.compaction: must be an object"]);
-  }
-  const auto = (compaction as Record<string, unknown>).auto;
-  if (auto === undefined) return {};
-  return parseAutoLayer(auto);
+  return parseAutoLayer(compaction.auto);
 }
 
 /** Wraps an auto layer in the D50 tree, the shape the API and files speak. */

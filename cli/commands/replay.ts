@@ -7,7 +7,16 @@
 import type { Entry } from "../../core/events.ts";
 import { splitTurns } from "../../core/turns.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
-import { type Command, EXIT, HELP_OPTION, parseCommandArgs, printHelp, write } from "../command.ts";
+import {
+  type Command,
+  EXIT,
+  HELP_OPTION,
+  InputError,
+  parseCommandArgs,
+  printHelp,
+  UsageError,
+  write,
+} from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 import { MODEL_OPTIONS, modelInfo } from "../options.ts";
 
@@ -17,6 +26,7 @@ const OPTIONS = {
   ...SERVICE_OPTIONS,
   ...MODEL_OPTIONS,
   wait: { type: "boolean" },
+  "wait-timeout": { type: "string" },
 } as const;
 
 const USAGE = `Usage: autocompact replay [FILE] --conversation ID [--url URL] [--key KEY]
@@ -29,6 +39,7 @@ stdout: {"conversation","turns","created","replayed","evaluated_through"}.
 
   --model ID, --context-window N   the model sent with every turn
   --wait                           wait until every turn has been evaluated
+  --wait-timeout S                 give up waiting after S seconds (default 120): exit 1
 
 ${SERVICE_HELP}
 
@@ -80,6 +91,10 @@ export const command: Command = {
     }
     let evaluated: number | null = null;
     if (values.wait && turns.length > 0) {
+      const timeoutText = values["wait-timeout"] ?? "120";
+      if (!/^\d+$/.test(timeoutText))
+        throw new UsageError(`--wait-timeout must be whole seconds (got "${timeoutText}")`);
+      const deadline = Date.now() + Number(timeoutText) * 1000;
       for (;;) {
         const { body } = await client.request<{ evaluated_through: number | null }>(
           "GET",
@@ -87,6 +102,11 @@ export const command: Command = {
         );
         evaluated = body.evaluated_through;
         if (evaluated !== null && evaluated >= turns.length - 1) break;
+        if (Date.now() > deadline) {
+          throw new InputError(
+            `turns evaluated through ${evaluated ?? "none"} of ${turns.length - 1} after ${timeoutText} s: the compactor may be failing (see the service's log, e.g. auto_compaction.failed)`,
+          );
+        }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }

@@ -4,6 +4,7 @@
  * stay light.
  */
 import { mergeLayers } from "../../core/config.ts";
+import { LOCAL_DEV_KEY } from "../client.ts";
 import {
   type Command,
   EXIT,
@@ -25,7 +26,7 @@ const OPTIONS = {
 } as const;
 
 /** The key of the dev tenant when `AUTOCOMPACT_DEV_KEY` is not set. */
-export const DEFAULT_DEV_KEY = "local-dev-key";
+export const DEFAULT_DEV_KEY = LOCAL_DEV_KEY;
 
 const USAGE = `Usage: autocompact serve [--port N] [--host H] [--data-dir DIR | --in-memory]
                        [--config F]... [--enable]
@@ -78,7 +79,7 @@ export const command: Command = {
       ...(io.env.AUTOCOMPACT_CONFIG ? [await loadConfigLayer(io.env.AUTOCOMPACT_CONFIG)] : []),
       ...(await configLayers(values)),
     ];
-    const { startLocalService } = await import("../../functions/local/runtime.ts");
+    const { startLocalService, LOCAL_TABLE } = await import("../../functions/local/runtime.ts");
     const summarizer = await localSummarizer(io.env);
     const devKey = io.env.AUTOCOMPACT_DEV_KEY ?? DEFAULT_DEV_KEY;
     const service = await startLocalService({
@@ -93,7 +94,7 @@ export const command: Command = {
     });
     await write(
       io.stdout,
-      `${JSON.stringify({ level: "INFO", message: "autocompact.started", url: service.url, dev_tenant: "dev", dev_key: devKey, dynamodb: service.dynamoEndpoint, timestamp: new Date().toISOString() })}\n`,
+      `${JSON.stringify({ level: "INFO", message: "autocompact.started", url: service.url, dev_tenant: "dev", dev_key: devKey, dynamodb: service.dynamoEndpoint, table: LOCAL_TABLE, timestamp: new Date().toISOString() })}\n`,
     );
     await write(
       io.stderr,

@@ -8,7 +8,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
-import { parseConfigTree } from "../../core/config.ts";
+import { parseConfigTree, RuleLayer } from "../../core/config.ts";
 import { parseStream } from "../../core/events.ts";
 import type { ConversationService } from "../conversations/service.ts";
 import { hashApiKey } from "../keys.ts";
@@ -19,9 +19,10 @@ import {
   RequestValidationError,
   toProblem,
   UnauthorizedError,
+  UnsupportedMediaTypeError,
 } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
-import { CompactionBody, ConversationId, ResetQuery, TurnBody } from "./schemas.ts";
+import { type CompactionBody, ConversationId, ResetQuery, TurnBody } from "./schemas.ts";
 import { verifyWebhook } from "./webhooks.ts";
 
 /** Default request body limit: below Lambda's 6 MB synchronous payload limit. */
@@ -94,6 +95,44 @@ function parseJson(text: string): unknown {
   return value;
 }
 
+const COMPACTION_HINT =
+  'send {"spec":"r+t:..-3"} (RFD 064 DSL) or {"rule":{"tool_calls":"strip","keep_last":3}}';
+
+/** Reads a manual compaction request, naming the bad key of a rule. */
+function compactionRequest(body: unknown): z.output<typeof CompactionBody> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new RequestValidationError(
+      `the compaction request must be an object: ${COMPACTION_HINT}`,
+    );
+  }
+  const keys = Object.keys(body);
+  const record = body as Record<string, unknown>;
+  if (keys.length !== 1 || !(keys[0] === "spec" || keys[0] === "rule")) {
+    throw new RequestValidationError(
+      `the compaction request needs exactly one of "spec" or "rule" (got ${keys.length === 0 ? "neither" : keys.map((k) => `"${k}"`).join(", ")}): ${COMPACTION_HINT}`,
+    );
+  }
+  if (keys[0] === "spec") {
+    if (typeof record.spec !== "string" || record.spec.trim() === "") {
+      throw new RequestValidationError(`spec must be a non-empty string such as "r+t:..-3"`);
+    }
+    return { spec: record.spec };
+  }
+  const result = RuleLayer.safeParse(record.rule);
+  if (!result.success) {
+    const issues = result.error.issues.map((issue) =>
+      issue.code === "unrecognized_keys"
+        ? `rule.${issue.keys.join(", rule.")}: unknown key (known: ${Object.keys(RuleLayer.shape).join(", ")})`
+        : `rule${issue.path.length > 0 ? `.${issue.path.map(String).join(".")}` : ""}: ${issue.message}`,
+    );
+    throw new RequestValidationError(
+      issues.join("; "),
+      issues.map((detail) => ({ pointer: "/rule", detail })),
+    );
+  }
+  return { rule: result.data };
+}
+
 /** Builds the app. */
 export function createApp(deps: AppDeps): Hono<Env> {
   const clock = deps.clock ?? systemClock;
@@ -139,6 +178,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
     }),
   );
   app.use("/v1/conversations/*", async (c, next) => {
+    if (c.req.method === "POST" || c.req.method === "PUT") {
+      const type = c.req.header("content-type") ?? "";
+      if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
+        throw new UnsupportedMediaTypeError(
+          `send the body as JSON with \`content-type: application/json\` (got ${type ? `"${type}"` : "no content-type"})`,
+        );
+      }
+    }
     const header = c.req.header("authorization");
     const key = header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
     if (!key) throw new UnauthorizedError("send your API key as `Authorization: Bearer <key>`");
@@ -209,12 +256,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
   );
   app.post("/v1/conversations/:id/compactions", async (c) => {
     const id = conversationId(c.req.param("id"));
-    const body = parseWith(
-      CompactionBody,
-      parseJson(await c.req.text()),
-      'the compaction request (send {"spec":"r+t:..-3"} or {"rule":{…}})',
+    return c.json(
+      await deps.service.compact(
+        c.get("tenant"),
+        id,
+        compactionRequest(parseJson(await c.req.text())),
+      ),
+      201,
     );
-    return c.json(await deps.service.compact(c.get("tenant"), id, body), 201);
   });
   app.delete("/v1/conversations/:id/compactions", async (c) => {
     const id = conversationId(c.req.param("id"));
@@ -236,7 +285,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   );
   app.put("/v1/conversations/:id/config", async (c) => {
     const id = conversationId(c.req.param("id"));
-    const layer = parseConfigTree(parseJson(await c.req.text()));
+    const layer = parseConfigTree(parseJson(await c.req.text()), { strict: true });
     return c.json(await deps.service.putConfig(c.get("tenant"), id, layer));
   });
 

@@ -40,6 +40,11 @@ export class SignatureError extends Error {
   override readonly name = "SignatureError";
 }
 
+/** A body that is not sent as JSON. */
+export class UnsupportedMediaTypeError extends Error {
+  override readonly name = "UnsupportedMediaTypeError";
+}
+
 /** A body above the configured limit. */
 export class PayloadTooLargeError extends Error {
   override readonly name = "PayloadTooLargeError";
@@ -105,10 +110,12 @@ export function toProblem(error: unknown): Problem {
       expected_turn: error.expectedTurn,
     });
   }
+  if (error instanceof UnsupportedMediaTypeError)
+    return problem(415, "unsupported-media-type", "Send JSON", error.message);
   if (error instanceof PayloadTooLargeError)
     return problem(413, "payload-too-large", "Payload too large", error.message);
   if (error instanceof SummarizerUnavailableError)
-    return problem(501, "summarizer-unavailable", "No summarizer configured", error.message);
+    return problem(422, "summarizer-unavailable", "No summarizer configured", error.message);
   if (error instanceof EmptySummaryError)
     return problem(502, "empty-summary", "The summarizer returned nothing", error.message);
   if (error instanceof SummaryTimeoutError)

@@ -36,6 +36,7 @@ import {
   ContentionError,
   ConversationNotFoundError,
   InvalidTurnError,
+  SummarizerUnavailableError,
   TurnConflictError,
 } from "./errors.ts";
 import {
@@ -108,8 +109,9 @@ export function checkTurnShape(input: TurnInput): void {
   }
   const { turnCount } = indexTurns(input.events);
   if (turnCount === 0) {
+    const types = [...new Set(input.events.map((e) => e.type))].join(", ");
     throw new InvalidTurnError(
-      "a turn needs at least one conversation event (turn_start, chat_request, …)",
+      `a turn needs at least one conversation event (turn_start, chat_request, chat_response, tool_call_request, tool_call_response, inquiry_*); got only: ${types}`,
     );
   }
   if (turnCount > 1) {
@@ -262,7 +264,7 @@ export class ConversationService {
     const stored = await this.#store.getTurn(ref, turn);
     if (stored?.digest !== digest) {
       throw new TurnConflictError(
-        `turn ${turn} is already stored with different content; the next turn is ${head.turn_count}`,
+        `turn ${turn} is already stored with different content (events or model differ); the next turn is ${head.turn_count}`,
         head.turn_count,
       );
     }
@@ -455,10 +457,15 @@ export class ConversationService {
   async putConfig(tenant: Tenant, conversation: string, layer: AutoConfigLayer) {
     const ref = { tenant: tenant.id, conversation };
     // The layer must leave a usable effective config (ConfigError → 400).
-    effectiveConfig(this.#settings, tenant, {
+    const effective = effectiveConfig(this.#settings, tenant, {
       ...((await this.#store.getHead(ref)) ?? EMPTY_HEAD),
       config: layer,
     });
+    if (effective.rule.summary && !this.#summarizer) {
+      throw new SummarizerUnavailableError(
+        "conversation.compaction.auto.rule.summary: this service has no summarizer configured, so a summary rule could never run (set SUMMARIZER locally, or the stack's summarizer setting)",
+      );
+    }
     await this.#store.putConfig(ref, layer);
     return this.getConfig(tenant, conversation);
   }

@@ -54,6 +54,14 @@ export interface LocalService {
   stop(): Promise<void>;
 }
 
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 /** The table the local runtime uses. */
 export const LOCAL_TABLE = "autocompact";
 /** The dev tenant's id. */
@@ -84,7 +92,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     ...(options.visibilityTimeoutMs ? { visibilityTimeoutMs: options.visibilityTimeoutMs } : {}),
     name: "autocompact-local.fifo",
     onError: (error) => logger.error("queue.error", { error }),
-    onDeadLetter: (message) => logger.error("queue.dead_lettered", { message }),
+    // Powertools reserves the `message` key: the dead letter goes under its own fields.
+    onDeadLetter: (dead) =>
+      logger.error("queue.dead_lettered", {
+        message_id: dead.id,
+        receive_count: dead.receive_count,
+        body: safeJson(dead.body),
+      }),
   });
   await queue.ready();
   const service = new ConversationService({

@@ -171,6 +171,23 @@ describe("POST /turns", () => {
     );
   });
 
+  it("answers 415 for a body not sent as JSON, and names the event types of a turn with no conversation event", async () => {
+    const h = harness();
+    const body = JSON.stringify({ turn: 0, events: turns[0] });
+    for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+      const response = await h.request("POST", "/v1/conversations/conv-1/turns", body, ALICE_KEY, {
+        "content-type": type,
+      });
+      expect(response.status).toBe(415);
+      expect((await problem(response)).detail).toMatch(/content-type: application\/json/);
+    }
+    const bogus = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 0,
+      events: [{ type: "bogus", x: 1 }],
+    });
+    expect((await problem(bogus)).detail).toMatch(/got only: bogus/);
+  });
+
   it("answers 413 above the body limit", async () => {
     const h = harness({ bodyLimitBytes: 10_000 });
     const big = await h.request("POST", "/v1/conversations/conv-1/turns", {
@@ -339,8 +356,19 @@ describe("reads, compactions and config", () => {
     ).toBe(400);
     expect(
       (await h.request("POST", "/v1/conversations/conv-1/compactions", { spec: "s:.." })).status,
-    ).toBe(501);
+    ).toBe(422);
     expect((await h.request("POST", "/v1/conversations/conv-1/compactions", {})).status).toBe(400);
+    const badMode = await h.request("POST", "/v1/conversations/conv-1/compactions", {
+      rule: { tool_calls: "nuke" },
+    });
+    expect((await problem(badMode)).detail).toMatch(/^rule\.tool_calls: /);
+    const both = await h.request("POST", "/v1/conversations/conv-1/compactions", {
+      spec: "r",
+      rule: {},
+    });
+    expect((await problem(both)).detail).toMatch(/exactly one of "spec" or "rule"/);
+    const notString = await h.request("POST", "/v1/conversations/conv-1/compactions", { spec: 5 });
+    expect((await problem(notString)).detail).toMatch(/spec must be a non-empty string/);
   });
 
   it("reads and writes the per-conversation config, naming bad keys", async () => {
@@ -362,6 +390,20 @@ describe("reads, compactions and config", () => {
       conversation: { compaction: { auto: { rule: { reasoning: null, tool_calls: null } } } },
     });
     expect(noPolicy.status).toBe(400);
+    for (const [body, message] of [
+      [{ enabled: true }, /^enabled: unknown key \(only "conversation" belongs here/],
+      [{ conversation: { foo: 1, compaction: { auto: {} } } }, /^conversation\.foo: unknown key/],
+      [{ conversation: { compaction: {} } }, /conversation\.compaction\.auto: missing/],
+    ] as const) {
+      const wrong = await h.request("PUT", "/v1/conversations/fresh/config", body);
+      expect(wrong.status).toBe(400);
+      expect((await problem(wrong)).detail).toMatch(message);
+    }
+    const summary = await h.request("PUT", "/v1/conversations/fresh/config", {
+      conversation: { compaction: { auto: { rule: { summary: {} } } } },
+    });
+    expect(summary.status).toBe(422);
+    expect((await problem(summary)).detail).toMatch(/no summarizer configured/);
     expect((await problem(noPolicy)).detail).toMatch(/rule: sets no policy/);
     const typo = await h.request("PUT", "/v1/conversations/fresh/config", {
       conversation: { compaction: { auto: { enable: true } } },
