@@ -35,7 +35,13 @@ export class ServiceError extends InputError {
 
 /** A client bound to one service and key. */
 export interface ServiceClient {
-  request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  /** Sends `body` as JSON; `sign` adds headers computed from the exact body text (webhook signatures). */
+  request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    sign?: (text: string) => Record<string, string>,
+  ): Promise<{ status: number; body: T }>;
 }
 
 /** Resolves `--url`/`--key` and returns a client. */
@@ -51,16 +57,23 @@ export function serviceClient(
   if (!/^https?:\/\//.test(base))
     throw new UsageError(`--url must start with http:// or https:// (got "${base}")`);
   return {
-    async request<T>(method: string, path: string, body?: unknown) {
+    async request<T>(
+      method: string,
+      path: string,
+      body?: unknown,
+      sign?: (text: string) => Record<string, string>,
+    ) {
+      const text = body === undefined ? undefined : JSON.stringify(body);
       let response: Response;
       try {
         response = await fetch(`${base}${path}`, {
           method,
           headers: {
             authorization: `Bearer ${key}`,
-            ...(body === undefined ? {} : { "content-type": "application/json" }),
+            ...(text === undefined ? {} : { "content-type": "application/json" }),
+            ...(text !== undefined && sign ? sign(text) : {}),
           },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          ...(text === undefined ? {} : { body: text }),
         });
       } catch (error) {
         const reason =
@@ -70,10 +83,10 @@ export function serviceClient(
           0,
         );
       }
-      const text = await response.text();
+      const answer = await response.text();
       let parsed: unknown;
       try {
-        parsed = text === "" ? undefined : JSON.parse(text);
+        parsed = answer === "" ? undefined : JSON.parse(answer);
       } catch {
         throw new ServiceError(
           `${method} ${path}: ${response.status} with a non-JSON body`,

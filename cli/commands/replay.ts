@@ -6,6 +6,7 @@
  */
 import type { Entry } from "../../core/events.ts";
 import { splitTurns } from "../../core/turns.ts";
+import { signWebhook } from "../../functions/api/webhooks.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
 import {
   type Command,
@@ -27,6 +28,7 @@ const OPTIONS = {
   ...MODEL_OPTIONS,
   wait: { type: "boolean" },
   "wait-timeout": { type: "string" },
+  "webhook-secret": { type: "string" },
 } as const;
 
 const USAGE = `Usage: autocompact replay [FILE] --conversation ID [--url URL] [--key KEY]
@@ -40,6 +42,7 @@ stdout: {"conversation","turns","created","replayed","evaluated_through"}.
   --model ID, --context-window N   the model sent with every turn
   --wait                           wait until every turn has been evaluated
   --wait-timeout S                 give up waiting after S seconds (default 120): exit 1
+  --webhook-secret whsec_…         sign each post (Standard Webhooks), for tenants that require it
 
 ${SERVICE_HELP}
 
@@ -56,6 +59,16 @@ function progress(io: Io, done: number, total: number): void {
 }
 
 type Io = Parameters<Command["run"]>[1];
+
+/** Standard Webhooks headers for one post. */
+function signedHeaders(secret: string, id: string, text: string): Record<string, string> {
+  const timestamp = Math.floor(Date.now() / 1000);
+  return {
+    "webhook-id": id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": signWebhook(secret, id, timestamp, text),
+  };
+}
 
 export const command: Command = {
   usage: USAGE,
@@ -75,6 +88,10 @@ export const command: Command = {
     const turns = splitTurns(entries.filter((e) => e.type !== "compaction"));
     let created = 0;
     let replayed = 0;
+    const secret = values["webhook-secret"];
+    if (secret !== undefined && !secret.startsWith("whsec_")) {
+      throw new UsageError("--webhook-secret must look like whsec_<base64>");
+    }
     for (const [turn, events] of turns.entries()) {
       const { body } = await client.request<{ status: string }>(
         "POST",
@@ -84,6 +101,7 @@ export const command: Command = {
           events: events as Entry[],
           ...(model ? { model } : {}),
         },
+        secret ? (text) => signedHeaders(secret, `replay_${turn}_${Date.now()}`, text) : undefined,
       );
       if (body.status === "created") created++;
       else replayed++;

@@ -448,7 +448,17 @@ export class InProcessQueue implements TurnQueue {
         if (slot.visibleAt > now && slot.visibleAt < next) next = slot.visibleAt;
       }
       if (next !== Number.POSITIVE_INFINITY) {
-        this.#timer = setTimeout(() => this.#wake(), next - now);
+        const armedAt = now;
+        this.#timer = setTimeout(() => {
+          const t = this.#clock.nowMillis();
+          if (t < next)
+            process.stderr.write(`DBG early timer: now=${t} due=${next} armed=${armedAt}\n`);
+          this.#wake();
+        }, next - now);
+      } else if (this.#messages.size > 0 && this.#active.size === 0) {
+        process.stderr.write(
+          `DBG STALL: idle with ${this.#messages.size} pending, none active, no timer\n`,
+        );
       }
     });
   }
