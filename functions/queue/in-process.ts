@@ -303,16 +303,18 @@ export class InProcessQueue implements TurnQueue {
     }
     while (this.#running) {
       this.#wakePending = false;
+      // One reading of the clock per pass, shared by #receive and #idle (see #idle).
+      const now = this.#clock.nowMillis();
       let changed = false;
       while (this.#running && this.#active.size < this.#concurrency) {
-        const { deliveries, dirty } = this.#receive(this.#clock.nowMillis());
+        const { deliveries, dirty } = this.#receive(now);
         changed ||= dirty;
         if (deliveries.length === 0) break;
         this.#dispatch(handler, deliveries);
       }
       if (changed) this.#persistQuietly();
       this.#checkDrained();
-      await this.#idle();
+      await this.#idle(now);
     }
   }
 
@@ -437,28 +439,27 @@ export class InProcessQueue implements TurnQueue {
     }
   }
 
-  /** Waits until something happens or the next hidden message becomes visible. */
-  #idle(): Promise<void> {
+  /**
+   * Waits until something happens or the next hidden message becomes visible.
+   *
+   * `receivedAt` is the time the pass received at. Every message hidden then
+   * gets a timer, even one that has become visible since (the clock moved on
+   * between the two: a slow pass, a process descheduled under load, or a
+   * timer that fired a millisecond early by `Date.now()`, which Node's
+   * monotonic timers do). Picking them by a fresh reading instead left such a
+   * message with no timer and the loop asleep for good, `drain` with it.
+   */
+  #idle(receivedAt: number): Promise<void> {
     if (this.#wakePending || !this.#running) return Promise.resolve();
     return new Promise<void>((resolve) => {
       this.#wakeUp = resolve;
-      const now = this.#clock.nowMillis();
       let next = Number.POSITIVE_INFINITY;
       for (const slot of this.#messages.values()) {
-        if (slot.visibleAt > now && slot.visibleAt < next) next = slot.visibleAt;
+        if (slot.visibleAt > receivedAt && slot.visibleAt < next) next = slot.visibleAt;
       }
       if (next !== Number.POSITIVE_INFINITY) {
-        const armedAt = now;
-        this.#timer = setTimeout(() => {
-          const t = this.#clock.nowMillis();
-          if (t < next)
-            process.stderr.write(`DBG early timer: now=${t} due=${next} armed=${armedAt}\n`);
-          this.#wake();
-        }, next - now);
-      } else if (this.#messages.size > 0 && this.#active.size === 0) {
-        process.stderr.write(
-          `DBG STALL: idle with ${this.#messages.size} pending, none active, no timer\n`,
-        );
+        const delay = Math.max(0, next - this.#clock.nowMillis());
+        this.#timer = setTimeout(() => this.#wake(), delay);
       }
     });
   }
