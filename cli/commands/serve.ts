@@ -9,6 +9,7 @@ import {
   type Command,
   EXIT,
   HELP_OPTION,
+  InputError,
   parseCommandArgs,
   printHelp,
   UsageError,
@@ -82,7 +83,7 @@ export const command: Command = {
     const { startLocalService, LOCAL_TABLE } = await import("../../functions/local/runtime.ts");
     const summarizer = await localSummarizer(io.env);
     const devKey = io.env.AUTOCOMPACT_DEV_KEY ?? DEFAULT_DEV_KEY;
-    const service = await startLocalService({
+    const options = {
       port: Number(portText),
       host: values.host ?? io.env.HOST ?? "127.0.0.1",
       dataDir: values["data-dir"] ?? io.env.AUTOCOMPACT_DATA_DIR ?? ".data",
@@ -91,7 +92,25 @@ export const command: Command = {
       logLevel: io.env.LOG_LEVEL ?? "INFO",
       ...(layers.length > 0 ? { config: mergeLayers(...layers) } : {}),
       ...(summarizer ? { summarizer } : {}),
-    });
+    };
+    const { JavaMissingError, DynamoDbLocalStartError } = await import(
+      "../../functions/local/dynamodb-local.ts"
+    );
+    let service: Awaited<ReturnType<typeof startLocalService>>;
+    try {
+      service = await startLocalService(options);
+    } catch (error) {
+      // Expected trouble at start gets one clear line, not an "unexpected error".
+      if (error instanceof JavaMissingError || error instanceof DynamoDbLocalStartError) {
+        throw new InputError(error.message.split("\n")[0] ?? error.message, { cause: error });
+      }
+      if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+        throw new InputError(`port ${portText} is in use: choose another with --port or PORT`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
     await write(
       io.stdout,
       `${JSON.stringify({ level: "INFO", message: "autocompact.started", url: service.url, dev_tenant: "dev", dev_key: devKey, dynamodb: service.dynamoEndpoint, table: LOCAL_TABLE, timestamp: new Date().toISOString() })}\n`,

@@ -75,6 +75,20 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const dataDir = options.inMemory ? undefined : join(options.dataDir, "dynamodb");
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const dynamo = await startDynamoDbLocal({ dataDir, killOnSignals: false });
+  try {
+    return await wire(options, logger, dynamo);
+  } catch (error) {
+    // Nothing may outlive a failed start (a port in use, a bad table): no orphaned Java.
+    await dynamo.stop();
+    throw error;
+  }
+}
+
+async function wire(
+  options: LocalServiceOptions,
+  logger: Logger,
+  dynamo: Awaited<ReturnType<typeof startDynamoDbLocal>>,
+): Promise<LocalService> {
   const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
   await createTable(client, LOCAL_TABLE);
   const store = new DynamoConversationStore(client, LOCAL_TABLE);
@@ -137,12 +151,19 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     onUnexpectedError: (error, request) =>
       logger.error("api.unexpected_error", { error: error as Error, ...request }),
   });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const instance = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () =>
-      resolve(instance),
-    );
-    instance.once("error", reject);
-  });
+  let server: ReturnType<typeof serve>;
+  try {
+    server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+      const instance = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () =>
+        resolve(instance),
+      );
+      instance.once("error", reject);
+    });
+  } catch (error) {
+    await queue.stop();
+    client.destroy();
+    throw error;
+  }
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;

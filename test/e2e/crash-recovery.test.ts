@@ -127,6 +127,34 @@ describe("npm start under SIGKILL", () => {
       }
 
       expect(javaPidsFor(dataDir)).toHaveLength(1);
+
+      // A start that fails (the port is taken) says why in one line and leaves no Java behind.
+      const busyDir = await mkdtemp(join(tmpdir(), "autocompact-busy-"));
+      try {
+        const port = new URL(second.url).port;
+        const busy = spawn(
+          process.execPath,
+          [bin, "serve", "--data-dir", busyDir, "--port", port],
+          {
+            env: { ...process.env, AUTOCOMPACT_DEV_KEY: KEY, LOG_LEVEL: "WARN" },
+            stdio: ["ignore", "pipe", "pipe"],
+          },
+        );
+        children.push(busy);
+        let stderr = "";
+        busy.stderr?.on("data", (chunk: Buffer) => {
+          stderr += chunk.toString();
+        });
+        const busyCode = await new Promise((resolve) => busy.once("exit", resolve));
+        expect(busyCode).toBe(1);
+        expect(stderr.trim()).toBe(
+          `autocompact: port ${port} is in use: choose another with --port or PORT`,
+        );
+        expect(javaPidsFor(busyDir)).toEqual([]);
+      } finally {
+        await rm(busyDir, { recursive: true, force: true });
+      }
+
       second.child.kill("SIGINT");
       const code = await new Promise((resolve) => second.child.once("exit", resolve));
       expect(code).toBe(0);
