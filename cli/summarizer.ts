@@ -1,21 +1,13 @@
-/**
- * The summarizer options of `evaluate` and `simulate` (`--summarizer
- * openai-compatible --base-url URL` or `--summarizer bedrock --summary-model
- * ID`), and what the commands do with one: generate a summary rule's text
- * from the RAW events of the band, as the compactor does. Without a
- * summarizer a summary rule is reported, never faked.
- */
-
-import { type ModelCatalog, type ModelInfo, resolveContextWindow } from "../core/catalog.ts";
-import type { AutoConfig, AutoConfigLayer } from "../core/config.ts";
-import { tokensFromChars } from "../core/estimate.ts";
-import { configForStream, type SummarizeBand } from "../core/evaluate.ts";
+import type { AutoConfig } from "../core/config.ts";
+import {
+  type EvaluationContext,
+  type SummarizeBand,
+  streamTriggerInputs,
+} from "../core/evaluate.ts";
 import type { Entry } from "../core/events.ts";
-import { compactionsOf } from "../core/projection.ts";
-import { afterLastCompaction, type TurnRange } from "../core/rules.ts";
-import { measureStream, projectedCharsFromSizes } from "../core/sizes.ts";
+import type { TurnRange } from "../core/rules.ts";
 import { TranscriptBudgetError } from "../core/transcript.ts";
-import { buildFiring, type Decision, type TriggerState } from "../core/trigger.ts";
+import { buildFiring, type Decision } from "../core/trigger.ts";
 import { indexTurns } from "../core/turns.ts";
 import { summaryAudit } from "../functions/conversations/summaries.ts";
 import type { Summarizer, SummaryResult } from "../functions/ports.ts";
@@ -204,12 +196,7 @@ export function bandKey(range: TurnRange): string {
 }
 
 /** What `evaluate` evaluates in: the same as core's `evaluateStream`. */
-export interface StreamContext {
-  readonly layers?: readonly AutoConfigLayer[];
-  readonly model?: ModelInfo;
-  readonly catalog?: ModelCatalog;
-  readonly nowMillis: number;
-}
+export type StreamContext = EvaluationContext;
 
 /**
  * Completes a decision that `evaluateStream` left waiting for a summary
@@ -225,33 +212,14 @@ export async function completeSummaryDecision(
 ): Promise<{ decision: Decision; summary?: SummaryResult }> {
   const range = decision.range;
   if (!decision.needs_summary || !decision.fire || !range) return { decision };
-  const sizes = measureStream(entries);
-  const compactions = compactionsOf(entries);
-  const config = configForStream(entries, context.layers);
-  const state: TriggerState = {
-    config,
-    turnCount: sizes.length,
-    afterLastCompaction: afterLastCompaction(compactions),
-    estimatedTokens: tokensFromChars(projectedCharsFromSizes(sizes, compactions)),
-    contextWindow: resolveContextWindow(context.model, context.catalog),
-  };
+  const { state, context: firing } = streamTriggerInputs(entries, context);
   const { turnOf } = indexTurns(entries);
   const raw = entries.filter((entry, i) => {
     const turn = turnOf[i] ?? -1;
     return entry.type !== "compaction" && turn >= range.from_turn && turn <= range.to_turn;
   });
-  const summary = await summarizeRange(summarizer, range, raw, config);
-  const fired = buildFiring(
-    state,
-    decision,
-    {
-      compactions,
-      nowMillis: context.nowMillis,
-      estimateWith: (band) =>
-        tokensFromChars(projectedCharsFromSizes(sizes, [...compactions, band])),
-    },
-    summary.text,
-  );
+  const summary = await summarizeRange(summarizer, range, raw, state.config);
+  const fired = buildFiring(state, decision, firing, summary.text);
   const band = fired.compaction;
   if (band?.trigger) band.trigger = { ...band.trigger, ...summaryAudit(summary) };
   return { decision: fired, summary };

@@ -68,15 +68,23 @@ function triggerInputs(
   };
 }
 
-/** Evaluates the trigger once on a stream as stored. */
-export function evaluateStream(entries: readonly Entry[], context: EvaluationContext): Decision {
-  const { state, context: firing } = triggerInputs(
+/** The trigger's state and firing context for a stream as stored (what `evaluateStream` decides on). */
+export function streamTriggerInputs(
+  entries: readonly Entry[],
+  context: EvaluationContext,
+): { state: TriggerState; context: FiringContext } {
+  return triggerInputs(
     measureStream(entries),
     compactionsOf(entries),
     configForStream(entries, context.layers),
     resolveContextWindow(context.model, context.catalog),
     context.nowMillis,
   );
+}
+
+/** Evaluates the trigger once on a stream as stored. */
+export function evaluateStream(entries: readonly Entry[], context: EvaluationContext): Decision {
+  const { state, context: firing } = streamTriggerInputs(entries, context);
   const decision = decide(state);
   return decision.needs_summary ? decision : buildFiring(state, decision, firing);
 }
