@@ -4,16 +4,14 @@
  * bands that changed it, with long content truncated to one line.
  */
 import type { SizeEstimate } from "../core/estimate.ts";
-import type { Entry } from "../core/events.ts";
+import type { Compaction, Entry, ToolCallPolicy } from "../core/events.ts";
 import {
   compactionsOf,
-  type PlacedCompaction,
-  type PolicyWinners,
   type Projection,
-  placeCompactions,
-  resolveWinners,
+  resolvePolicies,
   SUMMARY_REQUEST_CONTENT,
   type TurnOrigin,
+  type TurnPolicies,
 } from "../core/projection.ts";
 import { indexTurns } from "../core/turns.ts";
 
@@ -71,9 +69,7 @@ function jsonText(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-function toolPolicyLabel(
-  policy: NonNullable<PlacedCompaction["compaction"]["tool_calls"]>,
-): string {
+function toolPolicyLabel(policy: ToolCallPolicy): string {
   if (policy.policy === "omit") return "tools omit";
   if (policy.request && policy.response) return "tools strip";
   if (policy.request) return "tools strip-requests";
@@ -83,24 +79,22 @@ function toolPolicyLabel(
 
 /** `[auto: reasoning strip, tools strip]` marks of the bands whose policies apply to a kept turn. */
 function bandMarks(
-  turn: number,
-  placed: readonly PlacedCompaction[],
-  winners: PolicyWinners,
+  policies: TurnPolicies | undefined,
+  compactions: readonly Compaction[],
 ): string[] {
-  const labels = new Map<number, string[]>();
-  const add = (position: number, label: string) => {
-    if (position < 0) return;
-    const list = labels.get(position);
+  const labels = new Map<Compaction, string[]>();
+  const add = (band: Compaction | undefined, label: string) => {
+    if (band === undefined) return;
+    const list = labels.get(band);
     if (list) list.push(label);
-    else labels.set(position, [label]);
+    else labels.set(band, [label]);
   };
-  add(winners.reasoning[turn] ?? -1, "reasoning strip");
-  const toolWinner = winners.toolCalls[turn] ?? -1;
-  const toolPolicy = placed[toolWinner]?.compaction.tool_calls;
-  if (toolPolicy) add(toolWinner, toolPolicyLabel(toolPolicy));
+  add(policies?.reasoning, "reasoning strip");
+  const tools = policies?.tool_calls;
+  if (tools?.tool_calls) add(tools, toolPolicyLabel(tools.tool_calls));
   return [...labels.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([position, list]) => `[${placed[position]?.compaction.source}: ${list.join(", ")}]`);
+    .sort(([a], [b]) => compactions.indexOf(a) - compactions.indexOf(b))
+    .map(([band, list]) => `[${band.source}: ${list.join(", ")}]`);
 }
 
 function span(from: number, to: number): string {
@@ -109,18 +103,18 @@ function span(from: number, to: number): string {
 
 function heading(
   origin: TurnOrigin | undefined,
-  placed: readonly PlacedCompaction[],
-  winners: PolicyWinners,
+  policies: readonly TurnPolicies[],
+  compactions: readonly Compaction[],
   style: Palette,
 ): string {
   if (origin === undefined) return style.heading("── turn ? ──");
   if ("kept" in origin) {
-    const marks = bandMarks(origin.kept, placed, winners);
+    const marks = bandMarks(policies[origin.kept], compactions);
     const head = style.heading(`── turn ${origin.kept} ──`);
     return marks.length === 0 ? head : `${head} ${style.band(marks.join(" "))}`;
   }
   const { from, to } = origin.summary;
-  const source = placed[winners.summary[from] ?? -1]?.compaction.source ?? "?";
+  const source = policies[from]?.summary?.source ?? "?";
   return style.heading(`── ${span(from, to)} · ${style.summary(`summary (${source})`)} ──`);
 }
 
@@ -178,16 +172,15 @@ export function renderProjection(
 ): string {
   const style = palette(options.color);
   const compactions = compactionsOf(raw);
-  const placed = placeCompactions(compactions);
   const rawTurns = indexTurns(raw).turnCount;
-  const winners = resolveWinners(placed, rawTurns);
+  const policies = resolvePolicies(compactions, rawTurns);
   const view = projection.entries;
   const { turnOf, turnCount: viewTurns } = indexTurns(view);
   const offset = Math.max(0, projection.turns.length - viewTurns);
 
   const lines: string[] = [];
   for (let k = 0; k < offset; k++) {
-    lines.push(heading(projection.turns[k], placed, winners, style));
+    lines.push(heading(projection.turns[k], policies, compactions, style));
     lines.push(`  ${style.dim("(nothing left after compaction)")}`);
   }
   let current = -1;
@@ -196,7 +189,7 @@ export function renderProjection(
     const turn = turnOf[i] as number;
     if (turn !== current) {
       if (lines.length > 0) lines.push("");
-      lines.push(heading(projection.turns[turn + offset], placed, winners, style));
+      lines.push(heading(projection.turns[turn + offset], policies, compactions, style));
       current = turn;
     }
     const line = entryLine(entry, style);

@@ -4,7 +4,7 @@
  * is a real number, never rounded, so equalities between ways of computing it
  * hold exactly.
  */
-import { type Entry, isKnown } from "./events.ts";
+import type { Entry, KnownEntry } from "./events.ts";
 import { project } from "./projection.ts";
 import { turnCount } from "./turns.ts";
 import { utf8Length } from "./utf8.ts";
@@ -20,18 +20,19 @@ export interface SizeEstimate {
 
 /** Characters one entry contributes to the estimate (0 for anything not provider-visible). */
 export function entryChars(entry: Entry): number {
-  if (!isKnown(entry)) return 0;
-  switch (entry.type) {
+  // Unknown entry types fall through to `default`: they are never provider-visible.
+  const known = entry as KnownEntry;
+  switch (known.type) {
     case "chat_request":
-      return utf8Length(entry.content);
+      return utf8Length(known.content);
     case "chat_response":
-      if (entry.message !== undefined) return utf8Length(entry.message);
-      if (entry.reasoning !== undefined) return utf8Length(entry.reasoning);
-      return utf8Length(JSON.stringify(entry.data) ?? "");
+      if (known.message !== undefined) return utf8Length(known.message);
+      if (known.reasoning !== undefined) return utf8Length(known.reasoning);
+      return utf8Length(JSON.stringify(known.data));
     case "tool_call_request":
-      return utf8Length(entry.name) + utf8Length(JSON.stringify(entry.arguments));
+      return utf8Length(known.name) + utf8Length(JSON.stringify(known.arguments));
     case "tool_call_response":
-      return utf8Length(entry.content);
+      return utf8Length(known.content);
     default:
       return 0;
   }

@@ -11,6 +11,7 @@ const enabled = { enabled: true } as const;
 
 describe("simulateStream", () => {
   it("fires bands that never overlap and respect keep_first/keep_last (property)", async () => {
+    let runsThatFired = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 100_000 }),
@@ -37,10 +38,14 @@ describe("simulateStream", () => {
           }
           expect(compactionsOf(entries)).toHaveLength(firings.length);
           expect(entries.filter((e) => e.type !== "compaction")).toEqual(stream);
+          if (firings.length > 0) runsThatFired++;
         },
       ),
       { numRuns: 60 },
     );
+    // The property is only worth something if the bands it checks exist: about
+    // 90% of these conversations outgrow their window (542 of 600 sampled).
+    expect(runsThatFired).toBeGreaterThan(30);
   });
 
   it("fires exactly where evaluating each stored prefix would", async () => {

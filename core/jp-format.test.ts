@@ -45,6 +45,19 @@ describe("JP's on-disk form", () => {
     expect(decodeIfJp(plain).entries).toBe(plain);
   });
 
+  it("encodes and decodes the metadata of inquiries, which JP counts as conversation events", () => {
+    const plain = [
+      { type: "inquiry_request", timestamp: "t", id: "q1", metadata: { note: "ok?" } },
+      { type: "inquiry_response", timestamp: "t", id: "q1", metadata: { by: "me" } },
+    ];
+    const encoded = encodeJpEntries(plain);
+    expect(encoded).toEqual([
+      { type: "inquiry_request", timestamp: "t", id: "q1", metadata: { note: "b2s/" } },
+      { type: "inquiry_response", timestamp: "t", id: "q1", metadata: { by: "bWU=" } },
+    ]);
+    expect(decodeIfJp(encoded)).toEqual({ format: "jp", entries: plain });
+  });
+
   it("accepts the URL-safe alphabet JP used for tool responses before March 2026", () => {
     const content = "a?b>c~"; // standard: YT9iPmN+, URL-safe: YT9iPmN-
     const entries = [

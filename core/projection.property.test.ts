@@ -1,9 +1,20 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compactedStreamArb, compactionArb, streamArb } from "../test/helpers/arbitraries.ts";
+import {
+  compactedStreamArb,
+  compactionArb,
+  stackedStreamArb,
+  streamArb,
+} from "../test/helpers/arbitraries.ts";
+import {
+  referenceChars,
+  referenceProject,
+  referenceTurns,
+} from "../test/helpers/reference-projection.ts";
 import type { Entry } from "./events.ts";
 import { parseStream } from "./events.ts";
-import { project } from "./projection.ts";
+import { compactionsOf, project } from "./projection.ts";
+import { measureStream, projectedCharsFromSizes } from "./sizes.ts";
 
 const runs = { numRuns: 400 };
 
@@ -67,6 +78,26 @@ describe("projection properties", () => {
     );
   });
 
+  it("applies stacked compactions exactly as the independent reference does", () => {
+    fc.assert(
+      fc.property(stackedStreamArb(), (stream) => {
+        expect(project(stream).entries).toEqual(referenceProject(stream));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it("sizes stacked compactions exactly as the independent reference's view", () => {
+    fc.assert(
+      fc.property(stackedStreamArb(), (stream) => {
+        const chars = projectedCharsFromSizes(measureStream(stream), compactionsOf(stream));
+        expect(chars).toBe(referenceChars(referenceProject(stream)));
+        expect(measureStream(stream)).toHaveLength(referenceTurns(stream).count);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("leaves turns outside every compaction untouched", () => {
     fc.assert(
       fc.property(streamArb(), compactionArb(8), (stream, c) => {
@@ -99,5 +130,7 @@ function turnSlice(entries: readonly Entry[], turns: readonly unknown[], raw: nu
   }
   if (hasEvent) groups.push(current);
   const index = turns.findIndex((o) => (o as { kept?: number }).kept === raw);
-  return JSON.stringify(groups[index]?.filter((e) => e.type !== "config_delta"));
+  const group = groups[index];
+  if (group === undefined) throw new Error(`turn ${raw} is missing from the projected view`);
+  return JSON.stringify(group.filter((e) => e.type !== "config_delta"));
 }

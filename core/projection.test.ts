@@ -14,7 +14,7 @@ import {
   visible,
 } from "../test/helpers/builders.ts";
 import type { ChatResponse, Entry, ToolCallRequest, ToolCallResponse } from "./events.ts";
-import { project, SUMMARY_REQUEST_CONTENT } from "./projection.ts";
+import { project } from "./projection.ts";
 import { indexTurns } from "./turns.ts";
 
 const strip = { policy: "strip", request: true, response: true } as const;
@@ -36,6 +36,13 @@ describe("project without compactions", () => {
     const { entries, turns } = project(stream);
     expect(entries).toEqual(stream);
     expect(turns).toEqual([{ kept: 0 }, { kept: 1 }]);
+  });
+
+  it("returns a view of its own, never the stream it was given", () => {
+    const stream = twoTurnStream();
+    const { entries } = project(stream);
+    entries.pop();
+    expect(stream).toEqual(twoTurnStream());
   });
 
   it("keeps an empty stream empty", () => {
@@ -113,6 +120,31 @@ describe("mechanical policies", () => {
     const stream = [turnStart(0), request("x"), toolResult("nobody", "data"), message("y")];
     const { entries } = project([...stream, compaction(0, 0, 10, { tool_calls: strip })]);
     expect(toolResponses(entries)[0]?.content).toBe("[compacted] unknown: success");
+  });
+
+  it("names a stripped response after the latest request of its id up to its own turn", () => {
+    // Call ids reused across turns: turn 1 answers turn 0's `grep`, turn 2 its own
+    // `fs_read`; turn 0's orphan `late` is only requested afterwards, in turn 1.
+    const stream = [
+      turnStart(0),
+      request("a"),
+      toolCall("c1", "grep", {}),
+      toolResult("late", "?"),
+      turnStart(1),
+      request("b"),
+      toolResult("c1", "from turn 0"),
+      toolCall("late", "fs_write", {}),
+      turnStart(2),
+      request("c"),
+      toolCall("c1", "fs_read", {}),
+      toolResult("c1", "from turn 2"),
+    ];
+    const { entries } = project([...stream, compaction(0, 2, 10, { tool_calls: strip })]);
+    expect(toolResponses(entries).map((e) => e.content)).toEqual([
+      "[compacted] unknown: success",
+      "[compacted] grep: success",
+      "[compacted] fs_read: success",
+    ]);
   });
 
   it("omits tool calls entirely", () => {
@@ -216,6 +248,26 @@ describe("stacking", () => {
     expect(toolResponses(entries).every((e) => e.content.startsWith("[compacted]"))).toBe(true);
   });
 
+  it("leaves a turn that no tool policy covers untouched among several compactions", () => {
+    const stream = [0, 1, 2].flatMap((t) => [
+      turnStart(t),
+      request(`q${t}`, t),
+      toolCall(`c${t}`, "grep", { q: `${t}` }, t),
+      toolResult(`c${t}`, `out${t}`, false, t),
+    ]);
+    const { entries } = project([
+      ...stream,
+      compaction(0, 2, 10, { reasoning: "strip" }),
+      compaction(1, 1, 20, { tool_calls: strip }),
+    ]);
+    expect(toolRequests(entries).map((e) => e.arguments)).toEqual([{ q: "0" }, {}, { q: "2" }]);
+    expect(toolResponses(entries).map((e) => e.content)).toEqual([
+      "out0",
+      "[compacted] grep: success",
+      "out2",
+    ]);
+  });
+
   it("lets a summary win over a newer mechanical policy", () => {
     const { entries } = project([
       ...twoTurnStream(),
@@ -233,7 +285,7 @@ describe("summaries", () => {
       compaction(0, 1, 7200, { summary: { summary: "All done." } }),
     ]);
     expect(visible(entries)).toEqual([
-      { type: "chat_request", timestamp: at(0), content: SUMMARY_REQUEST_CONTENT },
+      { type: "chat_request", timestamp: at(0), content: "[Summary of previous conversation]" },
       { type: "chat_response", timestamp: at(0), message: "All done." },
     ]);
     expect(entries[0]).toEqual({ type: "turn_start", timestamp: at(0) });

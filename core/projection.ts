@@ -29,72 +29,63 @@ export interface Projection {
   readonly turns: TurnOrigin[];
 }
 
-/** A compaction with its position in the stream, the unit the winner rules work on. */
-export interface PlacedCompaction {
-  readonly compaction: Compaction;
-  /** Position among the stream's compactions (0-based), the stream-order tie-break. */
-  readonly position: number;
-  readonly nanos: bigint;
+/**
+ * The compactions whose policies apply to one turn, one per policy kind
+ * (RFD 064 "Stacking"). Turns won by the same summary compaction (the same
+ * object) form one summarized run.
+ */
+export interface TurnPolicies {
+  readonly summary?: Compaction;
+  readonly reasoning?: Compaction;
+  readonly tool_calls?: Compaction;
 }
 
-/** For every turn, the compaction (by position) that wins each policy kind, or -1. */
-export interface PolicyWinners {
-  readonly summary: Int32Array;
-  readonly reasoning: Int32Array;
-  readonly toolCalls: Int32Array;
-}
+const POLICY_KINDS = ["summary", "reasoning", "tool_calls"] as const;
 
-/** Lists a stream's compactions in stream order with their ordering keys. */
-export function placeCompactions(compactions: readonly Compaction[]): PlacedCompaction[] {
-  return compactions.map((compaction, position) => ({
-    compaction,
-    position,
-    nanos: timestampNanos(compaction.timestamp),
-  }));
-}
-
-function isNewer(candidate: PlacedCompaction, current: PlacedCompaction | undefined): boolean {
-  if (!current) return true;
-  if (candidate.nanos !== current.nanos) return candidate.nanos > current.nanos;
-  return candidate.position > current.position;
-}
+type PolicyKind = (typeof POLICY_KINDS)[number];
+type Placed = { readonly compaction: Compaction; readonly nanos: bigint };
 
 /**
  * Resolves, per turn and per policy kind independently, the covering
- * compaction with the latest timestamp (stream order breaks ties). A
+ * compaction with the latest timestamp, stream order breaking ties. A
  * compaction covers `from_turn <= t <= min(to_turn, last_turn)`.
  */
-export function resolveWinners(
-  placed: readonly PlacedCompaction[],
+export function resolvePolicies(
+  compactions: readonly Compaction[],
   turnCount: number,
-): PolicyWinners {
-  const winners: PolicyWinners = {
-    summary: new Int32Array(turnCount).fill(-1),
-    reasoning: new Int32Array(turnCount).fill(-1),
-    toolCalls: new Int32Array(turnCount).fill(-1),
-  };
-  const kinds = [
-    ["summary", (c: Compaction) => c.summary !== undefined],
-    ["reasoning", (c: Compaction) => c.reasoning !== undefined],
-    ["toolCalls", (c: Compaction) => c.tool_calls !== undefined],
-  ] as const;
-  for (const [kind, hasPolicy] of kinds) {
-    const slots = winners[kind];
-    for (const entry of placed) {
-      if (!hasPolicy(entry.compaction)) continue;
-      const last = Math.min(entry.compaction.to_turn, turnCount - 1);
-      for (let t = entry.compaction.from_turn; t <= last; t++) {
-        const current = slots[t] as number;
-        if (current < 0 || isNewer(entry, placed[current])) slots[t] = entry.position;
+): TurnPolicies[] {
+  const slots: Partial<Record<PolicyKind, Placed>>[] = Array.from(
+    { length: turnCount },
+    () => ({}),
+  );
+  for (const compaction of compactions) {
+    const placed = { compaction, nanos: timestampNanos(compaction.timestamp) };
+    const last = Math.min(compaction.to_turn, turnCount - 1);
+    for (let t = compaction.from_turn; t <= last; t++) {
+      const slot = slots[t] as Partial<Record<PolicyKind, Placed>>;
+      for (const kind of POLICY_KINDS) {
+        if (compaction[kind] === undefined) continue;
+        const current = slot[kind];
+        // Compactions come in stream order: a later one wins unless it is strictly older.
+        if (current === undefined || placed.nanos >= current.nanos) slot[kind] = placed;
       }
     }
   }
-  return winners;
+  return slots.map((slot) => ({
+    summary: slot.summary?.compaction,
+    reasoning: slot.reasoning?.compaction,
+    tool_calls: slot.tool_calls?.compaction,
+  }));
 }
 
-/** The status line a stripped tool response is replaced with. */
-export function strippedResponseContent(toolName: string, isError: boolean): string {
-  return `[compacted] ${toolName}: ${isError ? "error" : "success"}`;
+/** The summary text of a compaction that won a summary slot. */
+export function summaryTextOf(compaction: Compaction): string {
+  return (compaction.summary as { summary: string }).summary;
+}
+
+/** The status line a stripped tool response is replaced with (`unknown` names an orphan's tool). */
+export function strippedResponseContent(toolName: string | undefined, isError: boolean): string {
+  return `[compacted] ${toolName ?? "unknown"}: ${isError ? "error" : "success"}`;
 }
 
 /** Every request of each call id, in stream order, with the turn it was made in. */
@@ -121,16 +112,10 @@ export function toolNamesById(entries: readonly Entry[], turnOf: Int32Array): To
  * The tool name for a response in `turn`: the latest request with its id in
  * that turn or an earlier one (JP looks the id up across the stream, later
  * requests winning; restricting it to turns up to the response's keeps a
- * turn's stripped size fixed once the turn is stored), `unknown` for an orphan.
+ * turn's stripped size fixed once the turn is stored), `undefined` for an orphan.
  */
-export function toolNameFor(names: ToolNames, id: string, turn: number): string {
-  const requests = names.get(id);
-  if (!requests) return "unknown";
-  for (let i = requests.length - 1; i >= 0; i--) {
-    const request = requests[i] as { name: string; turn: number };
-    if (request.turn <= turn) return request.name;
-  }
-  return "unknown";
+export function toolNameFor(names: ToolNames, id: string, turn: number): string | undefined {
+  return names.get(id)?.findLast((request) => request.turn <= turn)?.name;
 }
 
 /** The compacted form of a tool request, or `undefined` when it is omitted. */
@@ -146,7 +131,7 @@ function projectToolRequest(
 function projectToolResponse(
   response: ToolCallResponse,
   policy: ToolCallPolicy | undefined,
-  toolName: () => string,
+  toolName: () => string | undefined,
 ): ToolCallResponse | undefined {
   if (!policy) return response;
   if (policy.policy === "omit") return undefined;
@@ -183,13 +168,14 @@ export function compactionsOf(entries: readonly Entry[]): Compaction[] {
  */
 export function project(entries: readonly Entry[]): Projection {
   const { turnOf, turnCount } = indexTurns(entries);
-  const placed = placeCompactions(compactionsOf(entries));
-  if (placed.length === 0) {
+  const compactions = compactionsOf(entries);
+  // Stryker disable next-line ConditionalExpression,BlockStatement: a fast path; the general path below gives the same view.
+  if (compactions.length === 0) {
     const turns: TurnOrigin[] = [];
     for (let t = 0; t < turnCount; t++) turns.push({ kept: t });
     return { entries: entries.slice(), turns };
   }
-  const winners = resolveWinners(placed, turnCount);
+  const policies = resolvePolicies(compactions, turnCount);
   const names = toolNamesById(entries, turnOf);
   const out: Entry[] = [];
   const turns: TurnOrigin[] = [];
@@ -197,17 +183,15 @@ export function project(entries: readonly Entry[]): Projection {
   let emittedThroughTurn = -1;
   const enterTurn = (turn: number, timestamp: string) => {
     for (let t = emittedThroughTurn + 1; t <= turn; t++) {
-      const summaryWinner = winners.summary[t] as number;
-      if (summaryWinner < 0) {
+      const summary = policies[t]?.summary;
+      if (summary === undefined) {
         turns.push({ kept: t });
         continue;
       }
-      const previous = t > 0 ? (winners.summary[t - 1] as number) : -1;
-      if (previous === summaryWinner) continue;
+      if (policies[t - 1]?.summary === summary) continue;
       let to = t;
-      while (to + 1 < turnCount && winners.summary[to + 1] === summaryWinner) to++;
-      const compaction = (placed[summaryWinner] as PlacedCompaction).compaction;
-      out.push(...summaryEntries(timestamp, compaction.summary?.summary ?? ""));
+      while (policies[to + 1]?.summary === summary) to++;
+      out.push(...summaryEntries(timestamp, summaryTextOf(summary)));
       turns.push({ summary: { from: t, to } });
     }
     emittedThroughTurn = Math.max(emittedThroughTurn, turn);
@@ -226,12 +210,12 @@ export function project(entries: readonly Entry[]): Projection {
     }
     const turn = turnOf[i] as number;
     enterTurn(turn, entry.timestamp);
-    if ((winners.summary[turn] as number) >= 0) continue;
-    const toolWinner = winners.toolCalls[turn] as number;
-    const toolPolicy = toolWinner >= 0 ? placed[toolWinner]?.compaction.tool_calls : undefined;
+    const policy = policies[turn] as TurnPolicies;
+    if (policy.summary !== undefined) continue;
+    const toolPolicy = policy.tool_calls?.tool_calls;
     switch (entry.type) {
       case "chat_response":
-        if (entry.reasoning !== undefined && (winners.reasoning[turn] as number) >= 0) continue;
+        if (entry.reasoning !== undefined && policy.reasoning !== undefined) continue;
         out.push(entry);
         break;
       case "tool_call_request": {

@@ -18,8 +18,10 @@ const summaryAt = (from: number, to: number): Compaction =>
 
 describe("the rolling range", () => {
   it("follows D50's example", () => {
-    expect(rollingRange(13, [], rule)).toEqual({ from_turn: 1, to_turn: 9 });
-    expect(rollingRange(21, [compaction(1, 9, 1, { reasoning: "strip" })], rule)).toEqual({
+    expect(rollingRange(13, 0, rule)).toEqual({ from_turn: 1, to_turn: 9 });
+    expect(
+      rollingRange(21, afterLastCompaction([compaction(1, 9, 1, { reasoning: "strip" })]), rule),
+    ).toEqual({
       from_turn: 10,
       to_turn: 17,
     });
@@ -30,16 +32,18 @@ describe("the rolling range", () => {
     expect(
       afterLastCompaction([compaction(0, 15, 1, {}), compaction(2, 4, 2, { source: "auto" })]),
     ).toBe(16);
-    expect(rollingRange(25, [compaction(3, 15, 1, { source: "manual" })], rule)).toEqual({
+    expect(
+      rollingRange(25, afterLastCompaction([compaction(3, 15, 1, { source: "manual" })]), rule),
+    ).toEqual({
       from_turn: 16,
       to_turn: 21,
     });
   });
 
   it("is empty when nothing is left between the protected ends", () => {
-    expect(rollingRange(4, [], rule)).toBeUndefined();
-    expect(rollingRange(5, [], rule)).toEqual({ from_turn: 1, to_turn: 1 });
-    expect(rollingRange(0, [], rule)).toBeUndefined();
+    expect(rollingRange(4, 0, rule)).toBeUndefined();
+    expect(rollingRange(5, 0, rule)).toEqual({ from_turn: 1, to_turn: 1 });
+    expect(rollingRange(0, 0, rule)).toBeUndefined();
   });
 });
 
@@ -52,13 +56,30 @@ describe("building compactions", () => {
       timestamp: "2026-01-01T00:00:00.000000Z",
       source: "manual",
     });
-    expect(built).toEqual({
+    expect(built).toStrictEqual({
       type: "compaction",
       timestamp: "2026-01-01T00:00:00.000000Z",
       from_turn: 2,
       to_turn: 5,
       source: "manual",
       reasoning: "strip",
+    });
+  });
+
+  it("leaves reasoning out of a band built from a tool-only rule", () => {
+    const built = buildCompaction({
+      rule: { reasoning: null, tool_calls: "strip-responses", summary: null },
+      range,
+      timestamp: "2026-01-01T00:00:00.000000Z",
+      source: "auto",
+    });
+    expect(built).toStrictEqual({
+      type: "compaction",
+      timestamp: "2026-01-01T00:00:00.000000Z",
+      from_turn: 2,
+      to_turn: 5,
+      source: "auto",
+      tool_calls: { policy: "strip", request: false, response: true },
     });
   });
 
@@ -80,7 +101,12 @@ describe("building compactions", () => {
         timestamp: "2026-01-01T00:00:00Z",
         source: "auto",
       }),
-    ).toThrow(MissingSummaryError);
+    ).toThrow(
+      expect.objectContaining({
+        name: "MissingSummaryError",
+        message: "turns 2..5: a summary rule needs generated summary text",
+      }),
+    );
     expect(() =>
       buildCompaction({
         rule: summaryRule,
@@ -134,6 +160,17 @@ describe("summary range extension", () => {
     });
   });
 
+  it("merges with a summary sharing exactly one turn, on either side", () => {
+    expect(extendSummaryRange({ from_turn: 5, to_turn: 8 }, [summaryAt(3, 5)])).toEqual({
+      from_turn: 3,
+      to_turn: 8,
+    });
+    expect(extendSummaryRange({ from_turn: 3, to_turn: 5 }, [summaryAt(5, 8)])).toEqual({
+      from_turn: 3,
+      to_turn: 8,
+    });
+  });
+
   it("follows chains transitively and ignores mechanical bands and adjacent summaries", () => {
     expect(
       extendSummaryRange({ from_turn: 3, to_turn: 7 }, [
@@ -168,8 +205,28 @@ describe("reset", () => {
   it("removes one by its 1-based position", () => {
     expect(resetCompactions(stream, { position: 2 }).removed).toEqual([b]);
     expect(() => resetCompactions(stream, { position: 0 })).toThrow(ResetError);
+    expect(() => resetCompactions(stream, { position: 0 })).toThrow(
+      expect.objectContaining({ name: "ResetError" }),
+    );
     expect(() => resetCompactions(stream, { position: 4 })).toThrow(/positions are 1 to 3/);
     expect(() => resetCompactions(messageTurns(1), { position: 1 })).toThrow(/has no compactions/);
+  });
+
+  it("removes the first and the last position", () => {
+    expect(resetCompactions(stream, { position: 1 })).toEqual({
+      entries: [...messageTurns(3), ...messageTurns(2), b, c],
+      removed: [a],
+    });
+    expect(resetCompactions(stream, { position: 3 })).toEqual({
+      entries: [...messageTurns(3), a, ...messageTurns(2), b],
+      removed: [c],
+    });
+  });
+
+  it("refuses a position that is not a whole number", () => {
+    expect(() => resetCompactions(stream, { position: 1.5 })).toThrow(
+      "no compaction at position 1.5: positions are 1 to 3",
+    );
   });
 
   it("removes all of one source", () => {

@@ -24,14 +24,15 @@ export function afterLastCompaction(compactions: readonly Compaction[]): number 
 
 /**
  * The rolling range of D50: `from = max(keep_first, after_last)`,
- * `to = last - keep_last`; `undefined` when empty.
+ * `to = last - keep_last`; `undefined` when empty. `afterLast` is
+ * {@link afterLastCompaction} of the stream's compactions.
  */
 export function rollingRange(
   turnCount: number,
-  compactions: readonly Compaction[],
+  afterLast: number,
   rule: Pick<CompactionRule, "keep_first" | "keep_last">,
 ): TurnRange | undefined {
-  const from = Math.max(rule.keep_first, afterLastCompaction(compactions));
+  const from = Math.max(rule.keep_first, afterLast);
   const to = turnCount - 1 - rule.keep_last;
   return from > to ? undefined : { from_turn: from, to_turn: to };
 }

@@ -12,7 +12,7 @@ import {
 import { generateConversation } from "../test/helpers/conversation.ts";
 import { estimateStream } from "./estimate.ts";
 import { compactionsOf } from "./projection.ts";
-import { addSizes, EMPTY_TURN_SIZE, measureStream, projectedCharsFromSizes } from "./sizes.ts";
+import { measureStream, projectedCharsFromSizes } from "./sizes.ts";
 
 describe("per-turn sizes", () => {
   it("count each kind of content in UTF-8 bytes", () => {
@@ -40,15 +40,6 @@ describe("per-turn sizes", () => {
     const sizes = measureStream(stream);
     expect(sizes[1]?.tool_responses_stripped).toBe(
       "[compacted] grep: success".length + "[compacted] unknown: success".length,
-    );
-  });
-
-  it("add up by kind", () => {
-    const [a, b] = measureStream(twoTurnStream());
-    const total = addSizes(a ?? EMPTY_TURN_SIZE, b ?? EMPTY_TURN_SIZE);
-    expect(total.text).toBe((a?.text ?? 0) + (b?.text ?? 0));
-    expect(total.tool_responses_stripped).toBe(
-      (a?.tool_responses_stripped ?? 0) + (b?.tool_responses_stripped ?? 0),
     );
   });
 

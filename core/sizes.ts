@@ -7,15 +7,15 @@
  */
 
 import { entryChars } from "./estimate.ts";
-import { type Compaction, type Entry, isKnown } from "./events.ts";
+import type { Compaction, Entry, KnownEntry } from "./events.ts";
 import {
-  type PlacedCompaction,
-  placeCompactions,
-  resolveWinners,
+  resolvePolicies,
   SUMMARY_REQUEST_CONTENT,
   strippedResponseContent,
+  summaryTextOf,
+  type TurnPolicies,
 } from "./projection.ts";
-import { indexTurns } from "./turns.ts";
+import { splitTurns } from "./turns.ts";
 import { utf8Length } from "./utf8.ts";
 
 /** UTF-8 byte counts of one turn's provider-visible content, by what a policy can do to it. */
@@ -54,17 +54,13 @@ const EMPTY_ARGUMENTS_CHARS = utf8Length("{}");
  */
 export function measureTurn(events: readonly Entry[], names: Map<string, string>): TurnSize {
   const size = { ...EMPTY_TURN_SIZE };
-  for (const entry of events) {
-    if (isKnown(entry) && entry.type === "tool_call_request") {
-      names.set(entry.id, entry.name);
-    }
+  // Unknown entry types match no case: they are never provider-visible (0 chars).
+  const known = events as readonly KnownEntry[];
+  for (const entry of known) {
+    if (entry.type === "tool_call_request") names.set(entry.id, entry.name);
   }
-  for (const entry of events) {
-    if (!isKnown(entry)) continue;
+  for (const entry of known) {
     switch (entry.type) {
-      case "chat_request":
-        size.text += entryChars(entry);
-        break;
       case "chat_response":
         if (entry.reasoning !== undefined) size.reasoning += entryChars(entry);
         else size.text += entryChars(entry);
@@ -76,11 +72,12 @@ export function measureTurn(events: readonly Entry[], names: Map<string, string>
       case "tool_call_response":
         size.tool_responses += entryChars(entry);
         size.tool_responses_stripped += utf8Length(
-          strippedResponseContent(names.get(entry.id) ?? "unknown", entry.is_error),
+          strippedResponseContent(names.get(entry.id), entry.is_error),
         );
         break;
       default:
-        break;
+        // Requests count as text; turn starts, inquiries and metadata count 0.
+        size.text += entryChars(entry);
     }
   }
   return size;
@@ -88,25 +85,8 @@ export function measureTurn(events: readonly Entry[], names: Map<string, string>
 
 /** Counts every turn of a stream. */
 export function measureStream(entries: readonly Entry[]): TurnSize[] {
-  const { turnOf, turnCount } = indexTurns(entries);
-  const byTurn: Entry[][] = Array.from({ length: turnCount }, () => []);
-  entries.forEach((entry, i) => {
-    if (turnCount > 0) byTurn[turnOf[i] as number]?.push(entry);
-  });
   const names = new Map<string, string>();
-  return byTurn.map((events) => measureTurn(events, names));
-}
-
-/** Adds two turn sizes (for totals by kind). */
-export function addSizes(a: TurnSize, b: TurnSize): TurnSize {
-  return {
-    text: a.text + b.text,
-    reasoning: a.reasoning + b.reasoning,
-    tool_requests: a.tool_requests + b.tool_requests,
-    tool_requests_stripped: a.tool_requests_stripped + b.tool_requests_stripped,
-    tool_responses: a.tool_responses + b.tool_responses,
-    tool_responses_stripped: a.tool_responses_stripped + b.tool_responses_stripped,
-  };
+  return splitTurns(entries).map((events) => measureTurn(events, names));
 }
 
 /** The projected characters of a stream, from its turn sizes and its compactions. */
@@ -114,23 +94,20 @@ export function projectedCharsFromSizes(
   sizes: readonly TurnSize[],
   compactions: readonly Compaction[],
 ): number {
-  const placed = placeCompactions(compactions);
-  const winners = resolveWinners(placed, sizes.length);
+  const policies = resolvePolicies(compactions, sizes.length);
   let chars = 0;
   for (let t = 0; t < sizes.length; t++) {
     const size = sizes[t] as TurnSize;
-    const summary = winners.summary[t] as number;
-    if (summary >= 0) {
-      if (t === 0 || winners.summary[t - 1] !== summary) {
-        const text = (placed[summary] as PlacedCompaction).compaction.summary?.summary ?? "";
-        chars += SUMMARY_REQUEST_CHARS + utf8Length(text);
+    const { summary, reasoning, tool_calls } = policies[t] as TurnPolicies;
+    if (summary !== undefined) {
+      if (policies[t - 1]?.summary !== summary) {
+        chars += SUMMARY_REQUEST_CHARS + utf8Length(summaryTextOf(summary));
       }
       continue;
     }
     chars += size.text;
-    if ((winners.reasoning[t] as number) < 0) chars += size.reasoning;
-    const toolWinner = winners.toolCalls[t] as number;
-    const policy = toolWinner >= 0 ? placed[toolWinner]?.compaction.tool_calls : undefined;
+    if (reasoning === undefined) chars += size.reasoning;
+    const policy = tool_calls?.tool_calls;
     if (!policy) chars += size.tool_requests + size.tool_responses;
     else if (policy.policy === "strip") {
       chars += policy.request ? size.tool_requests_stripped : size.tool_requests;

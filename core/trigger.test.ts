@@ -123,6 +123,19 @@ describe("decide", () => {
     });
   });
 
+  it("fires on a rolling range of exactly one turn", () => {
+    // keep_first 1 and keep_last 3 leave turn 1 alone between the protected ends of 5 turns.
+    const config = resolveAutoConfig({ enabled: true, min_turns: 2 });
+    expect(run(input({ config, turnCount: 5 }))).toMatchObject({
+      fire: true,
+      range: { from_turn: 1, to_turn: 1 },
+    });
+    expect(run(input({ config, turnCount: 4 }))).toMatchObject({
+      fire: false,
+      reason: "empty_range",
+    });
+  });
+
   it("honours trigger_ratio", () => {
     const config = resolveAutoConfig({ enabled: true, trigger_ratio: 0.5 });
     expect(run(input({ config, estimatedTokens: 100_001 })).fire).toBe(true);

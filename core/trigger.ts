@@ -6,7 +6,7 @@
  */
 import type { AutoConfig } from "./config.ts";
 import type { Compaction, CompactionTrigger } from "./events.ts";
-import { buildCompaction, nextCompactionTimestamp, type TurnRange } from "./rules.ts";
+import { buildCompaction, nextCompactionTimestamp, rollingRange, type TurnRange } from "./rules.ts";
 
 /** Why a decision did not fire, or `over_threshold` when it did. */
 export type DecisionReason =
@@ -74,9 +74,7 @@ export function decide(state: TriggerState): Decision {
   const { config, turnCount, estimatedTokens } = state;
   const window = state.contextWindow ?? null;
   const threshold = window === null ? null : window * config.trigger_ratio;
-  const from = Math.max(config.rule.keep_first, state.afterLastCompaction);
-  const to = turnCount - 1 - config.rule.keep_last;
-  const range = from > to ? null : { from_turn: from, to_turn: to };
+  const range = rollingRange(turnCount, state.afterLastCompaction, config.rule) ?? null;
   const skip = (reason: DecisionReason): Decision => ({
     fire: false,
     reason,
@@ -88,7 +86,7 @@ export function decide(state: TriggerState): Decision {
   });
   if (!config.enabled) return skip("disabled");
   if (turnCount <= config.min_turns) return skip("min_turns");
-  if (window === null || threshold === null) return skip("context_window_unknown");
+  if (threshold === null) return skip("context_window_unknown");
   if (!(estimatedTokens > threshold)) return skip("under_threshold");
   if (range === null) return skip("empty_range");
   return {
@@ -127,7 +125,7 @@ export function buildFiring(
     range: decision.range,
     timestamp: nextCompactionTimestamp(context.compactions, context.nowMillis),
     source: "auto" as const,
-    ...(summaryText === undefined ? {} : { summaryText }),
+    summaryText,
   };
   const estimatedAfter = context.estimateWith(buildCompaction(draft));
   const trigger: CompactionTrigger = {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { configDelta, message, request, turnStart } from "../test/helpers/builders.ts";
+import { at, configDelta, message, request, turnStart } from "../test/helpers/builders.ts";
+import type { Entry } from "./events.ts";
 import { indexTurns, splitTurns, turnCount } from "./turns.ts";
 
 describe("turn indexing", () => {
@@ -20,6 +21,14 @@ describe("turn indexing", () => {
     expect(Array.from(indexTurns([request("a"), turnStart(), request("b")]).turnOf)).toEqual([
       0, 1, 1,
     ]);
+  });
+
+  it("forms an implicit turn 0 from an inquiry alone", () => {
+    const inquiry: Entry = { type: "inquiry_request", timestamp: at(0), id: "q" };
+    const answer: Entry = { type: "inquiry_response", timestamp: at(0), id: "q" };
+    expect(Array.from(indexTurns([inquiry, turnStart(), request("b")]).turnOf)).toEqual([0, 1, 1]);
+    expect(turnCount([answer])).toBe(1);
+    expect(turnCount([answer, turnStart(), request("b")])).toBe(2);
   });
 
   it("does not let metadata open or fill a turn", () => {

@@ -41,10 +41,8 @@ export function indexTurns(entries: readonly Entry[]): TurnIndex {
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as Entry;
     const isEvent = isConversationEvent(entry);
-    if (entry.type === "turn_start" && currentHasEvent) {
-      current++;
-      currentHasEvent = false;
-    }
+    // The turn_start that opens a turn is itself its first event.
+    if (entry.type === "turn_start" && currentHasEvent) current++;
     if (isEvent) currentHasEvent = true;
     turnOf[i] = current;
   }
@@ -60,7 +58,7 @@ export function turnCount(entries: readonly Entry[]): number {
 export function splitTurns(entries: readonly Entry[]): Entry[][] {
   const { turnOf, turnCount } = indexTurns(entries);
   const turns: Entry[][] = Array.from({ length: turnCount }, () => []);
-  if (turnCount === 0) return turns;
+  // Metadata in a stream with no turn has no turn to go with: it is dropped.
   entries.forEach((entry, i) => {
     turns[turnOf[i] as number]?.push(entry);
   });

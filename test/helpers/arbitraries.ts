@@ -8,8 +8,15 @@ const textArb = fc.string({
   maxLength: 40,
 });
 
-/** One turn's events (tool pairs stay inside the turn, as JP writes them). */
-export const turnArb = (turn: number): fc.Arbitrary<Entry[]> =>
+/** Call ids some turns reuse, so a later request can take over an earlier id. */
+const SHARED_IDS = ["call_a", "call_b"] as const;
+
+/**
+ * One turn's events (tool pairs stay inside the turn, as JP writes them).
+ * Tool calls sometimes reuse a call id of another turn; with `orphans`, a turn
+ * can also hold a response whose request is missing or comes in a later turn.
+ */
+export const turnArb = (turn: number, { orphans = false } = {}): fc.Arbitrary<Entry[]> =>
   fc
     .record({
       implicit: fc.boolean(),
@@ -27,8 +34,16 @@ export const turnArb = (turn: number): fc.Arbitrary<Entry[]> =>
               args: fc.dictionary(fc.constantFrom("path", "q"), textArb),
               out: textArb,
               err: fc.boolean(),
+              shared: fc.option(fc.constantFrom(...SHARED_IDS), { nil: undefined }),
             })
             .map((c) => ({ kind: "tool" as const, ...c })),
+          ...(orphans
+            ? [
+                fc
+                  .record({ id: fc.constantFrom(...SHARED_IDS, "gone"), out: textArb })
+                  .map((o) => ({ kind: "orphan" as const, ...o })),
+              ]
+            : []),
           fc.constant({ kind: "inquiry" as const }),
           fc.constant({ kind: "delta" as const }),
         ),
@@ -53,7 +68,7 @@ export const turnArb = (turn: number): fc.Arbitrary<Entry[]> =>
             out.push({ type: "chat_response", timestamp, data: step.d });
             break;
           case "tool": {
-            const id = `t${turn}_${i}`;
+            const id = step.shared ?? `t${turn}_${i}`;
             out.push({
               type: "tool_call_request",
               timestamp,
@@ -70,6 +85,15 @@ export const turnArb = (turn: number): fc.Arbitrary<Entry[]> =>
             });
             break;
           }
+          case "orphan":
+            out.push({
+              type: "tool_call_response",
+              timestamp,
+              id: step.id,
+              content: step.out,
+              is_error: false,
+            });
+            break;
           case "inquiry":
             out.push({
               type: "inquiry_request",
@@ -88,15 +112,18 @@ export const turnArb = (turn: number): fc.Arbitrary<Entry[]> =>
     });
 
 /** A stream of up to `maxTurns` turns. */
-export const streamArb = (maxTurns = 8): fc.Arbitrary<Entry[]> =>
-  fc
-    .integer({ min: 0, max: maxTurns })
-    .chain((n) =>
-      n === 0
-        ? fc.constant([] as Entry[][])
-        : fc.tuple(...Array.from({ length: n }, (_, t) => turnArb(t))),
-    )
-    .map((turns) => turns.flat());
+export const streamArb = (
+  maxTurns = 8,
+  options: { orphans?: boolean } = {},
+): fc.Arbitrary<Entry[]> =>
+  fc.integer({ min: 0, max: maxTurns }).chain((n) => streamOfArb(n, options));
+
+/** A stream of exactly `turns` turns. */
+const streamOfArb = (turns: number, options: { orphans?: boolean } = {}): fc.Arbitrary<Entry[]> =>
+  (turns === 0
+    ? fc.constant([] as Entry[][])
+    : fc.tuple(...Array.from({ length: turns }, (_, t) => turnArb(t, options)))
+  ).map((list) => list.flat());
 
 /** A compaction with any policy mix; ranges may reach past the stream's end. */
 export const compactionArb = (maxTurn = 10): fc.Arbitrary<Compaction> =>
@@ -147,3 +174,58 @@ export const compactedStreamArb = (maxTurns = 8, maxCompactions = 4): fc.Arbitra
         out.splice(out.length === 0 ? 0 : pos % (out.length + 1), 0, c);
       return out;
     });
+
+/**
+ * Stacked compactions for the projection's winner rules: a stream of 1 to 8
+ * turns (call ids reused across turns, orphan responses) with 2 to 5
+ * compactions of mixed kinds over partial, overlapping ranges (some past the
+ * end), from four distinct timestamps so ties are common, interleaved at
+ * arbitrary stream positions.
+ */
+export const stackedStreamArb = (): fc.Arbitrary<Entry[]> =>
+  fc.integer({ min: 1, max: 8 }).chain((turns) =>
+    fc
+      .tuple(
+        streamOfArb(turns, { orphans: true }),
+        fc.array(
+          fc.tuple(
+            fc.record({
+              from: fc.integer({ min: 0, max: turns - 1 }),
+              length: fc.integer({ min: 0, max: 3 }),
+              seconds: fc.integer({ min: 0, max: 3 }),
+              policies: fc.constantFrom("summary", "reasoning", "tools", "reasoning+tools", "all"),
+              tool_calls: fc.oneof(
+                fc.constant({ policy: "omit" as const }),
+                fc.record({
+                  policy: fc.constant("strip" as const),
+                  request: fc.boolean(),
+                  response: fc.boolean(),
+                }),
+              ),
+              text: textArb,
+            }),
+            fc.nat(),
+          ),
+          { minLength: 2, maxLength: 5 },
+        ),
+      )
+      .map(([stream, specs]) => {
+        const out = stream.slice();
+        for (const [spec, position] of specs) {
+          const c: Compaction = {
+            type: "compaction",
+            timestamp: at(100_000 + spec.seconds),
+            from_turn: spec.from,
+            to_turn: spec.from + spec.length,
+            source: "manual",
+          };
+          if (spec.policies === "summary" || spec.policies === "all")
+            c.summary = { summary: spec.text };
+          if (spec.policies.includes("reasoning") || spec.policies === "all") c.reasoning = "strip";
+          if (spec.policies.includes("tools") || spec.policies === "all")
+            c.tool_calls = spec.tool_calls;
+          out.splice(position % (out.length + 1), 0, c);
+        }
+        return out;
+      }),
+  );
