@@ -22,7 +22,14 @@ describe("JP's on-disk form", () => {
         arguments: { path: "a.rs", n: 3, list: ["x"], nested: { ok: true } },
         metadata: { rendered_arguments: "p" },
       },
-      { type: "tool_call_response", timestamp: "t", id: "c1", content: "ABC", is_error: false },
+      {
+        type: "tool_call_response",
+        timestamp: "t",
+        id: "c1",
+        content: "ABC",
+        is_error: false,
+        arguments: { path: "a.rs" },
+      },
       { type: "chat_request", timestamp: "t", content: "plain", metadata: { k: "v" } },
     ]) as Record<string, unknown>[];
     expect(request).toMatchObject({
@@ -31,7 +38,7 @@ describe("JP's on-disk form", () => {
       arguments: { path: "YS5ycw==", n: 3, list: ["eA=="], nested: { ok: true } },
       metadata: { rendered_arguments: "cA==" },
     });
-    expect(response).toMatchObject({ id: "c1", content: "QUJD" });
+    expect(response).toMatchObject({ id: "c1", content: "QUJD", arguments: { path: "a.rs" } });
     expect(chat).toMatchObject({ content: "plain", metadata: { k: "dg==" } });
   });
 
@@ -96,9 +103,83 @@ describe("JP's on-disk form", () => {
 
   it("rejects non-canonical base64 and invalid UTF-8", () => {
     expect(decodeBase64Text("QUJD")).toBe("ABC");
+    expect(decodeBase64Text("QUI=")).toBe("AB");
+    expect(decodeBase64Text("w6k=")).toBe("é");
     expect(decodeBase64Text("QUJ")).toBeUndefined();
     expect(decodeBase64Text("QR==")).toBeUndefined();
+    expect(decodeBase64Text("QUJ=")).toBeUndefined(); // "AB" with non-zero padding bits
     expect(decodeBase64Text("/w==")).toBeUndefined();
+  });
+
+  it("accepts the URL-safe alphabet only where asked, padded like the standard one", () => {
+    expect(decodeBase64Text("Pz8/")).toBe("???");
+    expect(decodeBase64Text("Pz8_")).toBeUndefined();
+    expect(decodeBase64Text("Pz8_", true)).toBe("???");
+    expect(decodeBase64Text("Pz8_Pw==", true)).toBe("????");
+    expect(decodeBase64Text("Pz8_Pz8=", true)).toBe("?????");
+    expect(decodeBase64Text("Pz8_Pz8", true)).toBeUndefined();
+  });
+
+  it("takes the URL-safe alphabet for tool responses only, not for arguments or metadata", () => {
+    const response = { type: "tool_call_response", timestamp: "t", id: "1", is_error: false };
+    expect(detectFormat([{ ...response, content: "Pz8_", metadata: { k: "Pz8/" } }])).toBe("jp");
+    expect(detectFormat([{ ...response, content: "Pz8/", metadata: { k: "Pz8_" } }])).toBe("plain");
+    const request = { type: "tool_call_request", timestamp: "t", id: "1", name: "x" };
+    expect(detectFormat([{ ...request, arguments: { a: "Pz8/" } }])).toBe("jp");
+    expect(detectFormat([{ ...request, arguments: { a: "Pz8_" } }])).toBe("plain");
+  });
+
+  it("counts only strings as candidates: other values, and entries that are not events, stay as they are", () => {
+    const encoded = [
+      null,
+      7,
+      "QUJD",
+      ["QUJD"],
+      { type: "turn_start", timestamp: "t" },
+      {
+        type: "tool_call_request",
+        timestamp: "t",
+        id: "1",
+        name: "x",
+        arguments: { path: "YS5ycw==", n: 3, ok: true, none: null, list: [null, "eA=="] },
+        metadata: { none: null },
+      },
+      { type: "tool_call_request", timestamp: "t", id: "2", name: "y" },
+      { type: "tool_call_response", timestamp: "t", id: "1", content: null, is_error: false },
+    ];
+    const plain = [
+      null,
+      7,
+      "QUJD",
+      ["QUJD"],
+      { type: "turn_start", timestamp: "t" },
+      {
+        type: "tool_call_request",
+        timestamp: "t",
+        id: "1",
+        name: "x",
+        arguments: { path: "a.rs", n: 3, ok: true, none: null, list: [null, "x"] },
+        metadata: { none: null },
+      },
+      { type: "tool_call_request", timestamp: "t", id: "2", name: "y" },
+      { type: "tool_call_response", timestamp: "t", id: "1", content: null, is_error: false },
+    ];
+    expect(decodeIfJp(encoded)).toStrictEqual({ format: "jp", entries: plain });
+    expect(decodeJpEntries(encoded)).toStrictEqual(plain);
+    expect(encodeJpEntries(plain)).toStrictEqual(encoded);
+    expect(detectFormat(plain.slice(0, 5))).toBe("plain");
+  });
+
+  it("reports a failure while reading entries instead of calling the file plain", () => {
+    const unreadable = {
+      type: "chat_request",
+      timestamp: "t",
+      content: "x",
+      get metadata(): never {
+        throw new Error("unreadable metadata");
+      },
+    };
+    expect(() => decodeIfJp([unreadable])).toThrow("unreadable metadata");
   });
 
   it("round-trips any text (property)", () => {

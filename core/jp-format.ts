@@ -39,14 +39,14 @@ export function decodeBase64Text(text: string, allowUrlSafe = false): string | u
   if (!hasZeroTrailingBits(standard)) return undefined;
   const binary = atob(standard);
   // ASCII decodes to itself; only other bytes need a real UTF-8 decode.
+  // Stryker disable next-line ConditionalExpression: a fast path; the UTF-8 decode below gives the same text for ASCII.
   if (!NON_ASCII.test(binary)) return binary;
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   try {
-    return utf8.decode(bytes);
+    return utf8.decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)));
   } catch {
-    return undefined;
+    // not UTF-8
   }
+  return undefined;
 }
 
 type Visit = (text: string, allowUrlSafe: boolean) => string;
@@ -64,9 +64,9 @@ function mapStrings(value: unknown, visit: Visit): unknown {
 
 /** Applies `visit` to every string JP encodes in one raw entry; returns a new entry. */
 function mapEncodedFields(entry: unknown, visit: Visit): unknown {
-  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return entry;
+  const type = (entry as { type?: unknown } | null | undefined)?.type;
+  if (!(CONVERSATION_EVENT_TYPES as ReadonlySet<unknown>).has(type)) return entry;
   const record = entry as Record<string, unknown>;
-  if (typeof record.type !== "string" || !CONVERSATION_EVENT_TYPES.has(record.type)) return entry;
   const out: Record<string, unknown> = { ...record };
   if (record.metadata !== undefined) out.metadata = mapStrings(record.metadata, visit);
   if (record.type === "tool_call_request" && record.arguments !== undefined) {

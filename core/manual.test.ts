@@ -18,6 +18,13 @@ describe("manual compaction plans", () => {
     });
   });
 
+  it("plans a rule whose keep_first and keep_last leave a single turn", () => {
+    expect(
+      planManualCompaction({ rule: { reasoning: "strip", keep_first: 4, keep_last: 5 } }, 10, [])
+        .range,
+    ).toEqual({ from_turn: 4, to_turn: 4 });
+  });
+
   it("extends a summary over every summary it intersects", () => {
     const existing = [
       compaction(0, 4, 1, { summary: { summary: "old" } }),
@@ -44,8 +51,22 @@ describe("manual compaction plans", () => {
   it("rejects plans that would do nothing", () => {
     expect(() => planManualCompaction({ rule: { keep_first: 1 } }, 10, [])).toThrow(NoPolicyError);
     expect(() =>
-      planManualCompaction({ rule: { reasoning: "strip", keep_first: 5, keep_last: 5 } }, 10, []),
-    ).toThrow(EmptyRangeError);
+      planManualCompaction({ rule: { reasoning: null, tool_calls: null, summary: null } }, 10, []),
+    ).toThrow(
+      expect.objectContaining({
+        name: "NoPolicyError",
+        message: "the compaction sets no policy: give reasoning, tool_calls or summary",
+      }),
+    );
+    const keepsAll = { reasoning: "strip", keep_first: 5, keep_last: 5 } as const;
+    expect(() => planManualCompaction({ rule: keepsAll }, 10, [])).toThrow(EmptyRangeError);
+    expect(() => planManualCompaction({ rule: keepsAll }, 10, [])).toThrow(
+      expect.objectContaining({
+        name: "EmptyRangeError",
+        message:
+          "keep_first 5 and keep_last 5 leave no turn to compact in a conversation of 10 turns",
+      }),
+    );
     expect(() => planManualCompaction({ spec: "q" }, 10, [])).toThrow(SpecError);
   });
 });

@@ -71,7 +71,8 @@ function parseRange(spec: string, text: string): NonNullable<CompactionSpec["ran
 /** Parses a DSL spec. Throws {@link SpecError} with a message naming the problem. */
 export function parseSpec(spec: string): CompactionSpec {
   const colon = spec.indexOf(":");
-  const policyText = colon < 0 ? spec : spec.slice(0, colon);
+  const [policyText, rangeText]: [string, string?] =
+    colon < 0 ? [spec] : [spec.slice(0, colon), spec.slice(colon + 1)];
   let reasoning: "strip" | null = null;
   let toolCalls: ToolCallMode | null = null;
   let summarize = false;
@@ -80,8 +81,8 @@ export function parseSpec(spec: string): CompactionSpec {
     if (policy === "")
       throw new SpecError(spec, "empty policy (use r, t, s joined by +, e.g. r+t:..-3)");
     const equals = policy.indexOf("=");
-    const key = (equals < 0 ? policy : policy.slice(0, equals)).trim();
-    const value = equals < 0 ? undefined : policy.slice(equals + 1).trim();
+    const [key, value]: [string, string?] =
+      equals < 0 ? [policy] : [policy.slice(0, equals).trim(), policy.slice(equals + 1).trim()];
     switch (key) {
       case "r":
       case "reasoning":
@@ -118,8 +119,7 @@ export function parseSpec(spec: string): CompactionSpec {
     }
   }
   const base = { reasoning, tool_calls: toolCalls, summarize };
-  if (colon < 0) return base;
-  return { ...base, range: parseRange(spec, spec.slice(colon + 1)) };
+  return rangeText === undefined ? base : { ...base, range: parseRange(spec, rangeText) };
 }
 
 /** A spec range that selects no turn of the conversation. */
@@ -152,7 +152,9 @@ export function resolveSpecRange(
       ? Math.min(last, resolve(spec.range.to))
       : last
     : last - defaults.keep_last;
-  if (from > to || from > last || to < 0) {
+  // from >= 0 and to <= last (keep_first/keep_last are never negative), so
+  // this also catches a range wholly before or after the conversation.
+  if (from > to) {
     throw new EmptyRangeError(
       `the range selects no turn: it resolves to ${from}..${to} but the conversation has turns 0..${last}`,
     );

@@ -12,11 +12,7 @@ import {
 import type { Entry } from "./events.ts";
 import {
   buildSummaryMessages,
-  DEFAULT_SUMMARY_PROMPT,
-  omittedMarker,
   renderTranscript,
-  TRANSCRIPT_ITEM_BUDGET,
-  TRANSCRIPT_TOTAL_BUDGET,
   TranscriptBudgetError,
   truncateMiddle,
 } from "./transcript.ts";
@@ -43,6 +39,39 @@ describe("truncateMiddle", () => {
     const [, head = "", omitted = "", tail = ""] = match ?? [];
     expect(head.length + Number(omitted) + tail.length).toBe(text.length);
     expect(Math.abs(head.length - tail.length)).toBeLessThanOrEqual(1);
+  });
+
+  it("fills the budget exactly, the head taking the odd character", () => {
+    const text = `${"h".repeat(100)}${"t".repeat(100)}`;
+    expect(truncateMiddle(text, 100)).toBe(
+      `${"h".repeat(38)}\n[… 125 chars omitted …]\n${"t".repeat(37)}`,
+    );
+  });
+
+  it("keeps the characters a shorter omitted count frees", () => {
+    // 1,074 characters in 1,000: the count drops from three digits to two.
+    const text = `${"a".repeat(537)}${"b".repeat(537)}`;
+    expect(truncateMiddle(text, 1_000)).toBe(
+      `${"a".repeat(488)}\n[… 98 chars omitted …]\n${"b".repeat(488)}`,
+    );
+  });
+
+  it("is the marker alone when the budget cannot hold it", () => {
+    expect(truncateMiddle("x".repeat(50), 10)).toBe("\n[… 50 chars omitted …]\n");
+  });
+
+  it("moves a cut that would split a surrogate pair, and only such a cut", () => {
+    // Cut after 38 characters of the head and before the last 37.
+    const h = (n: number) => "h".repeat(n);
+    const t = (n: number) => "t".repeat(n);
+    const moved = `${h(37)}\n[… 127 chars omitted …]\n${t(36)}`;
+    // U+10000 is \uD800\uDC00 and U+10FFFF is \uDBFF\uDFFF: the ends of both ranges.
+    expect(truncateMiddle(`${h(37)}\u{10000}${h(61)}${t(62)}\u{10FFFF}${t(36)}`, 100)).toBe(moved);
+    expect(truncateMiddle(`${h(37)}\u{10FFFF}${h(61)}${t(62)}\u{10000}${t(36)}`, 100)).toBe(moved);
+    // U+FFFD is past the surrogates: a cut beside it stays.
+    expect(truncateMiddle(`${h(37)}\uFFFD${h(62)}${t(63)}\uFFFD${t(36)}`, 100)).toBe(
+      `${h(37)}\uFFFD\n[… 125 chars omitted …]\n\uFFFD${t(36)}`,
+    );
   });
 
   it("never splits a surrogate pair", () => {
@@ -111,6 +140,23 @@ describe("renderTranscript", () => {
     );
   });
 
+  it("numbers the turns from the band's first turn", () => {
+    const events = [turnStart(), request("go"), turnStart(), request("on")];
+    expect(renderTranscript(band(events, 1, 2))).toBe(
+      "## Turn 1\n\n[user]\ngo\n\n## Turn 2\n\n[user]\non",
+    );
+  });
+
+  it("cuts tool names and ids in labels to 200 characters", () => {
+    const name = `${"n".repeat(125)}${"N".repeat(125)}`;
+    const id = "i".repeat(201);
+    const cutName = `${"n".repeat(88)}\n[… 74 chars omitted …]\n${"N".repeat(88)}`;
+    const cutId = `${"i".repeat(88)}\n[… 25 chars omitted …]\n${"i".repeat(88)}`;
+    expect(renderTranscript(band([toolCall(id, name, {}), toolResult(id, "ok")]))).toBe(
+      `## Turn 0\n\n[tool call ${cutName} id=${cutId}]\n{}\n\n[tool result ${cutName} id=${cutId}]\nok`,
+    );
+  });
+
   it("truncates each item to the per-item budget, keeping head and tail", () => {
     const huge = `HEAD${"x".repeat(900_000)}TAIL`;
     const events = [
@@ -121,14 +167,12 @@ describe("renderTranscript", () => {
       message(`${"y".repeat(10_000)}END`),
     ];
     const out = renderTranscript(band(events, 2));
-    expect(out.length).toBeLessThan(3 * TRANSCRIPT_ITEM_BUDGET);
+    expect(out.length).toBeLessThan(3 * 4_000);
     expect(out).toContain("[tool result cat id=t1]\nHEAD");
     expect(out).toMatch(/\[… 89\d{4} chars omitted …\]\nx+TAIL/);
     expect(out).toMatch(/\[… \d+ chars omitted …\]\ny+END/);
     const result = out.split("\n\n").find((item) => item.startsWith("[tool result"));
-    expect(result?.length).toBeLessThanOrEqual(
-      "[tool result cat id=t1]\n".length + TRANSCRIPT_ITEM_BUDGET,
-    );
+    expect(result?.length).toBeLessThanOrEqual("[tool result cat id=t1]\n".length + 4_000);
   });
 
   it("truncates huge tool arguments and data like any other item", () => {
@@ -176,6 +220,62 @@ describe("renderTranscript", () => {
     expect(afterMarker.length).toBeGreaterThan(out.length / 2);
   });
 
+  it("keeps the first third of the room for the beginning and the rest for the end", () => {
+    const m = (i: number) => `[assistant]\n${i} ${"m".repeat(98)}`;
+    const events: Entry[] = [turnStart(), request("start")];
+    for (let i = 0; i < 10; i++) events.push(message(`${i} ${"m".repeat(98)}`));
+    expect(renderTranscript(band(events, 3), { totalBudget: 1_000 })).toBe(
+      [
+        "## Turn 3",
+        "[user]\nstart",
+        m(0),
+        m(1),
+        "[… 4 items of turn 3 omitted (454 chars) to fit the summarizer's budget …]",
+        "## Turn 3 (continued)",
+        m(6),
+        m(7),
+        m(8),
+        m(9),
+      ].join("\n\n"),
+    );
+  });
+
+  it("does not repeat the heading of a turn the kept end starts with", () => {
+    const events = [turnStart(), request("a".repeat(900)), turnStart(), request("b".repeat(100))];
+    expect(renderTranscript(band(events), { totalBudget: 1_000 })).toBe(
+      `## Turn 0\n\n[… 1 items of turn 0 omitted (907 chars) to fit the summarizer's budget …]\n\n## Turn 1\n\n[user]\n${"b".repeat(100)}`,
+    );
+  });
+
+  it("stays within the total budget with many small items and long turn numbers", () => {
+    const events: Entry[] = [];
+    for (let t = 0; t < 30; t++) {
+      events.push(turnStart());
+      for (let i = 0; i < 10; i++) events.push(message("m"));
+    }
+    const from = 1_000_000_000_000_000;
+    const out = renderTranscript(band(events, from, from + 29), { totalBudget: 1_000 });
+    expect(out.length).toBeLessThanOrEqual(1_000);
+    const m = (n: number) => Array.from({ length: n }, () => "[assistant]\nm");
+    // Kept: 16 items from the beginning, 10 + 11 + 11 from the end; dropped:
+    // 6 + 25 × 11 + 1 = 282 items of 13 or 24 characters and their separators.
+    expect(out).toBe(
+      [
+        "## Turn 1000000000000000",
+        ...m(10),
+        "## Turn 1000000000000001",
+        ...m(4),
+        "[… 282 items of turns 1000000000000001–1000000000000027 omitted (4514 chars) to fit the summarizer's budget …]",
+        "## Turn 1000000000000027 (continued)",
+        ...m(10),
+        "## Turn 1000000000000028",
+        ...m(10),
+        "## Turn 1000000000000029",
+        ...m(10),
+      ].join("\n\n"),
+    );
+  });
+
   it("repeats the heading of a turn cut in two by the dropped middle", () => {
     const events: Entry[] = [turnStart(), request("start")];
     for (let i = 0; i < 100; i++) events.push(message(`${i} ${"m".repeat(300)}`));
@@ -187,19 +287,73 @@ describe("renderTranscript", () => {
     expect(out).toContain("99 mmm");
   });
 
-  it("is the default budgets' transcript when no budget is given, and rejects budgets too small", () => {
-    const events = [turnStart(), request("x".repeat(TRANSCRIPT_ITEM_BUDGET + 1))];
-    expect(renderTranscript(band(events))).toBe(
-      renderTranscript(band(events), {
-        itemBudget: TRANSCRIPT_ITEM_BUDGET,
-        totalBudget: TRANSCRIPT_TOTAL_BUDGET,
-      }),
+  it("keeps items of up to 4,000 characters whole by default", () => {
+    const fits = "a".repeat(4_000);
+    expect(renderTranscript(band([request(fits)]))).toBe(`## Turn 0\n\n[user]\n${fits}`);
+    const over = `${"a".repeat(2_000)}${"b".repeat(2_001)}`;
+    expect(renderTranscript(band([request(over)]))).toBe(
+      `## Turn 0\n\n[user]\n${"a".repeat(1_988)}\n[… 25 chars omitted …]\n${"b".repeat(1_988)}`,
     );
-    expect(renderTranscript(band(events))).toContain(omittedMarker(1).slice(0, 3));
-    expect(() => renderTranscript(band(events), { itemBudget: 10 })).toThrow(TranscriptBudgetError);
-    expect(() => renderTranscript(band(events), { totalBudget: 1.5e3 + 0.5 })).toThrow(
-      TranscriptBudgetError,
+  });
+
+  it("keeps a transcript of up to 400,000 characters whole by default", () => {
+    // 100 items of 3,997 characters and one of 89, under one 9-character heading.
+    const items = Array.from({ length: 100 }, (_, i) => request(`${i % 10}`.repeat(3_990)));
+    const whole = renderTranscript(band([...items, request("z".repeat(82))]));
+    expect(whole).toHaveLength(400_000);
+    expect(whole.startsWith("## Turn 0\n\n[user]\n0000")).toBe(true);
+    expect(whole.endsWith(`9999\n\n[user]\n${"z".repeat(82)}`)).toBe(true);
+    const cut = renderTranscript(band([...items, request("z".repeat(83))]));
+    expect(cut.length).toBeLessThanOrEqual(400_000);
+    expect(cut).toMatch(
+      /\[… \d+ items of turn 0 omitted \(\d+ chars\) to fit the summarizer's budget …\]/,
     );
+    expect(cut.endsWith(`9999\n\n[user]\n${"z".repeat(83)}`)).toBe(true);
+  });
+
+  it("keeps a transcript exactly at the total budget whole, and cuts one character more", () => {
+    const fits = [turnStart(), request("x".repeat(982))];
+    expect(renderTranscript(band(fits), { totalBudget: 1_000 })).toBe(
+      `## Turn 0\n\n[user]\n${"x".repeat(982)}`,
+    );
+    // The one item fits neither the beginning's share nor the end's: only the marker is left.
+    const over = [turnStart(), request("x".repeat(983))];
+    expect(renderTranscript(band(over), { totalBudget: 1_000 })).toBe(
+      "## Turn 0\n\n[… 1 items of turn 0 omitted (990 chars) to fit the summarizer's budget …]",
+    );
+  });
+
+  it("accepts the smallest budgets, 100 characters an item and 1,000 in all", () => {
+    const text = `${"a".repeat(50)}${"b".repeat(51)}`;
+    expect(renderTranscript(band([request(text)]), { itemBudget: 100, totalBudget: 1_000 })).toBe(
+      `## Turn 0\n\n[user]\n${"a".repeat(38)}\n[… 25 chars omitted …]\n${"b".repeat(38)}`,
+    );
+  });
+
+  it("rejects budgets below the minimum or not whole numbers, naming the budget", () => {
+    const events = [request("x")];
+    const error = (budget: { itemBudget?: number; totalBudget?: number }) => {
+      try {
+        renderTranscript(band(events), budget);
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    };
+    const tooSmall = error({ itemBudget: 99 });
+    expect(tooSmall).toBeInstanceOf(TranscriptBudgetError);
+    expect(tooSmall).toMatchObject({
+      name: "TranscriptBudgetError",
+      message: "itemBudget must be a whole number of at least 100 (got 99)",
+    });
+    expect(error({ totalBudget: 999 })).toMatchObject({
+      name: "TranscriptBudgetError",
+      message: "totalBudget must be a whole number of at least 1000 (got 999)",
+    });
+    expect(error({ totalBudget: 1_500.5 })).toMatchObject({
+      message: "totalBudget must be a whole number of at least 1000 (got 1500.5)",
+    });
+    expect(error({ itemBudget: Number.NaN })).toBeInstanceOf(TranscriptBudgetError);
   });
 
   it("says so when the band holds no messages", () => {
@@ -212,9 +366,39 @@ describe("buildSummaryMessages", () => {
 
   it("puts the default prompt in the system message and the transcript in the user message", () => {
     const { system, user } = buildSummaryMessages(band(events, 5, 9));
-    expect(system).toBe(DEFAULT_SUMMARY_PROMPT);
-    expect(user).toContain("turns 5–9");
-    expect(user).toContain(`<transcript>\n${renderTranscript(band(events, 5, 9))}\n</transcript>`);
+    expect(system).toMatch(
+      /^You summarize part of a conversation between a user and an AI assistant that works with tools/,
+    );
+    expect(
+      user,
+    ).toBe(`Below is the transcript of turns 5–9 of the conversation (0-based), rendered from its raw event log: user messages, assistant messages and reasoning, tool calls with their arguments and tool results. Long items are shortened where marked "[… omitted …]". Your summary will replace exactly these turns; the turns before and after them stay as they are.
+
+<transcript>
+## Turn 5
+
+[user]
+fix the build
+
+[assistant reasoning]
+hmm
+
+[assistant]
+done
+</transcript>
+
+Write the summary of turns 5–9 now.`);
+  });
+
+  it("renders the transcript within the budgets given", () => {
+    const { user } = buildSummaryMessages(band([request("x".repeat(150))], 2), { itemBudget: 100 });
+    expect(user).toContain(
+      `<transcript>\n## Turn 2\n\n[user]\n${"x".repeat(38)}\n[… 74 chars omitted …]\n${"x".repeat(38)}\n</transcript>\n\nWrite the summary of turn 2 now.`,
+    );
+  });
+
+  it("keeps the default prompt when the rule's instructions are blank", () => {
+    const { system } = buildSummaryMessages({ ...band(events, 2), instructions: " \n " });
+    expect(system).toMatch(/^You summarize part of a conversation/);
   });
 
   it("replaces the default prompt with the rule's instructions", () => {
@@ -228,13 +412,14 @@ describe("buildSummaryMessages", () => {
   });
 
   it("asks for decisions, file paths, errors and fixes, and the state of the task", () => {
+    const { system } = buildSummaryMessages(band(events));
     for (const topic of [
       "Decisions",
       "file path",
       "Errors and their fixes",
       "current state of the task",
     ]) {
-      expect(DEFAULT_SUMMARY_PROMPT).toContain(topic);
+      expect(system).toContain(topic);
     }
   });
 });

@@ -35,7 +35,13 @@
  *
  * Pure: no I/O, deterministic.
  */
-import type { Entry } from "./events.ts";
+import type {
+  ChatRequest,
+  ChatResponse,
+  Entry,
+  ToolCallRequest,
+  ToolCallResponse,
+} from "./events.ts";
 import { indexTurns } from "./turns.ts";
 
 /** Characters kept of one item's body (content, message, reasoning, arguments or data as JSON). */
@@ -114,26 +120,28 @@ const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 
 /**
- * `text` if it fits `budget`, else its head and tail (half each) around an
- * {@link omittedMarker} on its own line; the result is at most `budget`
- * characters (when the budget can hold the marker) and never splits a
- * surrogate pair.
+ * `text` if it fits `budget`, else its head and tail (half each, the head
+ * taking the odd character) around an {@link omittedMarker} on its own line.
+ * The result is exactly `budget` characters, one less on a side where the cut
+ * would split a surrogate pair (it never does); when the budget cannot hold
+ * the marker and its two line breaks, the result is those alone.
  */
 export function truncateMiddle(text: string, budget: number): string {
   if (text.length <= budget) return text;
-  // The marker's length depends on the count it shows; two passes settle it.
-  let keep = Math.max(0, budget - omittedMarker(text.length).length - 2);
+  // What is kept and the count the marker shows depend on each other: from
+  // keeping nothing, refit until the marker's length settles (keeping more
+  // only ever shortens the count, so this climbs to the fullest fit).
+  const fitting = (kept: number) =>
+    Math.max(0, budget - omittedMarker(text.length - kept).length - 2);
+  let keep = 0;
+  for (let next = fitting(keep); next !== keep; next = fitting(keep)) keep = next;
   let head = Math.ceil(keep / 2);
   let tail = keep - head;
-  for (let pass = 0; pass < 2; pass++) {
-    keep = Math.max(0, budget - omittedMarker(text.length - head - tail).length - 2);
-    head = Math.ceil(keep / 2);
-    tail = keep - head;
-  }
-  if (head > 0 && isHighSurrogate(text.charCodeAt(head - 1))) head--;
-  if (tail > 0 && isLowSurrogate(text.charCodeAt(text.length - tail))) tail--;
+  // An empty head or tail reads NaN (index -1 or text.length): no surrogate.
+  if (isHighSurrogate(text.charCodeAt(head - 1))) head--;
+  if (isLowSurrogate(text.charCodeAt(text.length - tail))) tail--;
   const omitted = text.length - head - tail;
-  return `${text.slice(0, head)}\n${omittedMarker(omitted)}\n${tail > 0 ? text.slice(text.length - tail) : ""}`;
+  return `${text.slice(0, head)}\n${omittedMarker(omitted)}\n${text.slice(text.length - tail)}`;
 }
 
 /** One rendered piece of the transcript: a turn heading or an item. */
@@ -145,8 +153,9 @@ interface Block {
 
 const SEPARATOR = "\n\n";
 
+/** JSON of a parsed event's value (absent `data` reads as `null`). */
 function json(value: unknown): string {
-  return JSON.stringify(value) ?? "null";
+  return JSON.stringify(value ?? null);
 }
 
 function label(kind: string, name: string | undefined, id: string, error = false): string {
@@ -157,33 +166,37 @@ function label(kind: string, name: string | undefined, id: string, error = false
   return `[${parts.join(" ")}]`;
 }
 
-/** The item an entry renders to, or `undefined` for entries the summarizer does not read. */
+/**
+ * The item an entry renders to, or `undefined` for entries the summarizer does
+ * not read. Entries are parsed events: an entry of a known type has its
+ * schema's fields (no unknown entry carries a known type).
+ */
 function renderItem(
   entry: Entry,
   names: ReadonlyMap<string, string>,
   itemBudget: number,
 ): string | undefined {
   const body = (text: string) => truncateMiddle(text, itemBudget);
-  const e = entry as Record<string, unknown>;
   switch (entry.type) {
     case "chat_request":
-      return `[user]\n${body(String(e.content ?? ""))}`;
-    case "chat_response":
-      if (typeof e.message === "string") return `[assistant]\n${body(e.message)}`;
-      if (typeof e.reasoning === "string") return `[assistant reasoning]\n${body(e.reasoning)}`;
-      return `[assistant data]\n${body(json(e.data))}`;
+      return `[user]\n${body((entry as ChatRequest).content)}`;
+    case "chat_response": {
+      const { message, reasoning, data } = entry as ChatResponse;
+      if (typeof message === "string") return `[assistant]\n${body(message)}`;
+      if (typeof reasoning === "string") return `[assistant reasoning]\n${body(reasoning)}`;
+      return `[assistant data]\n${body(json(data))}`;
+    }
     case "tool_call_request": {
-      const name = String(e.name ?? "");
-      return `${label("tool call", name, String(e.id ?? ""))}\n${body(json(e.arguments ?? {}))}`;
+      const call = entry as ToolCallRequest;
+      return `${label("tool call", call.name, call.id)}\n${body(json(call.arguments))}`;
     }
     case "tool_call_response": {
-      const id = String(e.id ?? "");
-      const head = label("tool result", names.get(id), id, e.is_error === true);
-      return `${head}\n${body(String(e.content ?? ""))}`;
+      const result = entry as ToolCallResponse;
+      const head = label("tool result", names.get(result.id), result.id, result.is_error);
+      return `${head}\n${body(result.content)}`;
     }
-    default:
-      return undefined;
   }
+  return undefined;
 }
 
 function checkBudget(name: string, value: number, min: number): number {
@@ -199,8 +212,8 @@ function renderBlocks(input: SummaryInput, itemBudget: number): Block[] {
   const names = new Map<string, string>();
   for (const entry of input.events) {
     if (entry.type === "tool_call_request") {
-      const { id, name } = entry as { id?: unknown; name?: unknown };
-      if (typeof id === "string" && typeof name === "string") names.set(id, name);
+      const call = entry as ToolCallRequest;
+      names.set(call.id, call.name);
     }
   }
   const { turnOf } = indexTurns(input.events);
@@ -219,13 +232,15 @@ function renderBlocks(input: SummaryInput, itemBudget: number): Block[] {
   return blocks;
 }
 
+/** The length of non-empty `blocks` joined by {@link SEPARATOR}. */
 const joinedLength = (blocks: readonly Block[]) =>
   blocks.reduce((sum, block) => sum + block.text.length, 0) +
-  Math.max(0, blocks.length - 1) * SEPARATOR.length;
+  (blocks.length - 1) * SEPARATOR.length;
 
+/** The marker put in place of the (non-empty) `dropped` blocks. */
 function middleMarker(dropped: readonly Block[]): string {
-  const first = dropped[0]?.turn ?? 0;
-  const last = dropped[dropped.length - 1]?.turn ?? first;
+  const first = (dropped[0] as Block).turn;
+  const last = (dropped[dropped.length - 1] as Block).turn;
   const turns = first === last ? `turn ${int(first)}` : `turns ${int(first)}–${int(last)}`;
   const chars = joinedLength(dropped);
   return `[… ${int(dropped.length)} items of ${turns} omitted (${int(chars)} chars) to fit the summarizer's budget …]`;
@@ -248,13 +263,14 @@ function fitTotal(blocks: readonly Block[], totalBudget: number): string[] {
   }
   const tail: Block[] = [];
   used = 0;
-  for (let i = blocks.length - 1; i >= head.length; i--) {
-    const block = blocks[i] as Block;
+  for (const block of blocks.slice(head.length).reverse()) {
     const cost = block.text.length + SEPARATOR.length;
     if (used + cost > room - headRoom) break;
     tail.unshift(block);
     used += cost;
   }
+  // Head and tail cost at most `room`, less than all blocks cost (their
+  // length and one separator each): what is dropped is never empty.
   const dropped = blocks.slice(head.length, blocks.length - tail.length);
   const out = head.map((b) => b.text);
   out.push(middleMarker(dropped));
