@@ -13,7 +13,7 @@ import { DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { DEFAULT_DEV_KEY } from "../cli/commands/serve.ts";
 import type { Entry } from "../core/events.ts";
 import { createApp } from "../functions/api/app.ts";
-import { evaluateTurn } from "../functions/compactor/evaluate.ts";
+import { evaluateTurn } from "../functions/compactor/evaluate-turn.ts";
 import { ConversationService } from "../functions/conversations/service.ts";
 import { hashApiKey } from "../functions/keys.ts";
 import { localClientConfig } from "../functions/local/dynamodb-local.ts";

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { simulateStream } from "../core/evaluate.ts";
 import type { Compaction, Entry } from "../core/events.ts";
+import { simulateStream } from "../core/replay.ts";
 import { message, request, toolCall, toolResult, turnStart } from "../test/helpers/builders.ts";
 import { chatCompletion, type ModelStub, startModelStub } from "../test/helpers/model-stub.ts";
 
@@ -108,7 +108,7 @@ describe("simulate with a summarizer", () => {
     const expected = await simulateStream(stream(), {
       layers: [JSON.parse(SUMMARY_RULE).conversation.compaction.auto],
       model: { context_window: 3000 },
-      summarize: async () => "x",
+      summarize: async () => ({ text: "x", model: "m", latency_ms: 1 }),
     });
     expect(lines).toHaveLength(expected.firings.length);
     expect(lines.length).toBeGreaterThan(0);

@@ -1,15 +1,5 @@
-import type { AutoConfig } from "../core/config.ts";
-import {
-  type EvaluationContext,
-  type SummarizeBand,
-  streamTriggerInputs,
-} from "../core/evaluate.ts";
-import type { Entry } from "../core/events.ts";
-import type { TurnRange } from "../core/rules.ts";
+import type { SummarizeBand } from "../core/replay.ts";
 import { TranscriptBudgetError } from "../core/transcript.ts";
-import { buildFiring, type Decision } from "../core/trigger.ts";
-import { indexTurns } from "../core/turns.ts";
-import { summaryAudit } from "../functions/conversations/summaries.ts";
 import type { Summarizer, SummaryResult } from "../functions/ports.ts";
 import { DEFAULT_SUMMARY_TIMEOUT_MS } from "../functions/summarizers/common.ts";
 import { EmptySummaryError, SummarizerError } from "../functions/summarizers/errors.ts";
@@ -144,83 +134,30 @@ function summaryFailure(error: unknown): unknown {
   return error;
 }
 
-/** Asks `summarizer` for the summary of `range` from its raw events, with the rule's settings. */
-export async function summarizeRange(
-  summarizer: Summarizer,
-  range: TurnRange,
-  rawEvents: readonly Entry[],
-  config: AutoConfig,
-): Promise<SummaryResult> {
-  const rule = config.rule.summary ?? {};
-  let result: SummaryResult;
-  try {
-    result = await summarizer.summarize({
-      from_turn: range.from_turn,
-      to_turn: range.to_turn,
-      events: rawEvents,
-      ...(rule.instructions ? { instructions: rule.instructions } : {}),
-      ...(rule.model?.id ? { model: rule.model.id } : {}),
-    });
-  } catch (error) {
-    throw summaryFailure(error);
-  }
-  if (result.text.trim() === "") {
-    throw new InputError(
-      `summary failed: ${result.model} answered with no text for turns ${range.from_turn}..${range.to_turn}`,
-    );
-  }
-  return result;
-}
-
 /**
- * A `summarize` callback for core's `simulateStream`, and the results it
- * produced keyed by band (`"from..to"`; a replay never fires the same band
- * twice).
+ * A `summarize` callback for core's `evaluateStream` and `simulateStream`:
+ * asks `summarizer` for the summary of a band from its raw events, with the
+ * rule's settings; a failed or empty summary is reported, never faked.
  */
-export function summarizeCallback(summarizer: Summarizer): {
-  readonly summarize: SummarizeBand;
-  readonly results: Map<string, SummaryResult>;
-} {
-  const results = new Map<string, SummaryResult>();
-  const summarize: SummarizeBand = async (range, rawEvents, config) => {
-    const result = await summarizeRange(summarizer, range, rawEvents, config);
-    results.set(bandKey(range), result);
-    return result.text;
+export function summarizeWith(summarizer: Summarizer): SummarizeBand {
+  return async (range, rawEvents, rule) => {
+    let result: SummaryResult;
+    try {
+      result = await summarizer.summarize({
+        from_turn: range.from_turn,
+        to_turn: range.to_turn,
+        events: rawEvents,
+        ...(rule.instructions ? { instructions: rule.instructions } : {}),
+        ...(rule.model?.id ? { model: rule.model.id } : {}),
+      });
+    } catch (error) {
+      throw summaryFailure(error);
+    }
+    if (result.text.trim() === "") {
+      throw new InputError(
+        `summary failed: ${result.model} answered with no text for turns ${range.from_turn}..${range.to_turn}`,
+      );
+    }
+    return result;
   };
-  return { summarize, results };
-}
-
-/** The key of a band in {@link summarizeCallback}'s results. */
-export function bandKey(range: TurnRange): string {
-  return `${range.from_turn}..${range.to_turn}`;
-}
-
-/** What `evaluate` evaluates in: the same as core's `evaluateStream`. */
-export type StreamContext = EvaluationContext;
-
-/**
- * Completes a decision that `evaluateStream` left waiting for a summary
- * (`needs_summary`): summarizes the raw events of its range and builds the
- * band with the text, with the summary's audit in its `trigger`. The trigger
- * state is computed as core computes it (per-turn sizes of the stream).
- */
-export async function completeSummaryDecision(
-  entries: readonly Entry[],
-  context: StreamContext,
-  decision: Decision,
-  summarizer: Summarizer,
-): Promise<{ decision: Decision; summary?: SummaryResult }> {
-  const range = decision.range;
-  if (!decision.needs_summary || !decision.fire || !range) return { decision };
-  const { state, context: firing } = streamTriggerInputs(entries, context);
-  const { turnOf } = indexTurns(entries);
-  const raw = entries.filter((entry, i) => {
-    const turn = turnOf[i] ?? -1;
-    return entry.type !== "compaction" && turn >= range.from_turn && turn <= range.to_turn;
-  });
-  const summary = await summarizeRange(summarizer, range, raw, state.config);
-  const fired = buildFiring(state, decision, firing, summary.text);
-  const band = fired.compaction;
-  if (band?.trigger) band.trigger = { ...band.trigger, ...summaryAudit(summary) };
-  return { decision: fired, summary };
 }

@@ -2,19 +2,20 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compaction } from "../test/helpers/builders.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
-import { type AutoConfig, resolveAutoConfig } from "./config.ts";
-import { estimateStream } from "./estimate.ts";
-import { evaluateStream } from "./evaluate.ts";
-import type { Compaction } from "./events.ts";
-import { afterLastCompaction } from "./rules.ts";
-import { timestampNanos } from "./timestamp.ts";
 import {
-  buildFiring,
+  buildBand,
   type Decision,
   decide,
   type FiringContext,
+  stepAutoCompaction,
   type TriggerState,
-} from "./trigger.ts";
+} from "./auto-compaction.ts";
+import { type AutoConfig, resolveAutoConfig } from "./config.ts";
+import { estimateStream } from "./estimate.ts";
+import type { Compaction } from "./events.ts";
+import { evaluateStream } from "./replay.ts";
+import { afterLastCompaction } from "./rules.ts";
+import { timestampNanos } from "./timestamp.ts";
 
 const enabled: AutoConfig = resolveAutoConfig({ enabled: true });
 const NOW = Date.UTC(2026, 5, 15);
@@ -34,12 +35,18 @@ function input(overrides: Partial<Input>): Input {
   };
 }
 
+type Outcome = Decision & { compaction?: Compaction; estimated_tokens_after?: number };
+
+const stateOf = (inputs: Input): TriggerState => ({
+  ...inputs,
+  afterLastCompaction: afterLastCompaction(inputs.compactions),
+});
+
 /** Decides and, on a mechanical firing, builds the band, as the compactor does. */
-function run(inputs: Input, summaryText?: string): Decision {
-  const state = { ...inputs, afterLastCompaction: afterLastCompaction(inputs.compactions) };
+function run(inputs: Input): Outcome {
+  const state = stateOf(inputs);
   const decision = decide(state);
-  if (decision.needs_summary && summaryText === undefined) return decision;
-  return buildFiring(state, decision, inputs, summaryText);
+  return decision.fire ? { ...decision, ...buildBand(state, decision, inputs) } : decision;
 }
 
 describe("decide", () => {
@@ -153,46 +160,92 @@ describe("decide", () => {
     );
   });
 
-  it("asks for a summary instead of building a band for a summary rule", () => {
+  it("asks for a summary instead of building a band for a summary rule", async () => {
     const config = resolveAutoConfig({
       enabled: true,
       rule: { summary: { instructions: "be brief" } },
     });
-    const pending = run(input({ config }));
-    expect(pending).toMatchObject({ fire: true, needs_summary: true });
-    expect(pending.compaction).toBeUndefined();
-    const done = run(input({ config }), "the summary");
-    expect(done.compaction).toMatchObject({ summary: { summary: "the summary" }, source: "auto" });
-    expect(done.compaction?.reasoning).toBeUndefined();
-    expect(done.compaction?.tool_calls).toBeUndefined();
-    expect(done.needs_summary).toBeUndefined();
+    const inputs = input({ config });
+    let firingRead = false;
+    const firing = () => {
+      firingRead = true;
+      return inputs;
+    };
+    const pending = await stepAutoCompaction({ state: stateOf(inputs), firing });
+    expect(pending).toMatchObject({ kind: "needs_summary", decision: { fire: true } });
+    expect(firingRead).toBe(false);
+
+    const asked: unknown[] = [];
+    const done = await stepAutoCompaction({
+      state: stateOf(inputs),
+      firing,
+      summarize: async (range, rule) => {
+        asked.push({ range, rule });
+        return { text: "the summary", model: "m1", input_tokens: 900, latency_ms: 42 };
+      },
+    });
+    expect(asked).toEqual([
+      { range: { from_turn: 1, to_turn: 9 }, rule: { instructions: "be brief" } },
+    ]);
+    if (done.kind !== "fire") throw new Error(`expected a firing, got ${done.kind}`);
+    expect(done.band.compaction).toStrictEqual({
+      type: "compaction",
+      timestamp: "2026-06-15T00:00:00.000000Z",
+      from_turn: 1,
+      to_turn: 9,
+      source: "auto",
+      summary: { summary: "the summary" },
+      trigger: {
+        turn: 12,
+        estimated_tokens: 160_000,
+        threshold: 150_000,
+        context_window: 200_000,
+        estimated_tokens_after: 40_000,
+        summary_model: "m1",
+        summary_input_tokens: 900,
+        summary_latency_ms: 42,
+      },
+    });
+    expect(done.summary).toEqual({
+      text: "the summary",
+      model: "m1",
+      input_tokens: 900,
+      latency_ms: 42,
+    });
+  });
+
+  it("reads nothing beyond the state when it skips", async () => {
+    const step = await stepAutoCompaction({
+      state: stateOf(input({ estimatedTokens: 10 })),
+      firing: () => {
+        throw new Error("the firing context must not be read on a skip");
+      },
+    });
+    expect(step).toMatchObject({ kind: "skip", decision: { reason: "under_threshold" } });
   });
 });
 
 describe("evaluateStream", () => {
-  it("reports estimated_tokens_after equal to the estimate of the stream with the band appended (property)", () => {
-    fc.assert(
-      fc.property(
+  it("reports estimated_tokens_after equal to the estimate of the stream with the band appended (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.integer({ min: 1, max: 10_000 }),
         fc.integer({ min: 6, max: 40 }),
-        (seed, turns) => {
+        async (seed, turns) => {
           const stream = generateConversation({ seed, turns });
           const tokens = estimateStream(stream).estimated_tokens;
-          const decision = evaluateStream(stream, {
+          const step = await evaluateStream(stream, {
             layers: [{ enabled: true, trigger_ratio: 0.5 }],
             model: { context_window: Math.max(1, Math.floor(tokens)) },
             nowMillis: NOW,
           });
-          expect(decision.estimated_tokens).toBe(tokens);
-          if (decision.fire) {
-            const after = estimateStream([
-              ...stream,
-              decision.compaction as Compaction,
-            ]).estimated_tokens;
-            expect(decision.estimated_tokens_after).toBe(after);
-            expect(decision.compaction?.trigger?.estimated_tokens_after).toBe(after);
+          expect(step.decision.estimated_tokens).toBe(tokens);
+          if (step.kind === "fire") {
+            const after = estimateStream([...stream, step.band.compaction]).estimated_tokens;
+            expect(step.band.estimated_tokens_after).toBe(after);
+            expect(step.band.compaction.trigger?.estimated_tokens_after).toBe(after);
           } else {
-            expect(decision.reason).toBe("empty_range");
+            expect(step.decision.reason).toBe("empty_range");
           }
         },
       ),
@@ -200,22 +253,22 @@ describe("evaluateStream", () => {
     );
   });
 
-  it("uses the catalog when only the model id is known, and says so when it is not", () => {
+  it("uses the catalog when only the model id is known, and says so when it is not", async () => {
     const stream = generateConversation({ seed: 1, turns: 8 });
-    expect(
-      evaluateStream(stream, { model: { id: "anthropic/claude-sonnet-4-5" }, nowMillis: NOW })
-        .context_window,
-    ).toBe(200_000);
-    expect(
-      evaluateStream(stream, {
-        layers: [{ enabled: true }],
-        model: { id: "my-local-model" },
-        nowMillis: NOW,
-      }).reason,
-    ).toBe("context_window_unknown");
+    const known = await evaluateStream(stream, {
+      model: { id: "anthropic/claude-sonnet-4-5" },
+      nowMillis: NOW,
+    });
+    expect(known.decision.context_window).toBe(200_000);
+    const unknown = await evaluateStream(stream, {
+      layers: [{ enabled: true }],
+      model: { id: "my-local-model" },
+      nowMillis: NOW,
+    });
+    expect(unknown.decision.reason).toBe("context_window_unknown");
   });
 
-  it("applies auto config from config deltas in the stream", () => {
+  it("applies auto config from config deltas in the stream", async () => {
     const stream = [
       {
         type: "config_delta",
@@ -224,8 +277,10 @@ describe("evaluateStream", () => {
       },
       ...generateConversation({ seed: 3, turns: 12 }),
     ] as Parameters<typeof evaluateStream>[0];
-    expect(evaluateStream(stream, { model: { context_window: 10_000 }, nowMillis: NOW }).fire).toBe(
-      true,
-    );
+    const step = await evaluateStream(stream, {
+      model: { context_window: 10_000 },
+      nowMillis: NOW,
+    });
+    expect(step.decision.fire).toBe(true);
   });
 });

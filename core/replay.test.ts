@@ -2,9 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { generateConversation } from "../test/helpers/conversation.ts";
 import { estimateStream } from "./estimate.ts";
-import { evaluateStream, SummarizerRequiredError, simulateStream } from "./evaluate.ts";
 import type { Entry } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
+import { evaluateStream, SummarizerRequiredError, simulateStream } from "./replay.ts";
 import { indexTurns } from "./turns.ts";
 
 const enabled = { enabled: true } as const;
@@ -57,7 +57,7 @@ describe("simulateStream", () => {
     for (const firing of firings) {
       const position = entries.indexOf(firing.compaction);
       const prefix = entries.slice(0, position);
-      const decision = evaluateStream(prefix, { layers, model, nowMillis: 0 });
+      const { decision } = await evaluateStream(prefix, { layers, model, nowMillis: 0 });
       expect(indexTurns(prefix).turnCount - 1).toBe(firing.turn);
       expect(decision.fire).toBe(true);
       expect(decision.range).toEqual({ from_turn: firing.from_turn, to_turn: firing.to_turn });
@@ -97,7 +97,11 @@ describe("simulateStream", () => {
           turns: indexTurns(raw).turnCount,
           compactions: compactionsOf(raw).length,
         });
-        return `summary of ${range.from_turn}-${range.to_turn}`;
+        return {
+          text: `summary of ${range.from_turn}-${range.to_turn}`,
+          model: "m",
+          latency_ms: 5,
+        };
       },
     });
     expect(firings.length).toBeGreaterThan(0);
@@ -108,5 +112,9 @@ describe("simulateStream", () => {
     expect(firings[0]?.compaction.summary?.summary).toBe(
       `summary of ${seen[0]?.from}-${seen[0]?.to}`,
     );
+    expect(firings[0]?.compaction.trigger).toMatchObject({
+      summary_model: "m",
+      summary_latency_ms: 5,
+    });
   });
 });

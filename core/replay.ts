@@ -1,31 +1,33 @@
 /**
- * Stream-level evaluation: the D50 trigger applied to a whole stream as
- * stored (`evaluateStream`) and replayed turn by turn (`simulateStream`),
- * which is what the compactor does after every turn. Both estimate through
- * per-turn sizes, so a replay of a long stream stays linear.
+ * The D50 step on stream files: once on a stream as stored
+ * (`evaluateStream`, `autocompact evaluate`) and turn by turn as the
+ * compactor would run it (`simulateStream`, `autocompact simulate`). Both
+ * run {@link stepAutoCompaction} and estimate through per-turn sizes, so a
+ * replay of a long stream stays linear.
  */
 
+import {
+  type AutoCompactionStep,
+  type BandSummary,
+  type FiringContext,
+  stepAutoCompaction,
+  type TriggerState,
+} from "./auto-compaction.ts";
 import { type ModelCatalog, type ModelInfo, resolveContextWindow } from "./catalog.ts";
 import {
   type AutoConfig,
   type AutoConfigLayer,
   resolveAutoConfig,
+  type SummaryRuleConfig,
   streamConfigLayers,
 } from "./config.ts";
 import { tokensFromChars } from "./estimate.ts";
 import { type Compaction, type Entry, isKnown } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
 import { afterLastCompaction, type TurnRange } from "./rules.ts";
-import { measureStream, measureTurn, projectedCharsFromSizes, type TurnSize } from "./sizes.ts";
+import { measureTurn, projectedCharsFromSizes, type TurnSize } from "./sizes.ts";
 import { timestampNanos } from "./timestamp.ts";
-import {
-  buildFiring,
-  type Decision,
-  decide,
-  type FiringContext,
-  type TriggerState,
-} from "./trigger.ts";
-import { isConversationEvent } from "./turns.ts";
+import { isConversationEvent, splitTurns } from "./turns.ts";
 
 /** Everything besides the stream that an evaluation depends on. */
 export interface EvaluationContext {
@@ -33,8 +35,14 @@ export interface EvaluationContext {
   readonly layers?: readonly AutoConfigLayer[];
   readonly model?: ModelInfo;
   readonly catalog?: ModelCatalog;
-  readonly nowMillis: number;
 }
+
+/** Generates summary text for a band from the raw events of its turns. */
+export type SummarizeBand = (
+  range: TurnRange,
+  rawEvents: readonly Entry[],
+  rule: SummaryRuleConfig,
+) => Promise<BandSummary>;
 
 /** Resolves the auto config in force at the end of a stream. */
 export function configForStream(
@@ -44,57 +52,66 @@ export function configForStream(
   return resolveAutoConfig(...layers, ...streamConfigLayers(entries));
 }
 
-function triggerInputs(
+/** The trigger state and firing context of turns measured as `sizes` under `compactions`. */
+function stepInputs(
   sizes: readonly TurnSize[],
   compactions: readonly Compaction[],
   config: AutoConfig,
   contextWindow: number | undefined,
   nowMillis: number,
-): { state: TriggerState; context: FiringContext } {
+): { state: TriggerState; firing: () => FiringContext } {
+  const estimate = (all: readonly Compaction[]) =>
+    tokensFromChars(projectedCharsFromSizes(sizes, all));
   return {
     state: {
       config,
       turnCount: sizes.length,
       afterLastCompaction: afterLastCompaction(compactions),
-      estimatedTokens: tokensFromChars(projectedCharsFromSizes(sizes, compactions)),
+      estimatedTokens: estimate(compactions),
       contextWindow,
     },
-    context: {
+    firing: () => ({
       compactions,
       nowMillis,
-      estimateWith: (compaction) =>
-        tokensFromChars(projectedCharsFromSizes(sizes, [...compactions, compaction])),
-    },
+      estimateWith: (compaction) => estimate([...compactions, compaction]),
+    }),
   };
 }
 
-/** The trigger's state and firing context for a stream as stored (what `evaluateStream` decides on). */
-export function streamTriggerInputs(
+/**
+ * Runs the D50 step once, after the last turn of a stream as stored. With
+ * `summarize`, a summary rule summarizes the raw events of the range;
+ * without it, it stops at `needs_summary`.
+ */
+export function evaluateStream(
   entries: readonly Entry[],
-  context: EvaluationContext,
-): { state: TriggerState; context: FiringContext } {
-  return triggerInputs(
-    measureStream(entries),
+  context: EvaluationContext & { readonly nowMillis: number },
+  summarize?: SummarizeBand,
+): Promise<AutoCompactionStep> {
+  const turns = splitTurns(entries);
+  const names = new Map<string, string>();
+  const inputs = stepInputs(
+    turns.map((events) => measureTurn(events, names)),
     compactionsOf(entries),
     configForStream(entries, context.layers),
     resolveContextWindow(context.model, context.catalog),
     context.nowMillis,
   );
+  return stepAutoCompaction({
+    ...inputs,
+    ...(summarize
+      ? {
+          summarize: (range, rule) =>
+            summarize(range, rawEvents(turns.slice(range.from_turn, range.to_turn + 1)), rule),
+        }
+      : {}),
+  });
 }
 
-/** Evaluates the trigger once on a stream as stored. */
-export function evaluateStream(entries: readonly Entry[], context: EvaluationContext): Decision {
-  const { state, context: firing } = streamTriggerInputs(entries, context);
-  const decision = decide(state);
-  return decision.needs_summary ? decision : buildFiring(state, decision, firing);
+/** The raw events of some turns (compactions are overlays, never summarized). */
+function rawEvents(turns: readonly Entry[][]): Entry[] {
+  return turns.flat().filter((entry) => entry.type !== "compaction");
 }
-
-/** Generates summary text for a band from the raw events of its turns. */
-export type SummarizeBand = (
-  range: TurnRange,
-  rawEvents: readonly Entry[],
-  config: AutoConfig,
-) => Promise<string>;
 
 /** A summary rule fired but no summarizer was given: it is reported, never faked. */
 export class SummarizerRequiredError extends Error {
@@ -111,6 +128,8 @@ export interface Firing {
   readonly estimated_tokens_after: number;
   readonly threshold: number;
   readonly compaction: Compaction;
+  /** The summary the band was built from, for a summary rule. */
+  readonly summary?: BandSummary;
 }
 
 /** The outcome of a replay: every firing and the stream with the bands inserted. */
@@ -120,14 +139,14 @@ export interface Simulation {
 }
 
 /**
- * Replays a stream turn by turn, evaluating at each turn boundary as the
- * compactor would, and inserts each band right after the turn that fired it.
- * Band timestamps derive from the stream (the turn's last entry), so the
- * result is deterministic.
+ * Replays a stream turn by turn, running the D50 step at each turn boundary
+ * as the compactor would, and inserts each band right after the turn that
+ * fired it. Band timestamps derive from the stream (the turn's last entry),
+ * so the result is deterministic.
  */
 export async function simulateStream(
   entries: readonly Entry[],
-  context: Omit<EvaluationContext, "nowMillis"> & { readonly summarize?: SummarizeBand },
+  context: EvaluationContext & { readonly summarize?: SummarizeBand },
 ): Promise<Simulation> {
   const out: Entry[] = [];
   const sizes: TurnSize[] = [];
@@ -135,77 +154,59 @@ export async function simulateStream(
   const names = new Map<string, string>();
   const firings: Firing[] = [];
   const contextWindow = resolveContextWindow(context.model, context.catalog);
-  const turnStarts: number[] = [];
+  // Each finished turn's entries (metadata included, as the service stores a posted turn).
+  const turns: Entry[][] = [];
+  let turnEntries: Entry[] = [];
   let turnEvents: Entry[] = [];
-  let turnHasEvent = false;
   let lastMillis = 0;
   const streamLayers: AutoConfigLayer[] = [];
+  const summarize = context.summarize;
 
   const finishTurn = async () => {
+    turns.push(turnEntries);
     sizes.push(measureTurn(turnEvents, names));
+    turnEntries = [];
     turnEvents = [];
     const config = resolveAutoConfig(...(context.layers ?? []), ...streamLayers);
-    const { state, context: firing } = triggerInputs(
-      sizes,
-      compactions,
-      config,
-      contextWindow,
-      lastMillis,
-    );
-    let decision = decide(state);
-    if (decision.needs_summary && decision.range) {
-      if (!context.summarize) {
-        throw new SummarizerRequiredError(
-          `the auto rule summarizes and fired after turn ${sizes.length - 1}: give a summarizer (a summary is never faked)`,
-        );
-      }
-      const start = turnStarts[decision.range.from_turn] ?? 0;
-      const end = turnStarts[decision.range.to_turn + 1] ?? out.length;
-      const raw = out.slice(start, end).filter((entry) => entry.type !== "compaction");
-      decision = buildFiring(
-        state,
-        decision,
-        firing,
-        await context.summarize(decision.range, raw, config),
+    const step = await stepAutoCompaction({
+      ...stepInputs(sizes, compactions, config, contextWindow, lastMillis),
+      ...(summarize
+        ? {
+            summarize: (range: TurnRange, rule: SummaryRuleConfig) =>
+              summarize(range, rawEvents(turns.slice(range.from_turn, range.to_turn + 1)), rule),
+          }
+        : {}),
+    });
+    if (step.kind === "needs_summary") {
+      throw new SummarizerRequiredError(
+        `the auto rule summarizes and fired after turn ${sizes.length - 1}: give a summarizer (a summary is never faked)`,
       );
-    } else {
-      decision = buildFiring(state, decision, firing);
     }
-    recordFiring(decision);
-  };
-
-  const recordFiring = (decision: Decision) => {
-    const compaction = decision.compaction;
-    if (!decision.fire || !compaction || decision.threshold === null) return;
+    if (step.kind === "skip") return;
+    const { compaction, estimated_tokens_after } = step.band;
     out.push(compaction);
     compactions.push(compaction);
     firings.push({
       turn: sizes.length - 1,
       from_turn: compaction.from_turn,
       to_turn: compaction.to_turn,
-      estimated_tokens: decision.estimated_tokens,
-      estimated_tokens_after: decision.estimated_tokens_after ?? decision.estimated_tokens,
-      threshold: decision.threshold,
+      estimated_tokens: step.decision.estimated_tokens,
+      estimated_tokens_after,
+      threshold: step.decision.threshold,
       compaction,
+      ...(step.summary ? { summary: step.summary } : {}),
     });
   };
 
   for (const entry of entries) {
-    const opensTurn = entry.type === "turn_start" && turnHasEvent;
-    if (opensTurn) {
-      await finishTurn();
-      turnHasEvent = false;
-    }
-    if (isConversationEvent(entry) && !turnHasEvent) {
-      turnHasEvent = true;
-      turnStarts.push(out.length);
-    }
+    if (entry.type === "turn_start" && turnEvents.length > 0) await finishTurn();
     if (entry.type === "compaction") compactions.push(entry as Compaction);
-    else if (entry.type === "config_delta") streamLayers.push(...streamConfigLayers([entry]));
+    else turnEntries.push(entry);
+    if (entry.type === "config_delta") streamLayers.push(...streamConfigLayers([entry]));
     else if (isConversationEvent(entry)) turnEvents.push(entry);
     if (isKnown(entry)) lastMillis = Number(timestampNanos(entry.timestamp) / 1_000_000n);
     out.push(entry);
   }
-  if (turnHasEvent) await finishTurn();
+  if (turnEvents.length > 0) await finishTurn();
   return { firings, entries: out };
 }

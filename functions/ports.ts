@@ -5,6 +5,7 @@
  * contract suite (test/contract/).
  */
 
+import type { BandSummary } from "../core/auto-compaction.ts";
 import type { ModelInfo } from "../core/catalog.ts";
 import type { AutoConfigLayer } from "../core/config.ts";
 import type { Compaction, Entry } from "../core/events.ts";
@@ -196,14 +197,8 @@ export interface SummaryRequest {
   readonly model?: string;
 }
 
-/** A generated summary and what it cost. */
-export interface SummaryResult {
-  readonly text: string;
-  readonly model: string;
-  readonly input_tokens?: number;
-  readonly output_tokens?: number;
-  readonly latency_ms: number;
-}
+/** A generated summary and what it cost (core's {@link BandSummary}). */
+export type SummaryResult = BandSummary;
 
 /** Generates summaries (Bedrock Converse, or any OpenAI-compatible endpoint). */
 export interface Summarizer {

@@ -32,8 +32,8 @@ import { type ILogGroup, QueryDefinition, QueryString } from "aws-cdk-lib/aws-lo
 import { Topic } from "aws-cdk-lib/aws-sns";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { SKIP_REASONS } from "../core/trigger.ts";
-import type { DeliverySkip } from "../functions/compactor/evaluate.ts";
+import { SKIP_REASONS } from "../core/auto-compaction.ts";
+import type { DeliverySkip } from "../functions/compactor/evaluate-turn.ts";
 import type { AutocompactSettings } from "./config.ts";
 
 /** The EMF namespace of the compactor's metrics (functions/compactor/handler.ts METRICS_NAMESPACE). */

@@ -1,5 +1,5 @@
 /** `autocompact evaluate`: the D50 trigger decision on a stream as stored. */
-import { evaluateStream } from "../../core/evaluate.ts";
+import { evaluateStream } from "../../core/replay.ts";
 import { type Command, EXIT, HELP_OPTION, parseCommandArgs, printHelp, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 import {
@@ -13,11 +13,11 @@ import {
   nowMillis,
 } from "../options.ts";
 import {
-  completeSummaryDecision,
   SUMMARIZER_HELP,
   SUMMARIZER_HINT,
   SUMMARIZER_OPTIONS,
   summarizerFromOptions,
+  summarizeWith,
 } from "../summarizer.ts";
 
 const OPTIONS = {
@@ -82,10 +82,12 @@ export const command: Command = {
     const layers = await configLayers(values);
     const entries = await loadStream(positionals, values.format, io);
     const context = { layers, nowMillis: now, ...(model === undefined ? {} : { model }) };
-    let decision = evaluateStream(entries, context);
-    if (decision.needs_summary && summarizer) {
-      decision = (await completeSummaryDecision(entries, context, decision, summarizer)).decision;
-    }
+    const step = await evaluateStream(
+      entries,
+      context,
+      summarizer ? summarizeWith(summarizer) : undefined,
+    );
+    const decision = step.decision;
     if (decision.reason === "disabled") {
       await write(io.stderr, `autocompact: note: ${DISABLED_NOTE}\n`);
     }
@@ -95,13 +97,19 @@ export const command: Command = {
         `autocompact: note: model "${values.model}" is not in the catalog: give --context-window N\n`,
       );
     }
-    if (decision.needs_summary) {
+    if (step.kind === "needs_summary") {
       await write(
         io.stderr,
         `autocompact: note: the rule summarizes and no summarizer was given, so the decision has no compaction (${SUMMARIZER_HINT})\n`,
       );
     }
-    await write(io.stdout, `${JSON.stringify(decision, null, 2)}\n`);
+    const printed =
+      step.kind === "fire"
+        ? { ...decision, ...step.band }
+        : step.kind === "needs_summary"
+          ? { ...decision, needs_summary: true }
+          : decision;
+    await write(io.stdout, `${JSON.stringify(printed, null, 2)}\n`);
     return EXIT.ok;
   },
 };

@@ -1,8 +1,8 @@
 /** `autocompact simulate`: replays a stream turn by turn with automatic compaction. */
 import { writeFile } from "node:fs/promises";
+import { summaryAudit } from "../../core/auto-compaction.ts";
 import { resolveContextWindow } from "../../core/catalog.ts";
-import { configForStream, SummarizerRequiredError, simulateStream } from "../../core/evaluate.ts";
-import { summaryAudit } from "../../functions/conversations/summaries.ts";
+import { configForStream, SummarizerRequiredError, simulateStream } from "../../core/replay.ts";
 import {
   type Command,
   EXIT,
@@ -24,12 +24,11 @@ import {
   modelInfo,
 } from "../options.ts";
 import {
-  bandKey,
   SUMMARIZER_HELP,
   SUMMARIZER_HINT,
   SUMMARIZER_OPTIONS,
-  summarizeCallback,
   summarizerFromOptions,
+  summarizeWith,
 } from "../summarizer.ts";
 
 const OPTIONS = {
@@ -101,13 +100,12 @@ export const command: Command = {
     const summarizer = await summarizerFromOptions(values, io.env);
     const layers = await configLayers(values);
     const entries = await loadStream(positionals, values.format, io);
-    const summaries = summarizer ? summarizeCallback(summarizer) : undefined;
     let simulation: Awaited<ReturnType<typeof simulateStream>>;
     try {
       simulation = await simulateStream(entries, {
         layers,
         model: { context_window: contextWindow },
-        ...(summaries ? { summarize: summaries.summarize } : {}),
+        ...(summarizer ? { summarize: summarizeWith(summarizer) } : {}),
       });
     } catch (error) {
       if (error instanceof SummarizerRequiredError) {
@@ -115,16 +113,6 @@ export const command: Command = {
       }
       throw error;
     }
-    // The summary's model, tokens and latency go in the band's trigger, as the compactor stores them.
-    const audits = simulation.firings.map((firing) => {
-      const result = summaries?.results.get(bandKey(firing));
-      if (!result) return {};
-      const audit = summaryAudit(result);
-      if (firing.compaction.trigger) {
-        firing.compaction.trigger = { ...firing.compaction.trigger, ...audit };
-      }
-      return audit;
-    });
     if (values.out !== undefined) {
       try {
         await writeFile(values.out, `${JSON.stringify(simulation.entries, null, 2)}\n`);
@@ -133,7 +121,7 @@ export const command: Command = {
         throw new InputError(`cannot write ${values.out}: ${reason}`, { cause: error });
       }
     }
-    const lines = simulation.firings.map((firing, i) =>
+    const lines = simulation.firings.map((firing) =>
       JSON.stringify({
         turn: firing.turn,
         from_turn: firing.from_turn,
@@ -142,7 +130,7 @@ export const command: Command = {
         estimated_tokens_after: firing.estimated_tokens_after,
         threshold: firing.threshold,
         context_window: contextWindow,
-        ...audits[i],
+        ...(firing.summary ? summaryAudit(firing.summary) : {}),
       }),
     );
     if (lines.length > 0) await write(io.stdout, `${lines.join("\n")}\n`);

@@ -5,20 +5,30 @@
  * written once per triggering turn (`AUTO#<turn>`, if absent) and only if
  * the head is still the one the decision was computed from.
  */
+import {
+  type Band,
+  type BandSummary,
+  type FireDecision,
+  type SkipDecision,
+  stepAutoCompaction,
+  type TriggerState,
+} from "../../core/auto-compaction.ts";
 import { resolveContextWindow } from "../../core/catalog.ts";
+import type { SummaryRuleConfig } from "../../core/config.ts";
 import { tokensFromChars } from "../../core/estimate.ts";
-import { projectedCharsFromSizes } from "../../core/sizes.ts";
-import { buildFiring, type Decision, decide, type TriggerState } from "../../core/trigger.ts";
+import type { Compaction } from "../../core/events.ts";
+import type { TurnRange } from "../../core/rules.ts";
+import { projectedCharsFromSizes, type TurnSize } from "../../core/sizes.ts";
 import { ContentionError } from "../conversations/errors.ts";
 import { autoKey, effectiveConfig, type ServiceSettings } from "../conversations/state.ts";
-import { summarizeBand, summaryAudit } from "../conversations/summaries.ts";
+import { missingSummarizerError, summarizeBand } from "../conversations/summaries.ts";
 import {
   type Clock,
   ConditionFailedError,
   type ConversationStore,
   type EvaluationMessage,
+  type StoredCompaction,
   type Summarizer,
-  type SummaryResult,
   systemClock,
   type TenantDirectory,
 } from "../ports.ts";
@@ -28,11 +38,16 @@ export type DeliverySkip = "stale" | "already_evaluated" | "unknown_turn";
 
 /** What one evaluation did. */
 export type EvaluationOutcome =
-  | { readonly outcome: "fired"; readonly decision: Decision; readonly summary?: SummaryResult }
+  | {
+      readonly outcome: "fired";
+      readonly decision: FireDecision;
+      readonly band: Band;
+      readonly summary?: BandSummary;
+    }
   | {
       readonly outcome: "skipped";
-      readonly reason: Decision["reason"];
-      readonly decision: Decision;
+      readonly reason: SkipDecision["reason"];
+      readonly decision: SkipDecision;
     }
   | { readonly outcome: "skipped"; readonly reason: DeliverySkip; readonly decision?: undefined };
 
@@ -55,7 +70,7 @@ export async function evaluateTurn(
   const ref = { tenant: message.tenant, conversation: message.conversation };
   const clock = deps.clock ?? systemClock;
   // A summary costs a model call: a retry after a lost race reuses it when the band is the same.
-  let cached: { key: string; result: SummaryResult } | undefined;
+  let cached: { key: string; result: BandSummary } | undefined;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const head = await deps.store.getHead(ref);
     if (!head || message.turn >= head.turn_count)
@@ -75,48 +90,50 @@ export async function evaluateTurn(
       estimatedTokens: tokensFromChars(head.projected_chars),
       contextWindow: resolveContextWindow(head.model, settings.catalog),
     };
-    const decision = decide(state);
-    if (!decision.fire || !decision.range) {
-      await deps.store.markEvaluated(ref, message.turn);
-      return { outcome: "skipped", reason: decision.reason, decision };
-    }
-    const [summaries, stored] = await Promise.all([
-      deps.store.listTurnSummaries(ref),
-      deps.store.listCompactions(ref),
-    ]);
-    const sizes = summaries.map((s) => s.size);
-    const compactions = stored.map((c) => c.compaction);
-    let summary: SummaryResult | undefined;
-    const rule = state.config.rule.summary;
-    if (rule) {
-      const key = JSON.stringify([decision.range, rule]);
-      if (cached?.key !== key) {
-        cached = {
-          key,
-          result: await summarizeBand(deps.summarizer, deps.store, ref, decision.range, rule),
-        };
-      }
-      summary = cached.result;
-    }
-    const fired = buildFiring(
-      state,
-      decision,
-      {
+    // Read only when the trigger fires: the no-fire path costs the head read alone.
+    let stored: StoredCompaction[] = [];
+    let sizes: TurnSize[] = [];
+    const firing = async () => {
+      const [summaries, listed] = await Promise.all([
+        deps.store.listTurnSummaries(ref),
+        deps.store.listCompactions(ref),
+      ]);
+      stored = listed;
+      sizes = summaries.map((s) => s.size);
+      const compactions = stored.map((c) => c.compaction);
+      return {
         compactions,
         nowMillis: clock.nowMillis(),
-        estimateWith: (c) => tokensFromChars(projectedCharsFromSizes(sizes, [...compactions, c])),
-      },
-      summary?.text,
-    );
-    const band = fired.compaction;
-    if (!band || fired.estimated_tokens_after === undefined)
-      return { outcome: "skipped", reason: decision.reason, decision };
-    if (summary) {
-      band.trigger = {
-        ...(band.trigger as NonNullable<typeof band.trigger>),
-        ...summaryAudit(summary),
+        estimateWith: (c: Compaction) =>
+          tokensFromChars(projectedCharsFromSizes(sizes, [...compactions, c])),
       };
+    };
+    const summarizer = deps.summarizer;
+    const step = await stepAutoCompaction({
+      state,
+      firing,
+      ...(summarizer
+        ? {
+            summarize: async (range: TurnRange, rule: SummaryRuleConfig) => {
+              const key = JSON.stringify([range, rule]);
+              if (cached?.key !== key) {
+                cached = {
+                  key,
+                  result: await summarizeBand(summarizer, deps.store, ref, range, rule),
+                };
+              }
+              return cached.result;
+            },
+          }
+        : {}),
+    });
+    if (step.kind === "skip") {
+      await deps.store.markEvaluated(ref, message.turn);
+      return { outcome: "skipped", reason: step.decision.reason, decision: step.decision };
     }
+    if (step.kind === "needs_summary") throw missingSummarizerError(step.decision.range);
+    const band = step.band.compaction;
+    const all = [...stored.map((c) => c.compaction), band];
     try {
       await deps.store.addCompaction(
         ref,
@@ -128,7 +145,7 @@ export async function evaluateTurn(
         },
         head,
         {
-          projected_chars: projectedCharsFromSizes(sizes, [...compactions, band]),
+          projected_chars: projectedCharsFromSizes(sizes, all),
           max_compacted_turn: Math.max(head.max_compacted_turn, band.to_turn),
           evaluated_through: message.turn,
         },
@@ -137,7 +154,12 @@ export async function evaluateTurn(
       if (error instanceof ConditionFailedError) continue;
       throw error;
     }
-    return { outcome: "fired", decision: fired, ...(summary ? { summary } : {}) };
+    return {
+      outcome: "fired",
+      decision: step.decision,
+      band: step.band,
+      ...(step.summary ? { summary: step.summary } : {}),
+    };
   }
   throw new ContentionError(
     `turn ${message.turn} of ${message.conversation}: the head kept changing during evaluation`,

@@ -2,10 +2,10 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics } from "@aws-lambda-powertools/metrics";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { FireDecision, SkipDecision } from "../../core/auto-compaction.ts";
 import type { Compaction } from "../../core/events.ts";
-import type { Decision } from "../../core/trigger.ts";
 import type { EvaluationMessage } from "../ports.ts";
-import type { EvaluationOutcome } from "./evaluate.ts";
+import type { EvaluationOutcome } from "./evaluate-turn.ts";
 import { createCompactorHandler, policyOf } from "./handler.ts";
 
 // Powertools Logger and Metrics write JSON lines through their own console
@@ -72,8 +72,11 @@ const band: Compaction = {
   tool_calls: { policy: "strip", request: true, response: true },
 };
 
-function firedDecision(after: number, compaction: Compaction = band): Decision {
-  return {
+type Fired = Extract<EvaluationOutcome, { outcome: "fired" }>;
+
+/** A firing of `compaction` that leaves `after` estimated tokens. */
+function fired(after: number, compaction: Compaction = band): Fired {
+  const decision: FireDecision = {
     fire: true,
     reason: "over_threshold",
     turn_count: 12,
@@ -81,12 +84,11 @@ function firedDecision(after: number, compaction: Compaction = band): Decision {
     estimated_tokens: 160_000.25,
     threshold: 150_000,
     context_window: 200_000,
-    compaction,
-    estimated_tokens_after: after,
   };
+  return { outcome: "fired", decision, band: { compaction, estimated_tokens_after: after } };
 }
 
-const skippedDecision: Decision = {
+const skippedDecision: SkipDecision = {
   fire: false,
   reason: "under_threshold",
   turn_count: 7,
@@ -127,7 +129,7 @@ const logBase = {
 
 describe("compactor handler: logs", () => {
   it("logs a firing with every field, and nothing else", async () => {
-    const { handler } = setup(async () => ({ outcome: "fired", decision: firedDecision(40_210) }));
+    const { handler } = setup(async () => fired(40_210));
 
     const response = await handler(event(record("m1", msg(11))));
 
@@ -162,8 +164,7 @@ describe("compactor handler: logs", () => {
       summary: { summary: "the story so far" },
     };
     const { handler } = setup(async () => ({
-      outcome: "fired",
-      decision: firedDecision(30_000, summaryBand),
+      ...fired(30_000, summaryBand),
       summary: {
         text: "the story so far",
         model: "anthropic.claude-haiku",
@@ -189,15 +190,12 @@ describe("compactor handler: logs", () => {
   });
 
   it("warns when the view is still over the threshold after the firing", async () => {
-    const { handler } = setup(async () => ({
-      outcome: "fired",
-      decision: firedDecision(155_000),
-    }));
+    const { handler } = setup(async () => fired(155_000));
 
     await handler(event(record("m1", msg(11))));
 
-    const [fired, warning] = logs();
-    expect(fired).toMatchObject({ level: "INFO", message: "auto_compaction.fired" });
+    const [firing, warning] = logs();
+    expect(firing).toMatchObject({ level: "INFO", message: "auto_compaction.fired" });
     expect(warning).toEqual({
       ...logBase,
       level: "WARN",
@@ -367,10 +365,7 @@ describe("compactor handler: partial batch responses", () => {
 
 describe("compactor handler: metrics", () => {
   it("emits Fired, TokensRemoved, EvaluationMs and StillOverThreshold as EMF, flushed per invocation", async () => {
-    const { handler, metrics } = setup(async () => ({
-      outcome: "fired",
-      decision: firedDecision(155_000),
-    }));
+    const { handler, metrics } = setup(async () => fired(155_000));
 
     await handler(event(record("m1", msg(11))));
 

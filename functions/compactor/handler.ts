@@ -13,11 +13,11 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from "@aws-lambd
 import type { Logger } from "@aws-lambda-powertools/logger";
 import { type Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { summaryAudit } from "../../core/auto-compaction.ts";
 import type { Compaction } from "../../core/events.ts";
-import { summaryAudit } from "../conversations/summaries.ts";
 import type { EvaluationMessage } from "../ports.ts";
 import { decodeMessageBody } from "../queue/message.ts";
-import type { EvaluationOutcome } from "./evaluate.ts";
+import type { EvaluationOutcome } from "./evaluate-turn.ts";
 
 /** The EMF namespace of the compactor's metrics. */
 export const METRICS_NAMESPACE = "Autocompact";
@@ -111,14 +111,13 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
     }
 
     const { decision, summary } = outcome;
-    const band = decision.compaction;
-    const range = band ?? decision.range;
+    const band = outcome.band.compaction;
     const before = decision.estimated_tokens;
-    const after = decision.estimated_tokens_after;
+    const after = outcome.band.estimated_tokens_after;
     logger.info("auto_compaction.fired", {
       ...ids,
-      from_turn: range?.from_turn,
-      to_turn: range?.to_turn,
+      from_turn: band.from_turn,
+      to_turn: band.to_turn,
       policy: policyOf(band),
       estimated_tokens: before,
       estimated_tokens_after: after,
@@ -128,21 +127,19 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
       ...(summary ? summaryAudit(summary) : {}),
     });
     metrics.addMetric("Fired", MetricUnit.Count, 1);
-    if (after !== undefined) {
-      metrics.addMetric("TokensRemoved", MetricUnit.Count, before - after);
-      if (decision.threshold !== null && after > decision.threshold) {
-        logger.warn("auto_compaction.still_over_threshold", {
-          ...ids,
-          from_turn: range?.from_turn,
-          to_turn: range?.to_turn,
-          policy: policyOf(band),
-          estimated_tokens: before,
-          estimated_tokens_after: after,
-          threshold: decision.threshold,
-          context_window: decision.context_window,
-        });
-        metrics.addMetric("StillOverThreshold", MetricUnit.Count, 1);
-      }
+    metrics.addMetric("TokensRemoved", MetricUnit.Count, before - after);
+    if (after > decision.threshold) {
+      logger.warn("auto_compaction.still_over_threshold", {
+        ...ids,
+        from_turn: band.from_turn,
+        to_turn: band.to_turn,
+        policy: policyOf(band),
+        estimated_tokens: before,
+        estimated_tokens_after: after,
+        threshold: decision.threshold,
+        context_window: decision.context_window,
+      });
+      metrics.addMetric("StillOverThreshold", MetricUnit.Count, 1);
     }
   };
 

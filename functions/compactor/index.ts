@@ -13,7 +13,7 @@ import { readEnvironment } from "../env.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
-import { evaluateTurn } from "./evaluate.ts";
+import { evaluateTurn } from "./evaluate-turn.ts";
 import { createCompactorHandler, METRICS_NAMESPACE } from "./handler.ts";
 
 type LogLevel = NonNullable<NonNullable<ConstructorParameters<typeof Logger>[0]>["logLevel"]>;

@@ -27,6 +27,7 @@ import {
   type ConversationStore,
   type StoredCompaction,
   type Summarizer,
+  type SummaryResult,
   systemClock,
   type Tenant,
   type TurnQueue,
@@ -51,7 +52,7 @@ import {
   type ServiceSettings,
   turnSizes,
 } from "./state.ts";
-import { summarizeBand } from "./summaries.ts";
+import { missingSummarizerError, summarizeBand } from "./summaries.ts";
 
 /** The head of a conversation that has none yet. */
 const EMPTY_HEAD: ConversationHead = {
@@ -353,9 +354,11 @@ export class ConversationService {
       const summaryRule = plan.rule.summary
         ? { ...config.rule.summary, ...plan.rule.summary }
         : undefined;
-      const summary = summaryRule
-        ? await summarizeBand(this.#summarizer, this.#store, ref, plan.range, summaryRule)
-        : undefined;
+      let summary: SummaryResult | undefined;
+      if (summaryRule) {
+        if (!this.#summarizer) throw missingSummarizerError(plan.range);
+        summary = await summarizeBand(this.#summarizer, this.#store, ref, plan.range, summaryRule);
+      }
       const compaction = buildCompaction({
         rule: plan.rule,
         range: plan.range,

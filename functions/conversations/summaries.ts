@@ -8,19 +8,21 @@ import type { TurnRange } from "../../core/rules.ts";
 import type { ConversationRef, ConversationStore, Summarizer, SummaryResult } from "../ports.ts";
 import { EmptySummaryError, SummarizerUnavailableError } from "./errors.ts";
 
+/** A band needs a summary and this service has no summarizer. */
+export function missingSummarizerError(range: TurnRange): SummarizerUnavailableError {
+  return new SummarizerUnavailableError(
+    `turns ${range.from_turn}..${range.to_turn} need a summary but no summarizer is configured`,
+  );
+}
+
 /** Summarizes turns `range` of a stored conversation with the rule's settings. */
 export async function summarizeBand(
-  summarizer: Summarizer | undefined,
+  summarizer: Summarizer,
   store: ConversationStore,
   ref: ConversationRef,
   range: TurnRange,
   rule: SummaryRuleConfig,
 ): Promise<SummaryResult> {
-  if (!summarizer) {
-    throw new SummarizerUnavailableError(
-      `turns ${range.from_turn}..${range.to_turn} need a summary but no summarizer is configured`,
-    );
-  }
   const turns = await store.readTurns(ref, range.from_turn, range.to_turn);
   const result = await summarizer.summarize({
     from_turn: range.from_turn,
@@ -35,14 +37,4 @@ export async function summarizeBand(
     );
   }
   return result;
-}
-
-/** The audit fields a summary adds to a band's `trigger` and to its firing log line. */
-export function summaryAudit(result: SummaryResult): Record<string, string | number> {
-  return {
-    summary_model: result.model,
-    ...(result.input_tokens === undefined ? {} : { summary_input_tokens: result.input_tokens }),
-    ...(result.output_tokens === undefined ? {} : { summary_output_tokens: result.output_tokens }),
-    summary_latency_ms: result.latency_ms,
-  };
 }

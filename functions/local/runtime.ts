@@ -18,7 +18,7 @@ import { serve } from "@hono/node-server";
 import type { ModelCatalog } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { createApp } from "../api/app.ts";
-import { evaluateTurn } from "../compactor/evaluate.ts";
+import { evaluateTurn } from "../compactor/evaluate-turn.ts";
 import { createCompactorHandler, METRICS_NAMESPACE } from "../compactor/handler.ts";
 import { ConversationService } from "../conversations/service.ts";
 import type { Summarizer } from "../ports.ts";

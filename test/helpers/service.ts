@@ -1,6 +1,6 @@
 /** Wires the service, app and evaluator on the in-memory fakes for tests. */
 import { createApp } from "../../functions/api/app.ts";
-import { evaluateTurn } from "../../functions/compactor/evaluate.ts";
+import { evaluateTurn } from "../../functions/compactor/evaluate-turn.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
 import type { ServiceSettings } from "../../functions/conversations/state.ts";
 import { hashApiKey } from "../../functions/keys.ts";

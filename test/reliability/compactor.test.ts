@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { estimateStream } from "../../core/estimate.ts";
-import { simulateStream } from "../../core/evaluate.ts";
 import type { Entry } from "../../core/events.ts";
 import { compactionsOf } from "../../core/projection.ts";
+import { simulateStream } from "../../core/replay.ts";
 import { splitTurns } from "../../core/turns.ts";
 import { readStream } from "../../functions/conversations/state.ts";
 import { ConditionFailedError, type ConversationStore } from "../../functions/ports.ts";
