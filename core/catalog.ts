@@ -39,19 +39,22 @@ export function contextWindowOf(
   catalog: ModelCatalog = DEFAULT_MODEL_CATALOG,
 ): number | undefined {
   if (!modelId) return undefined;
-  const candidates = [modelId];
-  const slash = modelId.lastIndexOf("/");
-  if (slash >= 0) candidates.push(modelId.slice(slash + 1));
+  // The id, then the id without its provider prefix (the id again if it has none).
+  const candidates = [modelId, modelId.slice(modelId.lastIndexOf("/") + 1)];
   for (const id of candidates) {
     if (Object.hasOwn(catalog, id)) return catalog[id];
   }
-  let best: string | undefined;
+  let longest = 0;
+  let window: number | undefined;
   for (const id of candidates) {
     for (const known of Object.keys(catalog)) {
-      if (id.startsWith(`${known}-`) && (!best || known.length > best.length)) best = known;
+      if (id.startsWith(`${known}-`) && known.length > longest) {
+        longest = known.length;
+        window = catalog[known];
+      }
     }
   }
-  return best === undefined ? undefined : catalog[best];
+  return window;
 }
 
 /** The model a turn names, as posted by a platform. */

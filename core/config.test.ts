@@ -8,8 +8,10 @@ import {
   parseConfigTree,
   resolveAutoConfig,
   streamConfigLayers,
+  toConfigTree,
   toolCallPolicyOf,
 } from "./config.ts";
+import type { Entry } from "./events.ts";
 
 function issuesOf(fn: () => unknown): readonly string[] {
   try {
@@ -20,6 +22,8 @@ function issuesOf(fn: () => unknown): readonly string[] {
   }
   throw new Error("expected a ConfigError");
 }
+
+const EXAMPLE = '{"conversation":{"compaction":{"auto":{"enabled":true}}}}';
 
 describe("auto configuration", () => {
   it("defaults to D50's values", () => {
@@ -42,6 +46,30 @@ describe("auto configuration", () => {
       trigger_ratio: 0.5,
       min_turns: 5,
       rule: { keep_first: 1, keep_last: 2, tool_calls: "omit" },
+    });
+  });
+
+  it("keeps an earlier layer's value where a later layer leaves the key unset", () => {
+    expect(
+      mergeLayers(
+        {
+          enabled: true,
+          trigger_ratio: 0.5,
+          min_turns: 2,
+          rule: { keep_first: 0, keep_last: 4, tool_calls: "omit" },
+        },
+        { rule: { keep_last: undefined } },
+        {},
+      ),
+    ).toEqual({
+      enabled: true,
+      trigger_ratio: 0.5,
+      min_turns: 2,
+      rule: { keep_first: 0, keep_last: 4, tool_calls: "omit" },
+    });
+    expect(mergeLayers({ enabled: true, min_turns: 2 }, { enabled: false, min_turns: 0 })).toEqual({
+      enabled: false,
+      min_turns: 0,
     });
   });
 
@@ -76,47 +104,179 @@ describe("auto configuration", () => {
     expect(parseConfigTree({ conversation: { title: "t" } })).toEqual({});
   });
 
-  it("names the key of every invalid value", () => {
-    expect(issuesOf(() => parseAutoLayer({ trigger_ratio: 0 }))).toEqual([
-      "conversation.compaction.auto.trigger_ratio: must be greater than 0",
+  it.each([
+    [{ enabled: "yes" }, "enabled: must be true or false"],
+    [{ trigger_ratio: 0 }, "trigger_ratio: must be greater than 0"],
+    [{ trigger_ratio: 1.5 }, "trigger_ratio: must be at most 1"],
+    [{ trigger_ratio: "0.5" }, "trigger_ratio: must be a number in (0, 1]"],
+    [{ min_turns: 2.5 }, "min_turns: must be a whole number of turns"],
+    [{ min_turns: "5" }, "min_turns: must be a whole number of turns"],
+    [{ min_turns: -1 }, "min_turns: must be 0 or more"],
+    [{ rule: { keep_first: 0.5 } }, "rule.keep_first: must be a whole number of turns"],
+    [{ rule: { keep_last: -1 } }, "rule.keep_last: must be 0 or more"],
+    [{ rule: { reasoning: "keep" } }, 'rule.reasoning: Invalid input: expected "strip"'],
+    [
+      { rule: { tool_calls: "shred" } },
+      'rule.tool_calls: Invalid option: expected one of "strip"|"strip-requests"|"strip-responses"|"omit"',
+    ],
+    [{ rule: { summary: { instructions: "" } } }, "rule.summary.instructions: must not be empty"],
+    [{ rule: { summary: { model: { id: "" } } } }, "rule.summary.model.id: must not be empty"],
+  ])("names the full key of an invalid value: %j", (layer, issue) => {
+    expect(issuesOf(() => parseAutoLayer(layer))).toEqual([
+      `conversation.compaction.auto.${issue}`,
     ]);
-    expect(issuesOf(() => parseAutoLayer({ trigger_ratio: 1.5 }))[0]).toMatch(
-      /^conversation\.compaction\.auto\.trigger_ratio: /,
-    );
-    expect(issuesOf(() => parseAutoLayer({ min_turns: 2.5 }))[0]).toMatch(
-      /^conversation\.compaction\.auto\.min_turns: must be a whole number/,
-    );
-    expect(issuesOf(() => parseAutoLayer({ enabled: "yes" }))[0]).toMatch(
-      /^conversation\.compaction\.auto\.enabled: must be true or false/,
-    );
-    expect(issuesOf(() => parseAutoLayer({ rule: { tool_calls: "shred" } }))[0]).toMatch(
-      /^conversation\.compaction\.auto\.rule\.tool_calls: /,
-    );
-    expect(issuesOf(() => parseAutoLayer({ rule: { keep_last: -1 } }))[0]).toMatch(
-      /rule\.keep_last: must be 0 or more/,
-    );
-    expect(issuesOf(() => parseAutoLayer({ rule: { summary: { model: { id: "" } } } }))[0]).toMatch(
-      /rule\.summary\.model\.id: must not be empty/,
-    );
   });
 
-  it("rejects unknown keys, naming them and the known ones", () => {
-    const [issue] = issuesOf(() => parseAutoLayer({ trigger_ration: 0.5 }));
-    expect(issue).toMatch(/conversation\.compaction\.auto\.trigger_ration: unknown key/);
-    expect(issue).toMatch(/trigger_ratio/);
-    expect(issuesOf(() => parseAutoLayer({ rule: { keepLast: 1 } }))[0]).toMatch(
-      /auto\.rule\.keepLast: unknown key/,
-    );
+  it("puts every issue in the error's message", () => {
+    let thrown: unknown;
+    try {
+      parseAutoLayer({ trigger_ratio: 0, min_turns: -1 });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect(thrown).toMatchObject({
+      name: "ConfigError",
+      message:
+        "conversation.compaction.auto.trigger_ratio: must be greater than 0; conversation.compaction.auto.min_turns: must be 0 or more",
+    });
   });
 
-  it("rejects trees of the wrong shape", () => {
-    expect(issuesOf(() => parseConfigTree([]))[0]).toMatch(/rooted at "conversation"/);
-    expect(issuesOf(() => parseConfigTree({ conversation: 1 }))).toEqual([
-      "conversation: must be an object",
+  it("accepts every valid value at its bounds", () => {
+    const layer = {
+      enabled: false,
+      trigger_ratio: 1,
+      min_turns: 0,
+      rule: {
+        keep_first: 0,
+        keep_last: 0,
+        reasoning: "strip",
+        tool_calls: "strip-requests",
+        summary: { instructions: "Keep every decision.", model: { id: "m" } },
+      },
+    };
+    expect(parseAutoLayer(layer)).toEqual(layer);
+  });
+
+  it.each([["strip"], ["strip-requests"], ["strip-responses"], ["omit"]])(
+    "accepts the tool call mode %s",
+    (mode) => {
+      expect(parseAutoLayer({ rule: { tool_calls: mode } })).toEqual({
+        rule: { tool_calls: mode },
+      });
+    },
+  );
+
+  it.each([
+    [{ trigger_ration: 0.5 }, "trigger_ration", "enabled, trigger_ratio, min_turns, rule"],
+    [
+      { rule: { keepLast: 1 } },
+      "rule.keepLast",
+      "keep_first, keep_last, reasoning, tool_calls, summary",
+    ],
+    [{ rule: { summary: { prompt: "x" } } }, "rule.summary.prompt", "instructions, model"],
+    [{ rule: { summary: { model: { id: "m", name: "m" } } } }, "rule.summary.model.name", "id"],
+  ])("rejects an unknown key, naming it and the known ones: %j", (layer, key, known) => {
+    expect(issuesOf(() => parseAutoLayer(layer))).toEqual([
+      `conversation.compaction.auto.${key}: unknown key (known: ${known})`,
     ]);
-    expect(issuesOf(() => parseConfigTree({ conversation: { compaction: "x" } }))).toEqual([
-      "conversation.compaction: must be an object",
+  });
+
+  it("names each of several unknown keys in full", () => {
+    expect(issuesOf(() => parseAutoLayer({ rule: { keepLast: 1, keepFirst: 1 } }))).toEqual([
+      "conversation.compaction.auto.rule.keepLast: unknown key (known: keep_first, keep_last, reasoning, tool_calls, summary)",
+      "conversation.compaction.auto.rule.keepFirst: unknown key (known: keep_first, keep_last, reasoning, tool_calls, summary)",
     ]);
+  });
+
+  it.each([[[]], [null], ["x"]])("rejects a tree that is not an object: %j", (tree) => {
+    expect(issuesOf(() => parseConfigTree(tree))).toEqual([
+      `configuration must be an object rooted at "conversation" (e.g. ${EXAMPLE})`,
+    ]);
+  });
+
+  it.each([
+    [{ conversation: 1 }, "conversation: must be an object"],
+    [{ conversation: null }, "conversation: must be an object"],
+    [{ conversation: [] }, "conversation: must be an object"],
+    [{ conversation: { compaction: "x" } }, "conversation.compaction: must be an object"],
+    [
+      { conversation: { compaction: { auto: 1 } } },
+      "conversation.compaction.auto: Invalid input: expected object, received number",
+    ],
+  ])("rejects a tree with a non-object at a key, naming it: %j", (tree, issue) => {
+    expect(issuesOf(() => parseConfigTree(tree))).toEqual([issue]);
+    expect(issuesOf(() => parseConfigTree(tree, { strict: true }))).toEqual([issue]);
+  });
+
+  it("finds no auto layer in a tree that stops short of one", () => {
+    expect(parseConfigTree({})).toEqual({});
+    expect(parseConfigTree({ conversation: {} })).toEqual({});
+    expect(parseConfigTree({ conversation: { compaction: {} } })).toEqual({});
+  });
+
+  it("accepts exactly the auto tree in strict mode", () => {
+    expect(
+      parseConfigTree(
+        { conversation: { compaction: { auto: { enabled: true } } } },
+        { strict: true },
+      ),
+    ).toEqual({ enabled: true });
+  });
+
+  it.each([
+    [{}, `conversation: missing (e.g. ${EXAMPLE})`],
+    [{ conversation: {} }, `conversation.compaction: missing (e.g. ${EXAMPLE})`],
+    [
+      { conversation: { compaction: {} } },
+      `conversation.compaction.auto: missing (e.g. ${EXAMPLE})`,
+    ],
+  ])("in strict mode, names the first missing key of %j", (tree, issue) => {
+    expect(issuesOf(() => parseConfigTree(tree, { strict: true }))).toEqual([issue]);
+  });
+
+  it("in strict mode, rejects every other key, naming it and the one that belongs", () => {
+    expect(
+      issuesOf(() =>
+        parseConfigTree({ enabled: true, assistant: {}, conversation: {} }, { strict: true }),
+      ),
+    ).toEqual([
+      `enabled: unknown key (only "conversation" belongs here, e.g. ${EXAMPLE})`,
+      `assistant: unknown key (only "conversation" belongs here, e.g. ${EXAMPLE})`,
+    ]);
+    expect(
+      issuesOf(() =>
+        parseConfigTree(
+          { conversation: { title: "t", compaction: { auto: {} } } },
+          { strict: true },
+        ),
+      ),
+    ).toEqual([
+      `conversation.title: unknown key (only "compaction" belongs here, e.g. ${EXAMPLE})`,
+    ]);
+    expect(
+      issuesOf(() =>
+        parseConfigTree(
+          { conversation: { compaction: { auto: {}, manual: {} } } },
+          { strict: true },
+        ),
+      ),
+    ).toEqual([
+      `conversation.compaction.manual: unknown key (only "auto" belongs here, e.g. ${EXAMPLE})`,
+    ]);
+  });
+
+  it("wraps a layer in the D50 tree, which strict parsing reads back", () => {
+    const layer = { enabled: true, rule: { keep_last: 2, tool_calls: "omit" as const } };
+    expect(toConfigTree(layer)).toEqual({
+      conversation: {
+        compaction: { auto: { enabled: true, rule: { keep_last: 2, tool_calls: "omit" } } },
+      },
+    });
+    expect(parseConfigTree(toConfigTree(layer), { strict: true })).toEqual({
+      enabled: true,
+      rule: { keep_last: 2, tool_calls: "omit" },
+    });
   });
 
   it("collects layers from config deltas, naming the entry of a bad one", () => {
@@ -124,9 +284,19 @@ describe("auto configuration", () => {
     const unrelated = configDelta({ assistant: { name: "x" } });
     expect(streamConfigLayers([good, unrelated])).toEqual([{ enabled: true }]);
     const bad = configDelta({ conversation: { compaction: { auto: { min_turns: -2 } } } });
-    expect(issuesOf(() => streamConfigLayers([good, bad]))[0]).toMatch(
-      /^entry 1 \(config_delta\): conversation\.compaction\.auto\.min_turns/,
-    );
+    expect(issuesOf(() => streamConfigLayers([good, bad]))).toEqual([
+      "entry 1 (config_delta): conversation.compaction.auto.min_turns: must be 0 or more",
+    ]);
+    expect(issuesOf(() => streamConfigLayers([configDelta({ conversation: 1 })]))).toEqual([
+      "entry 0 (config_delta): conversation: must be an object",
+    ]);
+  });
+
+  it("takes layers from config deltas only, and none from a delta that sets nothing", () => {
+    const auto = { conversation: { compaction: { auto: { enabled: true } } } };
+    const other: Entry = { type: "settings_delta", timestamp: "2025-01-01T00:00:00Z", delta: auto };
+    const empty: Entry = { ...configDelta({}), delta: undefined };
+    expect(streamConfigLayers([other, empty, configDelta({})])).toEqual([]);
   });
 
   it("maps tool call modes to stored policies", () => {

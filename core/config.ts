@@ -14,15 +14,20 @@ export const AUTO_CONFIG_KEY = "conversation.compaction.auto";
 /** Tool call modes of a rule, as strings for config ergonomics (RFD 064). */
 export const ToolCallMode = z.enum(["strip", "strip-requests", "strip-responses", "omit"]);
 
+/** The summarizer model of a rule's `summary` block. */
+const SummaryModel = z.strictObject({ id: z.string().min(1, "must not be empty") });
+
 /** The summarizer settings of a rule: a `summary` block makes a rule summarize. */
 export const SummaryRuleConfig = z.strictObject({
   instructions: z.string().min(1, "must not be empty").optional(),
-  model: z.strictObject({ id: z.string().min(1, "must not be empty") }).optional(),
+  model: SummaryModel.optional(),
 });
 
+// The number's error also names a fraction (and a number too large to be
+// whole), so `int()` needs no message of its own.
 const turnsToKeep = z
   .number({ error: "must be a whole number of turns" })
-  .int("must be a whole number of turns")
+  .int()
   .nonnegative("must be 0 or more");
 
 /** One layer of `auto.rule`: every key optional. */
@@ -44,15 +49,6 @@ export const AutoConfigLayer = z.strictObject({
     .optional(),
   min_turns: turnsToKeep.optional(),
   rule: RuleLayer.optional(),
-});
-
-/** A configuration tree rooted like D50 (`conversation.compaction.auto`). */
-export const ConfigTree = z.looseObject({
-  conversation: z
-    .looseObject({
-      compaction: z.looseObject({ auto: AutoConfigLayer.optional() }).optional(),
-    })
-    .optional(),
 });
 
 /** The parsed value of the `ToolCallMode` schema. */
@@ -98,31 +94,33 @@ export const DEFAULT_AUTO_CONFIG: AutoConfig = Object.freeze({
 /** A configuration that failed validation; `issues` name each bad key. */
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
-  constructor(
-    readonly issues: readonly string[],
-    options?: { cause?: unknown },
-  ) {
-    super(issues.join("; "), options);
+  constructor(readonly issues: readonly string[]) {
+    super(issues.join("; "));
   }
 }
 
+/** One issue per bad key (each unknown key its own), every key named in full. */
 function issuesOf(error: z.ZodError, prefix: string): string[] {
-  return error.issues.map((issue) => {
-    const keys =
-      issue.code === "unrecognized_keys" ? issue.keys.map((key) => `.${key}`).join(", ") : "";
+  return error.issues.flatMap((issue) => {
     const path = [prefix, formatPath(issue.path)].filter(Boolean).join(".");
-    if (issue.code === "unrecognized_keys") {
-      return `${path}${keys}: unknown key (known: ${knownKeysAt(issue.path).join(", ")})`;
-    }
-    return `${path}: ${issue.message}`;
+    if (issue.code !== "unrecognized_keys") return [`${path}: ${issue.message}`];
+    const known = knownKeysAt(formatPath(issue.path)).join(", ");
+    return issue.keys.map((key) => `${path}.${key}: unknown key (known: ${known})`);
   });
 }
 
-function knownKeysAt(path: readonly PropertyKey[]): string[] {
-  if (path.length === 0) return Object.keys(AutoConfigLayer.shape);
-  if (path[0] === "rule" && path.length === 1) return Object.keys(RuleLayer.shape);
-  if (path[0] === "rule" && path[1] === "summary") return ["instructions", "model"];
-  return ["id"];
+/** The keys of the strict object at `path` (formatted, in the auto layer). */
+function knownKeysAt(path: string): string[] {
+  switch (path) {
+    case "":
+      return Object.keys(AutoConfigLayer.shape);
+    case "rule":
+      return Object.keys(RuleLayer.shape);
+    case "rule.summary":
+      return Object.keys(SummaryRuleConfig.shape);
+    default: // `rule.summary.model`, the only other strict object
+      return Object.keys(SummaryModel.shape);
+  }
 }
 
 /** Validates one layer given as the `auto` object itself. */
@@ -139,52 +137,44 @@ const TREE_EXAMPLE = '{"conversation":{"compaction":{"auto":{"enabled":true}}}}'
  * and returns its auto layer (empty when the tree does not set one). Loose,
  * as a JP config or config delta carries much else; `strict` (a body that
  * must be exactly the auto tree, such as the API's PUT) also rejects any
- * other key and a tree without `conversation.compaction.auto`.
+ * other key and a tree without `conversation.compaction.auto`, naming the
+ * first missing key.
  */
-export function parseConfigTree(raw: unknown, options: { strict?: boolean } = {}): AutoConfigLayer {
-  const strict = options.strict ?? false;
-  const objectAt = (
-    value: unknown,
-    path: string,
-    known: string,
-  ): Record<string, unknown> | undefined => {
-    if (value === undefined) {
-      if (strict)
-        throw new ConfigError([
-          `${path || "configuration"}: missing "${known}" (e.g. ${TREE_EXAMPLE})`,
-        ]);
-      return undefined;
-    }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+export function parseConfigTree(
+  raw: unknown,
+  { strict = false }: { strict?: boolean } = {},
+): AutoConfigLayer {
+  let node = raw;
+  let path = "";
+  for (const key of ["conversation", "compaction", "auto"]) {
+    if (typeof node !== "object" || node === null || Array.isArray(node)) {
       throw new ConfigError([
         path === ""
           ? `configuration must be an object rooted at "conversation" (e.g. ${TREE_EXAMPLE})`
           : `${path}: must be an object`,
       ]);
     }
-    const record = value as Record<string, unknown>;
+    const record = node as Record<string, unknown>;
+    const keyPath = (name: string) => (path === "" ? name : `${path}.${name}`);
     if (strict) {
-      const unknown = Object.keys(record).filter((key) => key !== known);
+      const unknown = Object.keys(record).filter((name) => name !== key);
       if (unknown.length > 0) {
         throw new ConfigError(
           unknown.map(
-            (key) =>
-              `${path ? `${path}.` : ""}${key}: unknown key (only "${known}" belongs here, e.g. ${TREE_EXAMPLE})`,
+            (name) =>
+              `${keyPath(name)}: unknown key (only "${key}" belongs here, e.g. ${TREE_EXAMPLE})`,
           ),
         );
       }
     }
-    return record;
-  };
-  const root = objectAt(raw, "", "conversation");
-  const conversation = objectAt(root?.conversation, "conversation", "compaction");
-  const compaction = objectAt(conversation?.compaction, "conversation.compaction", "auto");
-  if (compaction?.auto === undefined) {
-    if (strict)
-      throw new ConfigError([`conversation.compaction.auto: missing (e.g. ${TREE_EXAMPLE})`]);
-    return {};
+    path = keyPath(key);
+    node = record[key];
+    if (node === undefined) {
+      if (strict) throw new ConfigError([`${path}: missing (e.g. ${TREE_EXAMPLE})`]);
+      return {};
+    }
   }
-  return parseAutoLayer(compaction.auto);
+  return parseAutoLayer(node);
 }
 
 /** Wraps an auto layer in the D50 tree, the shape the API and files speak. */
@@ -253,11 +243,9 @@ export function streamConfigLayers(entries: readonly Entry[]): AutoConfigLayer[]
       const layer = parseConfigTree((entry as ConfigDelta).delta ?? {});
       if (Object.keys(layer).length > 0) layers.push(layer);
     } catch (error) {
+      // Stryker disable next-line ConditionalExpression: parseConfigTree throws nothing but ConfigError on JSON data (all a stream holds); the guard narrows `error`.
       if (!(error instanceof ConfigError)) throw error;
-      throw new ConfigError(
-        error.issues.map((issue) => `entry ${index} (config_delta): ${issue}`),
-        { cause: error },
-      );
+      throw new ConfigError(error.issues.map((issue) => `entry ${index} (config_delta): ${issue}`));
     }
   });
   return layers;
