@@ -2,8 +2,10 @@
  * The Lambdas' environment, read and validated once at cold start. A bad or
  * missing variable fails the cold start with a message naming it.
  */
+
 import * as z from "zod";
 import type { ModelCatalog } from "../core/catalog.ts";
+import { DEFAULT_MODEL_CATALOG } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
 
 /** The environment is invalid; the message names each bad variable. */
@@ -96,7 +98,8 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
     serviceConfig,
     summarizer: e.SUMMARIZER,
     ...(e.QUEUE_URL ? { queueUrl: e.QUEUE_URL } : {}),
-    ...(e.MODEL_CATALOG ? { catalog: e.MODEL_CATALOG } : {}),
+    // MODEL_CATALOG extends (and may override) the bundled catalog, as docs/deploy.md says.
+    ...(e.MODEL_CATALOG ? { catalog: { ...DEFAULT_MODEL_CATALOG, ...e.MODEL_CATALOG } } : {}),
     ...(e.BODY_LIMIT_BYTES ? { bodyLimitBytes: e.BODY_LIMIT_BYTES } : {}),
     ...(e.SUMMARY_MODEL_ID ? { summaryModelId: e.SUMMARY_MODEL_ID } : {}),
     ...(e.OPENAI_BASE_URL ? { openaiBaseUrl: e.OPENAI_BASE_URL } : {}),

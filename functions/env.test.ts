@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { resolveContextWindow } from "../core/catalog.ts";
+import { readEnvironment } from "./env.ts";
+
+describe("readEnvironment", () => {
+  it("extends the bundled model catalog with MODEL_CATALOG instead of replacing it", () => {
+    const { catalog } = readEnvironment({
+      TABLE_NAME: "table",
+      MODEL_CATALOG: '{"my-model":64000,"claude-sonnet-4-5":100000}',
+    });
+    expect(resolveContextWindow({ id: "my-model" }, catalog)).toBe(64_000);
+    expect(resolveContextWindow({ id: "anthropic/claude-sonnet-4-5" }, catalog)).toBe(100_000);
+    expect(resolveContextWindow({ id: "gpt-4.1" }, catalog)).toBe(1_047_576);
+  });
+
+  it("names the variable that is wrong", () => {
+    expect(() => readEnvironment({ TABLE_NAME: "table", MODEL_CATALOG: '{"m":-1}' })).toThrow(
+      /MODEL_CATALOG/,
+    );
+  });
+});
