@@ -2,10 +2,8 @@
  * The Lambdas' environment, read and validated once at cold start. A bad or
  * missing variable fails the cold start with a message naming it.
  */
-
 import * as z from "zod";
-import type { ModelCatalog } from "../core/catalog.ts";
-import { DEFAULT_MODEL_CATALOG } from "../core/catalog.ts";
+import { DEFAULT_MODEL_CATALOG, type ModelCatalog } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
 
 /** The environment is invalid; the message names each bad variable. */
