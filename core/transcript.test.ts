@@ -243,7 +243,7 @@ describe("renderTranscript", () => {
   it("does not repeat the heading of a turn the kept end starts with", () => {
     const events = [turnStart(), request("a".repeat(900)), turnStart(), request("b".repeat(100))];
     expect(renderTranscript(band(events), { totalBudget: 1_000 })).toBe(
-      `## Turn 0\n\n[… 1 items of turn 0 omitted (907 chars) to fit the summarizer's budget …]\n\n## Turn 1\n\n[user]\n${"b".repeat(100)}`,
+      `## Turn 0\n\n[… 1 item of turn 0 omitted (907 chars) to fit the summarizer's budget …]\n\n## Turn 1\n\n[user]\n${"b".repeat(100)}`,
     );
   });
 
@@ -306,7 +306,7 @@ describe("renderTranscript", () => {
     const cut = renderTranscript(band([...items, request("z".repeat(83))]));
     expect(cut.length).toBeLessThanOrEqual(400_000);
     expect(cut).toMatch(
-      /\[… \d+ items of turn 0 omitted \(\d+ chars\) to fit the summarizer's budget …\]/,
+      /\[… 1 item of turn 0 omitted \(\d+ chars\) to fit the summarizer's budget …\]/,
     );
     expect(cut.endsWith(`9999\n\n[user]\n${"z".repeat(83)}`)).toBe(true);
   });
@@ -319,7 +319,7 @@ describe("renderTranscript", () => {
     // The one item fits neither the beginning's share nor the end's: only the marker is left.
     const over = [turnStart(), request("x".repeat(983))];
     expect(renderTranscript(band(over), { totalBudget: 1_000 })).toBe(
-      "## Turn 0\n\n[… 1 items of turn 0 omitted (990 chars) to fit the summarizer's budget …]",
+      "## Turn 0\n\n[… 1 item of turn 0 omitted (990 chars) to fit the summarizer's budget …]",
     );
   });
 

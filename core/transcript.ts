@@ -243,7 +243,8 @@ function middleMarker(dropped: readonly Block[]): string {
   const last = (dropped[dropped.length - 1] as Block).turn;
   const turns = first === last ? `turn ${int(first)}` : `turns ${int(first)}–${int(last)}`;
   const chars = joinedLength(dropped);
-  return `[… ${int(dropped.length)} items of ${turns} omitted (${int(chars)} chars) to fit the summarizer's budget …]`;
+  const items = dropped.length === 1 ? "item" : "items";
+  return `[… ${int(dropped.length)} ${items} of ${turns} omitted (${int(chars)} chars) to fit the summarizer's budget …]`;
 }
 
 /** Keeps the beginning and the end of `blocks` within `totalBudget`, marking what was dropped. */
