@@ -62,9 +62,18 @@ describe("SqsTurnQueue", () => {
 
   it("puts every turn of a conversation in one group, with a dedup id per turn", () => {
     const ref = { tenant: "alice", conversation: "c" };
-    expect(messageGroupId(ref)).toBe(messageGroupId({ ...ref }));
-    expect(messageDeduplicationId({ ...ref, turn: 1 })).not.toBe(
-      messageDeduplicationId({ ...ref, turn: 2 }),
+    const group = messageGroupId(ref);
+    expect(messageGroupId({ ...ref, turn: 7 } as typeof ref)).toBe(group);
+    expect(messageGroupId({ tenant: "alice", conversation: "d" })).not.toBe(group);
+    expect(messageGroupId({ tenant: "bob", conversation: "c" })).not.toBe(group);
+    // No separator ambiguity: ("a|b", "c") and ("a", "b|c") are different conversations.
+    expect(messageGroupId({ tenant: "a|b", conversation: "c" })).not.toBe(
+      messageGroupId({ tenant: "a", conversation: "b|c" }),
+    );
+    const dedup = new Set([1, 2, 3].map((turn) => messageDeduplicationId({ ...ref, turn })));
+    expect(dedup.size).toBe(3);
+    expect(messageDeduplicationId({ ...ref, turn: 1 })).toBe(
+      messageDeduplicationId({ tenant: "alice", conversation: "c", turn: 1 }),
     );
   });
 
