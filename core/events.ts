@@ -5,17 +5,16 @@
  * stream round-trips through us without losing anything JP or a platform wrote.
  */
 import * as z from "zod";
-import { canonicalTimestamp, TimestampError } from "./timestamp.ts";
+import { canonicalTimestamp, type TimestampError } from "./timestamp.ts";
 
 /** A timestamp accepted as RFC 3339 or JP's stored form, normalized to RFC 3339 UTC. */
 export const Timestamp = z.string().transform((text, ctx) => {
   try {
     return canonicalTimestamp(text);
   } catch (error) {
-    ctx.addIssue({
-      code: "custom",
-      message: error instanceof TimestampError ? error.message : String(error),
-    });
+    // canonicalTimestamp throws only TimestampError, whose message names the
+    // text and what is wrong with it.
+    ctx.addIssue((error as TimestampError).message);
     return z.NEVER;
   }
 });
@@ -60,10 +59,9 @@ export const ChatResponse = z
       (key) => value[key] !== undefined,
     );
     if (present.length !== 1) {
-      ctx.addIssue({
-        code: "custom",
-        message: `chat_response needs exactly one of message, reasoning, data (found ${present.length === 0 ? "none" : present.join(", ")})`,
-      });
+      ctx.addIssue(
+        `chat_response needs exactly one of message, reasoning, data (found ${present.length === 0 ? "none" : present.join(", ")})`,
+      );
     }
   });
 
@@ -162,12 +160,10 @@ const KNOWN = {
 
 /** An entry whose type we do not know: kept verbatim for forward compatibility. */
 export const UnknownEntry = z.custom<{ type: string; timestamp?: string; [key: string]: unknown }>(
-  (value) =>
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as { type?: unknown }).type === "string" &&
-    !Object.hasOwn(KNOWN, (value as { type: string }).type),
-  { message: "expected an entry with a string `type`" },
+  (value) => {
+    const type = (value as { type?: unknown } | null | undefined)?.type;
+    return typeof type === "string" && !Object.hasOwn(KNOWN, type);
+  },
 );
 
 /** The type names this service understands. */
@@ -240,19 +236,12 @@ export type ParsedStream =
   | { readonly ok: true; readonly entries: Entry[] }
   | { readonly ok: false; readonly issues: StreamIssue[] };
 
-function schemaFor(type: unknown) {
-  return typeof type === "string" && Object.hasOwn(KNOWN, type)
-    ? KNOWN[type as KnownEntryType]
-    : UnknownEntry;
-}
-
-/** Formats a zod path as `a.b[2].c`. */
+/**
+ * Formats a zod path as `a.b.c`. No schema of events or configuration has an
+ * array, so a path holds only keys.
+ */
 export function formatPath(path: readonly PropertyKey[]): string {
-  return path
-    .map((part, i) =>
-      typeof part === "number" ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`,
-    )
-    .join("");
+  return path.map(String).join(".");
 }
 
 /**
@@ -269,7 +258,8 @@ export function parseEntry(
   if (typeof type !== "string") {
     return { ok: false, issues: [{ path: "type", message: "entry needs a string `type`" }] };
   }
-  const result = schemaFor(type).safeParse(raw);
+  const schema = Object.hasOwn(KNOWN, type) ? KNOWN[type as KnownEntryType] : UnknownEntry;
+  const result = schema.safeParse(raw);
   if (result.success) return { ok: true, entry: result.data as Entry };
   return {
     ok: false,
@@ -298,19 +288,4 @@ export function parseStream(raw: unknown): ParsedStream {
 /** Narrows an entry to one of the known types, so `switch (entry.type)` discriminates. */
 export function isKnown(entry: Entry): entry is KnownEntry {
   return Object.hasOwn(KNOWN, entry.type);
-}
-
-/** Narrows an entry to a compaction. */
-export function isCompaction(entry: Entry): entry is Compaction {
-  return entry.type === "compaction";
-}
-
-/** Events a provider sees (RFD 064 `is_provider_visible`). */
-export function isProviderVisible(entry: Entry): boolean {
-  return (
-    entry.type === "chat_request" ||
-    entry.type === "chat_response" ||
-    entry.type === "tool_call_request" ||
-    entry.type === "tool_call_response"
-  );
 }

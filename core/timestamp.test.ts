@@ -4,15 +4,26 @@ import {
   canonicalTimestamp,
   formatTimestamp,
   TimestampError,
-  timestampFromMillis,
   timestampNanos,
 } from "./timestamp.ts";
+
+/** The error `timestampNanos` throws for `text`, as a log line shows it. */
+function failure(text: string): string {
+  try {
+    timestampNanos(text);
+  } catch (error) {
+    expect(error).toBeInstanceOf(TimestampError);
+    return String(error);
+  }
+  throw new Error(`"${text}" was accepted`);
+}
 
 describe("timestamps", () => {
   it("accept JP's stored form as UTC, with any fraction length", () => {
     expect(canonicalTimestamp("2026-03-18 13:19:07.360486")).toBe("2026-03-18T13:19:07.360486Z");
     expect(canonicalTimestamp("2026-03-05 19:31:45.7")).toBe("2026-03-05T19:31:45.700000Z");
     expect(canonicalTimestamp("2025-01-15 12:00:00.0")).toBe("2025-01-15T12:00:00.000000Z");
+    expect(canonicalTimestamp("2026-03-18 13:19:07")).toBe("2026-03-18T13:19:07.000000Z");
   });
 
   it("accept RFC 3339 with offsets and nanoseconds", () => {
@@ -22,11 +33,58 @@ describe("timestamps", () => {
     );
   });
 
+  it("accept the lower-case t and z RFC 3339 allows", () => {
+    expect(canonicalTimestamp("2026-03-18t13:19:07.5z")).toBe("2026-03-18T13:19:07.500000Z");
+  });
+
+  it("apply offsets with minutes, east and west of UTC, up to ±23:59", () => {
+    expect(canonicalTimestamp("2026-03-18T18:49:07+05:30")).toBe("2026-03-18T13:19:07.000000Z");
+    expect(canonicalTimestamp("2026-03-18T08:49:07-04:30")).toBe("2026-03-18T13:19:07.000000Z");
+    expect(canonicalTimestamp("2026-03-18T23:59:00+23:59")).toBe("2026-03-18T00:00:00.000000Z");
+    expect(canonicalTimestamp("2026-03-18T00:00:00-23:59")).toBe("2026-03-18T23:59:00.000000Z");
+    expect(canonicalTimestamp("2026-03-18T13:19:07-00:00")).toBe("2026-03-18T13:19:07.000000Z");
+  });
+
+  it("reject zone offsets beyond 23:59, naming the offset as the problem", () => {
+    expect(failure("2026-01-01T00:00:00+24:00")).toBe(
+      'TimestampError: invalid timestamp "2026-01-01T00:00:00+24:00": zone offset out of range',
+    );
+    expect(failure("2026-01-01T00:00:00-00:60")).toBe(
+      'TimestampError: invalid timestamp "2026-01-01T00:00:00-00:60": zone offset out of range',
+    );
+    expect(failure("2026-01-01T00:00:00+25:99")).toMatch(/zone offset out of range$/);
+  });
+
+  it("count nanoseconds since the Unix epoch, to the nanosecond", () => {
+    expect(timestampNanos("1970-01-01T00:00:00Z")).toBe(0n);
+    expect(timestampNanos("1970-01-01T00:00:00.000000001Z")).toBe(1n);
+    expect(timestampNanos("2026-03-18T13:19:07.360486Z")).toBe(1_773_839_947_360_486_000n);
+    expect(timestampNanos("2026-03-18 13:19:07.360486")).toBe(1_773_839_947_360_486_000n);
+  });
+
   it("handle instants before 1970, years before 100, and reject impossible zones", () => {
     expect(canonicalTimestamp("1969-12-31T23:59:59.5Z")).toBe("1969-12-31T23:59:59.500000Z");
     expect(timestampNanos(canonicalTimestamp("1969-12-31T23:59:59.5Z"))).toBe(-500_000_000n);
+    expect(timestampNanos("1969-12-31T23:59:59.999999999Z")).toBe(-1n);
+    expect(timestampNanos("1900-01-01T00:00:00Z")).toBe(-2_208_988_800_000_000_000n);
+    expect(timestampNanos("0001-01-01T00:00:00Z")).toBe(-62_135_596_800_000_000_000n);
+    expect(timestampNanos("0000-01-01T00:00:00Z")).toBe(-62_167_219_200_000_000_000n);
     expect(canonicalTimestamp("0050-06-01T00:00:00Z")).toBe("0050-06-01T00:00:00.000000Z");
+    expect(canonicalTimestamp("0099-12-31 23:59:59")).toBe("0099-12-31T23:59:59.000000Z");
     expect(() => timestampNanos("2026-01-01T00:00:00+25:99")).toThrow(/zone offset/);
+  });
+
+  it("format instants before 1970 with the fraction counted forward from the second", () => {
+    expect(formatTimestamp(-1n)).toBe("1969-12-31T23:59:59.999999999Z");
+    expect(formatTimestamp(-1_000n)).toBe("1969-12-31T23:59:59.999999Z");
+    expect(formatTimestamp(-1_000_000_000n)).toBe("1969-12-31T23:59:59.000000Z");
+  });
+
+  it("format microseconds when they suffice and nanoseconds otherwise, zero-padded", () => {
+    expect(formatTimestamp(0n)).toBe("1970-01-01T00:00:00.000000Z");
+    expect(formatTimestamp(1_000n)).toBe("1970-01-01T00:00:00.000001Z");
+    expect(formatTimestamp(1n)).toBe("1970-01-01T00:00:00.000000001Z");
+    expect(formatTimestamp(1_773_839_947_360_486_000n)).toBe("2026-03-18T13:19:07.360486Z");
   });
 
   it("order sub-millisecond differences", () => {
@@ -35,30 +93,63 @@ describe("timestamps", () => {
     );
   });
 
-  it("reject malformed or impossible values with a message that shows the accepted forms", () => {
-    for (const bad of [
-      "yesterday",
-      "2026-02-30T00:00:00Z",
-      "2026-13-01 00:00:00",
-      "2026-01-01T25:00:00Z",
-      "",
-    ]) {
-      expect(() => timestampNanos(bad)).toThrow(TimestampError);
-    }
-    expect(() => timestampNanos("nope")).toThrow(/RFC 3339/);
+  it("accept the last instant of each field's range, and 29 February only in leap years", () => {
+    expect(canonicalTimestamp("2026-12-31T23:59:59Z")).toBe("2026-12-31T23:59:59.000000Z");
+    expect(canonicalTimestamp("2024-02-29T00:00:00Z")).toBe("2024-02-29T00:00:00.000000Z");
+    expect(canonicalTimestamp("2000-02-29T00:00:00Z")).toBe("2000-02-29T00:00:00.000000Z");
+    expect(canonicalTimestamp("0004-02-29T00:00:00Z")).toBe("0004-02-29T00:00:00.000000Z");
   });
 
-  it("round-trip through the canonical form (property)", () => {
-    fc.assert(
-      fc.property(fc.bigInt({ min: 0n, max: 4_000_000_000n * 1_000_000_000n }), (nanos) => {
-        expect(timestampNanos(formatTimestamp(nanos))).toBe(nanos);
-      }),
+  it("reject a date or time out of range, saying so", () => {
+    expect(failure("2026-02-29T00:00:00Z")).toBe(
+      'TimestampError: invalid timestamp "2026-02-29T00:00:00Z": date or time out of range',
     );
+    for (const bad of [
+      "1900-02-29T00:00:00Z",
+      "2026-02-30T00:00:00Z",
+      "2026-04-31T00:00:00Z",
+      "2026-01-00T00:00:00Z",
+      "2026-00-01 00:00:00",
+      "2026-13-01 00:00:00",
+      "2026-01-01T24:00:00Z",
+      "2026-01-01T25:00:00Z",
+      "2026-01-01T00:60:00Z",
+      "2026-01-01T00:00:60Z",
+    ]) {
+      expect(failure(bad)).toBe(
+        `TimestampError: invalid timestamp "${bad}": date or time out of range`,
+      );
+    }
   });
 
-  it("convert clock readings", () => {
-    expect(timestampFromMillis(Date.UTC(2026, 0, 2, 3, 4, 5, 678))).toBe(
-      "2026-01-02T03:04:05.678000Z",
+  it("reject malformed values with a message that shows the accepted forms", () => {
+    expect(failure("yesterday")).toBe(
+      'TimestampError: invalid timestamp "yesterday": expected RFC 3339 (2026-03-18T13:19:07.360486Z) or JP\'s form (2026-03-18 13:19:07.360486)',
+    );
+    for (const bad of [
+      "",
+      "x2026-01-01T00:00:00Z",
+      "2026-01-01T00:00:00Zx",
+      "2026-01-01T00:00:00Z ",
+      "2026-01-01T00:00:00.1234567890Z",
+      "2026-01-01T00:00:00.Z",
+      "2026-01-01T00:00Z",
+      "2026-1-01T00:00:00Z",
+      "2026-01-01_00:00:00Z",
+      "2026-01-01T00:00:00+0200",
+    ]) {
+      expect(failure(bad)).toMatch(/": expected RFC 3339 \(/);
+    }
+  });
+
+  it("round-trip through the canonical form, years 0 to 9999 (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -62_167_219_200_000_000_000n, max: 253_402_300_799_999_999_999n }),
+        (nanos) => {
+          expect(timestampNanos(formatTimestamp(nanos))).toBe(nanos);
+        },
+      ),
     );
   });
 });

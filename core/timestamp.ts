@@ -6,7 +6,7 @@
  */
 
 const TIMESTAMP =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})?$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))?$/;
 
 const NANOS_PER_SECOND = 1_000_000_000n;
 
@@ -23,7 +23,7 @@ export function timestampNanos(text: string): bigint {
       `invalid timestamp "${text}": expected RFC 3339 (2026-03-18T13:19:07.360486Z) or JP's form (2026-03-18 13:19:07.360486)`,
     );
   }
-  const [, y, mo, d, h, mi, s, fraction = "", zone] = match;
+  const [, y, mo, d, h, mi, s, fraction = "", sign, oh, om] = match;
   const year = Number(y);
   const month = Number(mo);
   const day = Number(d);
@@ -31,31 +31,25 @@ export function timestampNanos(text: string): bigint {
   const minute = Number(mi);
   const second = Number(s);
   // Date.UTC maps years 0–99 to 1900–1999; setUTCFullYear takes them as written.
+  // Built in 2000, a leap year, so a 29 February survives until the real year
+  // is set, and moves to 1 March if that year has none.
   const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
   date.setUTCFullYear(year);
-  const millis = date.getTime();
-  const check = new Date(millis);
-  if (
-    month < 1 ||
-    month > 12 ||
-    hour > 23 ||
-    minute > 59 ||
-    second > 59 ||
-    check.getUTCDate() !== day ||
-    check.getUTCMonth() !== month - 1
-  ) {
+  // With the time in range, an impossible date (a day 00 or past the month's
+  // end, a month 00 or 13 and up) rolls into another month.
+  if (hour > 23 || minute > 59 || second > 59 || date.getUTCMonth() !== month - 1) {
     throw new TimestampError(`invalid timestamp "${text}": date or time out of range`);
   }
   let offsetSeconds = 0;
-  if (zone && zone !== "Z" && zone !== "z") {
-    const sign = zone.startsWith("-") ? -1 : 1;
-    const [oh, om] = zone.slice(1).split(":").map(Number) as [number, number];
-    if (oh > 23 || om > 59)
+  if (sign) {
+    const offsetHour = Number(oh);
+    const offsetMinute = Number(om);
+    if (offsetHour > 23 || offsetMinute > 59)
       throw new TimestampError(`invalid timestamp "${text}": zone offset out of range`);
-    offsetSeconds = sign * (oh * 3600 + om * 60);
+    offsetSeconds = (sign === "-" ? -1 : 1) * (offsetHour * 3600 + offsetMinute * 60);
   }
-  const seconds = BigInt(millis / 1000 - offsetSeconds);
-  const nanos = BigInt(fraction.padEnd(9, "0") || "0");
+  const seconds = BigInt(date.getTime() / 1000 - offsetSeconds);
+  const nanos = BigInt(fraction.padEnd(9, "0"));
   return seconds * NANOS_PER_SECOND + nanos;
 }
 
@@ -77,9 +71,4 @@ export function formatTimestamp(nanos: bigint): string {
 /** Normalizes any accepted timestamp form to canonical RFC 3339 UTC. */
 export function canonicalTimestamp(text: string): string {
   return formatTimestamp(timestampNanos(text));
-}
-
-/** Converts a millisecond epoch clock reading to canonical RFC 3339. */
-export function timestampFromMillis(millis: number): string {
-  return formatTimestamp(BigInt(Math.trunc(millis)) * 1_000_000n);
 }
