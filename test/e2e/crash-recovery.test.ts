@@ -107,16 +107,21 @@ describe("npm start under SIGKILL", () => {
       const again = api(second.url);
       for (const id of conversations) {
         let summary: { turn_count: number; evaluated_through: number | null } | undefined;
-        for (let i = 0; i < 400; i++) {
-          summary = (
-            await again<{ turn_count: number; evaluated_through: number | null }>(
-              "GET",
-              `/v1/conversations/${id}`,
-            )
-          ).body;
-          if (summary.evaluated_through === summary.turn_count - 1) break;
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        // Polled until a deadline, not a count: a loaded machine only makes it slower.
+        await expect
+          .poll(
+            async () => {
+              summary = (
+                await again<{ turn_count: number; evaluated_through: number | null }>(
+                  "GET",
+                  `/v1/conversations/${id}`,
+                )
+              ).body;
+              return summary.turn_count - 1 - (summary.evaluated_through ?? -1);
+            },
+            { timeout: 60_000, interval: 50, message: `every turn of ${id} evaluated` },
+          )
+          .toBe(0);
         expect(summary?.turn_count).toBe(acknowledged.get(id));
         expect(summary?.evaluated_through).toBe((acknowledged.get(id) ?? 0) - 1);
         const events = (await again<{ events: unknown[] }>("GET", `/v1/conversations/${id}/events`))

@@ -61,16 +61,20 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
   return json;
 }
 
+/** Waits, by the clock and not by a count of polls, until `turn` has been evaluated. */
 async function waitEvaluated(conversation: string, turn: number): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const { evaluated_through } = await api<{ evaluated_through: number | null }>(
-      "GET",
-      `/v1/conversations/${conversation}`,
-    );
-    if (evaluated_through !== null && evaluated_through >= turn) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`turn ${turn} of ${conversation} was not evaluated in time`);
+  await expect
+    .poll(
+      async () =>
+        (
+          await api<{ evaluated_through: number | null }>(
+            "GET",
+            `/v1/conversations/${conversation}`,
+          )
+        ).evaluated_through,
+      { timeout: 60_000, interval: 25, message: `turn ${turn} of ${conversation} evaluated` },
+    )
+    .toBeGreaterThanOrEqual(turn);
 }
 
 describe("the local runtime end to end", () => {

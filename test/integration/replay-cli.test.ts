@@ -41,19 +41,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const replay = (...extra: string[]) =>
-  run(process.execPath, [
-    bin,
-    "replay",
-    file,
-    "-c",
-    "c1",
-    "--url",
-    url,
-    "--key",
-    "ak_signed",
-    ...extra,
-  ]).catch((error: { code: number; stdout: string; stderr: string }) => error);
+/** Runs the CLI against the server as tenant "signed"; a failure resolves with its exit code. */
+const cli = (...args: string[]) =>
+  run(process.execPath, [bin, ...args, "--url", url, "--key", "ak_signed"]).catch(
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  );
+const replay = (...extra: string[]) => cli("replay", file, "-c", "c1", ...extra);
 
 describe("autocompact replay", () => {
   it("signs turns for a tenant that requires it, and re-runs idempotently", async () => {
@@ -80,5 +73,58 @@ describe("autocompact replay", () => {
       code: 1,
       stderr: expect.stringMatching(/evaluated through none of 3 after 1 s/),
     });
+  });
+});
+
+describe("autocompact print and reset", () => {
+  it("prints the raw stream, the compacted view and its text, then resets the manual band", async () => {
+    const stream = JSON.parse(JSON.stringify(generateConversation({ seed: 9, turns: 4 })));
+    await cli("replay", file, "-c", "c2", "--webhook-secret", SECRET);
+    const added = await fetch(`${url}/v1/conversations/c2/compactions`, {
+      method: "POST",
+      headers: { authorization: "Bearer ak_signed", "content-type": "application/json" },
+      body: JSON.stringify({ spec: "r:0..1" }),
+    });
+    expect(added.status).toBe(201);
+    const band = await added.json();
+
+    const raw = await cli("print", "-c", "c2");
+    expect(raw).toMatchObject({ stderr: "" });
+    expect(JSON.parse(raw.stdout)).toEqual([
+      ...stream,
+      expect.objectContaining({ type: "compaction" }),
+    ]);
+    expect(JSON.parse(raw.stdout).at(-1)).toMatchObject({
+      type: "compaction",
+      source: "manual",
+      from_turn: 0,
+      to_turn: 1,
+      reasoning: "strip",
+    });
+
+    const compacted = await cli("print", "-c", "c2", "--compacted");
+    const projection = await (
+      await fetch(`${url}/v1/conversations/c2/projection`, {
+        headers: { authorization: "Bearer ak_signed" },
+      })
+    ).json();
+    expect(JSON.parse(compacted.stdout)).toEqual(projection);
+    expect(JSON.parse(compacted.stdout).turns).toEqual([
+      { kept: 0 },
+      { kept: 1 },
+      { kept: 2 },
+      { kept: 3 },
+    ]);
+
+    const text = await cli("print", "-c", "c2", "--text");
+    expect(text.stdout).toContain("── turn 0 ── [manual: reasoning strip]");
+    expect(text.stdout).toContain("── turn 1 ── [manual: reasoning strip]");
+    expect(text.stdout).toMatch(/── turn 2 ──\n/);
+    expect(text.stdout).toContain("1 compaction (0 auto, 1 manual)");
+
+    const reset = await cli("reset", "-c", "c2", "--source", "manual");
+    expect(reset).toMatchObject({ stderr: "" });
+    expect(JSON.parse(reset.stdout)).toEqual({ removed: [band] });
+    expect(JSON.parse((await cli("print", "-c", "c2")).stdout)).toEqual(stream);
   });
 });
