@@ -20,15 +20,15 @@ import { timestampNanos } from "./timestamp.ts";
 const enabled: AutoConfig = resolveAutoConfig({ enabled: true });
 const NOW = Date.UTC(2026, 5, 15);
 
-type Input = Omit<TriggerState, "afterLastCompaction"> & FiringContext;
+type Input = Omit<TriggerState, "after_last_compaction"> & FiringContext;
 
 function input(overrides: Partial<Input>): Input {
   return {
     config: enabled,
-    turnCount: 13,
+    turn_count: 13,
     compactions: [],
-    estimatedTokens: 160_000,
-    contextWindow: 200_000,
+    estimated_tokens: 160_000,
+    context_window: 200_000,
     nowMillis: NOW,
     estimateWith: () => 40_000,
     ...overrides,
@@ -39,7 +39,7 @@ type Outcome = Decision & { compaction?: Compaction; estimated_tokens_after?: nu
 
 const stateOf = (inputs: Input): TriggerState => ({
   ...inputs,
-  afterLastCompaction: afterLastCompaction(inputs.compactions),
+  after_last_compaction: afterLastCompaction(inputs.compactions),
 });
 
 /** Decides and, on a mechanical firing, builds the band, as the compactor does. */
@@ -80,17 +80,17 @@ describe("decide", () => {
 
   it("fires with the D50 worked example's second band [10, 17] after turn 20", () => {
     const first = run(input({})).compaction as Compaction;
-    const decision = run(input({ turnCount: 21, compactions: [first] }));
+    const decision = run(input({ turn_count: 21, compactions: [first] }));
     expect(decision.range).toEqual({ from_turn: 10, to_turn: 17 });
     expect(decision.compaction?.trigger?.turn).toBe(20);
   });
 
   it("does not fire exactly at the threshold (strict >)", () => {
-    expect(run(input({ estimatedTokens: 150_000 }))).toMatchObject({
+    expect(run(input({ estimated_tokens: 150_000 }))).toMatchObject({
       fire: false,
       reason: "under_threshold",
     });
-    expect(run(input({ estimatedTokens: 150_000.25 })).fire).toBe(true);
+    expect(run(input({ estimated_tokens: 150_000.25 })).fire).toBe(true);
   });
 
   it("respects min_turns at and above the bound", () => {
@@ -99,11 +99,11 @@ describe("decide", () => {
       min_turns: 5,
       rule: { keep_first: 0, keep_last: 0 },
     });
-    expect(run(input({ config, turnCount: 5 }))).toMatchObject({
+    expect(run(input({ config, turn_count: 5 }))).toMatchObject({
       fire: false,
       reason: "min_turns",
     });
-    expect(run(input({ config, turnCount: 6 }))).toMatchObject({
+    expect(run(input({ config, turn_count: 6 }))).toMatchObject({
       fire: true,
       range: { from_turn: 0, to_turn: 5 },
     });
@@ -111,13 +111,13 @@ describe("decide", () => {
 
   it("starts the next auto band after a manual band ending at 15", () => {
     const manual = compaction(2, 15, 10, { reasoning: "strip" });
-    const decision = run(input({ turnCount: 25, compactions: [manual] }));
+    const decision = run(input({ turn_count: 25, compactions: [manual] }));
     expect(decision.range).toEqual({ from_turn: 16, to_turn: 21 });
   });
 
   it("skips when disabled, with an unknown window, or with an empty range", () => {
     expect(run(input({ config: resolveAutoConfig({}) })).reason).toBe("disabled");
-    expect(run(input({ contextWindow: undefined }))).toMatchObject({
+    expect(run(input({ context_window: undefined }))).toMatchObject({
       fire: false,
       reason: "context_window_unknown",
       threshold: null,
@@ -133,11 +133,11 @@ describe("decide", () => {
   it("fires on a rolling range of exactly one turn", () => {
     // keep_first 1 and keep_last 3 leave turn 1 alone between the protected ends of 5 turns.
     const config = resolveAutoConfig({ enabled: true, min_turns: 2 });
-    expect(run(input({ config, turnCount: 5 }))).toMatchObject({
+    expect(run(input({ config, turn_count: 5 }))).toMatchObject({
       fire: true,
       range: { from_turn: 1, to_turn: 1 },
     });
-    expect(run(input({ config, turnCount: 4 }))).toMatchObject({
+    expect(run(input({ config, turn_count: 4 }))).toMatchObject({
       fire: false,
       reason: "empty_range",
     });
@@ -145,8 +145,8 @@ describe("decide", () => {
 
   it("honours trigger_ratio", () => {
     const config = resolveAutoConfig({ enabled: true, trigger_ratio: 0.5 });
-    expect(run(input({ config, estimatedTokens: 100_001 })).fire).toBe(true);
-    expect(run(input({ config, estimatedTokens: 100_000 })).fire).toBe(false);
+    expect(run(input({ config, estimated_tokens: 100_001 })).fire).toBe(true);
+    expect(run(input({ config, estimated_tokens: 100_000 })).fire).toBe(false);
   });
 
   it("stamps the band strictly after every existing compaction, even with a slow clock", () => {
@@ -154,7 +154,7 @@ describe("decide", () => {
       ...compaction(0, 0, 0, { reasoning: "strip" }),
       timestamp: "2030-01-01T00:00:00.000000Z",
     };
-    const decision = run(input({ turnCount: 20, compactions: [future] }));
+    const decision = run(input({ turn_count: 20, compactions: [future] }));
     expect(timestampNanos(decision.compaction?.timestamp ?? "")).toBeGreaterThan(
       timestampNanos(future.timestamp),
     );
@@ -216,7 +216,7 @@ describe("decide", () => {
 
   it("reads nothing beyond the state when it skips", async () => {
     const step = await stepAutoCompaction({
-      state: stateOf(input({ estimatedTokens: 10 })),
+      state: stateOf(input({ estimated_tokens: 10 })),
       firing: () => {
         throw new Error("the firing context must not be read on a skip");
       },

@@ -17,12 +17,12 @@ import { buildCompaction, nextCompactionTimestamp, rollingRange, type TurnRange 
 /** What the trigger needs to know about a stored conversation: a few numbers, no events. */
 export interface TriggerState {
   readonly config: AutoConfig;
-  readonly turnCount: number;
+  readonly turn_count: number;
   /** The turn after the furthest-compacted one, 0 without compactions. */
-  readonly afterLastCompaction: number;
+  readonly after_last_compaction: number;
   /** Estimate of the current projected view. */
-  readonly estimatedTokens: number;
-  readonly contextWindow: number | undefined;
+  readonly estimated_tokens: number;
+  readonly context_window: number | undefined;
 }
 
 /** The reasons a decision can skip for, in the order they are checked. */
@@ -72,10 +72,10 @@ export type Decision = SkipDecision | FireDecision;
  * (strictly), and the rolling range is non-empty.
  */
 export function decide(state: TriggerState): Decision {
-  const { config, turnCount, estimatedTokens } = state;
-  const window = state.contextWindow;
+  const { config, turn_count: turnCount, estimated_tokens: estimatedTokens } = state;
+  const window = state.context_window;
   const limits = window === undefined ? null : { window, threshold: window * config.trigger_ratio };
-  const range = rollingRange(turnCount, state.afterLastCompaction, config.rule) ?? null;
+  const range = rollingRange(turnCount, state.after_last_compaction, config.rule) ?? null;
   const measures = {
     turn_count: turnCount,
     range,
@@ -157,7 +157,7 @@ export function buildBand(
   };
   const estimatedAfter = context.estimateWith(buildCompaction(draft));
   const trigger: CompactionTrigger = {
-    turn: state.turnCount - 1,
+    turn: state.turn_count - 1,
     estimated_tokens: decision.estimated_tokens,
     threshold: decision.threshold,
     context_window: decision.context_window,

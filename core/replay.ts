@@ -65,10 +65,10 @@ function stepInputs(
   return {
     state: {
       config,
-      turnCount: sizes.length,
-      afterLastCompaction: afterLastCompaction(compactions),
-      estimatedTokens: estimate(compactions),
-      contextWindow,
+      turn_count: sizes.length,
+      after_last_compaction: afterLastCompaction(compactions),
+      estimated_tokens: estimate(compactions),
+      context_window: contextWindow,
     },
     firing: () => ({
       compactions,

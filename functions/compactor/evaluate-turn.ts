@@ -85,10 +85,10 @@ export async function evaluateTurn(
     const settings = deps.settings ?? {};
     const state: TriggerState = {
       config: effectiveConfig(settings, tenant, head),
-      turnCount: head.turn_count,
-      afterLastCompaction: head.max_compacted_turn + 1,
-      estimatedTokens: tokensFromChars(head.projected_chars),
-      contextWindow: resolveContextWindow(head.model, settings.catalog),
+      turn_count: head.turn_count,
+      after_last_compaction: head.max_compacted_turn + 1,
+      estimated_tokens: tokensFromChars(head.projected_chars),
+      context_window: resolveContextWindow(head.model, settings.catalog),
     };
     // Read only when the trigger fires: the no-fire path costs the head read alone.
     let stored: StoredCompaction[] = [];
