@@ -1,8 +1,8 @@
 /**
  * `conversation.compaction.auto` (D50 "What the user configures"): the schema
  * of one configuration layer, the built-in defaults, and the layered merge
- * (defaults → service → tenant → conversation → config deltas in the stream;
- * later wins). Every error names the full key, e.g.
+ * (later layers win; the service's order of layers is `effectiveConfig` in
+ * functions/conversations/state.ts). Every error names the full key, e.g.
  * `conversation.compaction.auto.trigger_ratio`.
  */
 import * as z from "zod";

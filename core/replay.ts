@@ -31,7 +31,7 @@ import { isConversationEvent, splitTurns } from "./turns.ts";
 
 /** Everything besides the stream that an evaluation depends on. */
 export interface EvaluationContext {
-  /** Configuration layers below the stream's own config deltas (service, tenant, conversation). */
+  /** Configuration layers below the stream's own config deltas (the CLI's `--config` files). */
   readonly layers?: readonly AutoConfigLayer[];
   readonly model?: ModelInfo;
   readonly catalog?: ModelCatalog;
