@@ -124,8 +124,8 @@ export function describeIssues(issues: readonly StreamIssue[], raw: unknown): st
     const item = Array.isArray(raw) ? raw[first.index] : undefined;
     const type = (item as { type?: unknown } | null | undefined)?.type;
     const label = typeof type === "string" ? ` (${type})` : "";
-    const path =
-      first.path === "" ? "" : first.path.startsWith("[") ? first.path : `.${first.path}`;
+    // Paths are dotted keys (no event schema holds an array).
+    const path = first.path === "" ? "" : `.${first.path}`;
     where = `entry ${first.index}${label}${path}: `;
   }
   const more = issues.length - 1;
