@@ -1,10 +1,19 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import {
+  at,
+  compaction,
+  configDelta,
+  message,
+  reasoning,
+  request,
+  turnStart,
+} from "../test/helpers/builders.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
 import { estimateStream } from "./estimate.ts";
 import type { Entry } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
-import { evaluateStream, SummarizerRequiredError, simulateStream } from "./replay.ts";
+import { evaluateStream, type Firing, SummarizerRequiredError, simulateStream } from "./replay.ts";
 import { indexTurns } from "./turns.ts";
 
 const enabled = { enabled: true } as const;
@@ -116,5 +125,144 @@ describe("simulateStream", () => {
       summary_model: "m",
       summary_latency_ms: 5,
     });
+  });
+});
+
+/**
+ * Six turns of 200 estimated tokens each (200-character request and message,
+ * 400 characters of reasoning), the turn's last entry at 10·t + 2 seconds.
+ */
+function sixTurns(): Entry[][] {
+  return Array.from({ length: 6 }, (_, t) => [
+    turnStart(10 * t),
+    request("q".repeat(200), 10 * t),
+    reasoning("r".repeat(400), 10 * t + 1),
+    message("m".repeat(200), 10 * t + 2),
+  ]);
+}
+
+/** Fires above 500 estimated tokens, keeps the last turn, strips reasoning. */
+const RULE = { min_turns: 2, trigger_ratio: 0.5, rule: { keep_first: 0, keep_last: 1 } };
+const WINDOW = { context_window: 1_000 };
+const firingsOf = (firings: readonly Firing[]) =>
+  firings.map((f) => [
+    f.turn,
+    f.from_turn,
+    f.to_turn,
+    f.estimated_tokens,
+    f.estimated_tokens_after,
+  ]);
+
+describe("simulateStream on hand-made streams", () => {
+  it("starts the rolling range after a band already in the stream", async () => {
+    const turns = sixTurns();
+    const manual = compaction(0, 2, 15, { reasoning: "strip" });
+    const stream = [...turns.slice(0, 2).flat(), manual, ...turns.slice(2).flat()];
+    const { firings, entries } = await simulateStream(stream, {
+      layers: [{ ...enabled, ...RULE }],
+      model: WINDOW,
+    });
+    // Turns 0–2 are stripped to 100 tokens each: 300, then 500 (not over), then 700.
+    expect(firingsOf(firings)).toEqual([
+      [4, 3, 3, 700, 600],
+      [5, 4, 4, 800, 700],
+    ]);
+    expect(firings.map((f) => f.threshold)).toEqual([500, 500]);
+    // Each band is stamped from the last entry before it (42 s and 52 s after the origin).
+    expect(firings.map((f) => f.compaction.timestamp)).toEqual([at(42), at(52)]);
+    expect(entries.indexOf(manual)).toBe(8);
+  });
+
+  it("follows config deltas in the stream, from the turn that carries them", async () => {
+    const turns = sixTurns();
+    const delta = configDelta(
+      { conversation: { compaction: { auto: { ...enabled, ...RULE } } } },
+      30,
+    );
+    (turns[3] as Entry[]).splice(2, 0, delta);
+    const { firings } = await simulateStream(turns.flat(), { model: WINDOW });
+    expect(firingsOf(firings)).toEqual([
+      [3, 0, 2, 800, 500],
+      [4, 3, 3, 700, 600],
+      [5, 4, 4, 800, 700],
+    ]);
+  });
+
+  it("passes entries it does not know through, without reading a timestamp from them", async () => {
+    const turns = sixTurns();
+    const unknown = { type: "future_thing", payload: 1 } as unknown as Entry;
+    (turns[4] as Entry[]).push(unknown);
+    const { firings, entries } = await simulateStream(turns.flat(), {
+      layers: [{ ...enabled, ...RULE }],
+      model: WINDOW,
+    });
+    expect(firings.map((f) => [f.turn, f.compaction.timestamp])).toEqual([
+      [2, at(22)],
+      [3, at(32)],
+      [4, at(42)],
+      [5, at(52)],
+    ]);
+    expect(entries).toContain(unknown);
+  });
+
+  it("gives the summarizer exactly the raw entries of the band's turns, config deltas included", async () => {
+    const turns = sixTurns();
+    const delta = configDelta({ assistant: { name: "x" } }, 11);
+    (turns[1] as Entry[]).push(delta);
+    const asked: Entry[][] = [];
+    const { firings } = await simulateStream(turns.flat(), {
+      layers: [{ ...enabled, ...RULE, rule: { ...RULE.rule, summary: {} } }],
+      model: WINDOW,
+      summarize: async (range, raw) => {
+        asked.push([...raw]);
+        return { text: `turns ${range.from_turn}-${range.to_turn}`, model: "m", latency_ms: 3 };
+      },
+    });
+    expect(asked[0]).toEqual([...(turns[0] as Entry[]), ...(turns[1] as Entry[])]);
+    expect(firings[0]?.summary).toEqual({ text: "turns 0-1", model: "m", latency_ms: 3 });
+  });
+
+  it("names the turn a summary rule fired after when there is no summarizer", async () => {
+    await expect(
+      simulateStream(sixTurns().flat(), {
+        layers: [{ ...enabled, ...RULE, rule: { ...RULE.rule, summary: {} } }],
+        model: WINDOW,
+      }),
+    ).rejects.toThrow(
+      expect.objectContaining({
+        name: "SummarizerRequiredError",
+        message:
+          "the auto rule summarizes and fired after turn 2: give a summarizer (a summary is never faked)",
+      }),
+    );
+  });
+});
+
+describe("evaluateStream on hand-made streams", () => {
+  it("summarizes the raw entries of the range, leaving compactions out", async () => {
+    const turns = sixTurns();
+    const band = compaction(0, 0, 5, { tool_calls: { policy: "omit" } });
+    (turns[1] as Entry[]).push(band);
+    const asked: Entry[][] = [];
+    const step = await evaluateStream(
+      turns.flat(),
+      {
+        layers: [{ ...enabled, ...RULE, rule: { ...RULE.rule, summary: {} } }],
+        model: WINDOW,
+        nowMillis: 0,
+      },
+      async (range, raw) => {
+        asked.push([...raw]);
+        return { text: `turns ${range.from_turn}-${range.to_turn}`, model: "m", latency_ms: 3 };
+      },
+    );
+    expect(step.kind).toBe("fire");
+    expect(step.decision.range).toEqual({ from_turn: 1, to_turn: 4 });
+    expect(asked).toEqual([
+      turns
+        .slice(1, 5)
+        .flat()
+        .filter((e) => e !== band),
+    ]);
   });
 });

@@ -11,6 +11,12 @@ describe("utf8Length", () => {
     expect(utf8Length("\ud800")).toBe(3);
   });
 
+  it("counts texts longer than its first scratch buffer, growing it as needed", () => {
+    expect(utf8Length("日".repeat(30_000))).toBe(90_000);
+    expect(utf8Length(`a${"é".repeat(100_000)}`)).toBe(200_001);
+    expect(utf8Length("日".repeat(30_000))).toBe(90_000);
+  });
+
   it("equals TextEncoder's byte count for any string (property)", () => {
     const encoder = new TextEncoder();
     fc.assert(
