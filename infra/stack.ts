@@ -73,7 +73,12 @@ export interface AutocompactStackProps extends StackProps {
   readonly bundle?: boolean;
 }
 
-/** The table's TTL attribute (epoch seconds): orphaned event chunks expire. */
+/**
+ * The table's TTL attribute (epoch seconds). TTL is enabled on it, but no
+ * item sets it yet: event chunks orphaned by a crash between writing a big
+ * turn's chunks and committing the turn do not expire; nothing reads them,
+ * and a retry of the turn overwrites them in place.
+ */
 export const TTL_ATTRIBUTE = "expires_at";
 
 /**
@@ -99,7 +104,7 @@ const API_TIMEOUT = Duration.seconds(29);
 const COMPACTOR_MEMORY_MB = 512;
 
 /**
- * What the store (functions/store/*-dynamodb.ts) does in AWS: item reads and
+ * What the stores (functions/store/*dynamodb*.ts) do in AWS: item reads and
  * queries, writes, and TransactWriteItems (authorized per contained action:
  * Put, Update, Delete, ConditionCheck). Narrower than grantReadWriteData:
  * no Scan (a whole-table, cross-tenant read only the local runtime's

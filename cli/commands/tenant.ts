@@ -63,16 +63,19 @@ export const command: Command = {
     const { DynamoTenantDirectory, TenantExistsError } = await import(
       "../../functions/store/tenants-dynamodb.ts"
     );
-    const client = new DynamoDBClient({
-      ...(values.region ? { region: values.region } : {}),
-      ...(values.endpoint
-        ? {
-            endpoint: values.endpoint,
-            region: values.region ?? "local",
-            credentials: { accessKeyId: "local", secretAccessKey: "local" },
-          }
-        : {}),
-    });
+    const { dynamoClientConfig } = await import("../../functions/store/dynamodb-client.ts");
+    const client = new DynamoDBClient(
+      dynamoClientConfig({
+        ...(values.region ? { region: values.region } : {}),
+        ...(values.endpoint
+          ? {
+              endpoint: values.endpoint,
+              region: values.region ?? "local",
+              credentials: { accessKeyId: "local", secretAccessKey: "local" },
+            }
+          : {}),
+      }),
+    );
     try {
       const directory = new DynamoTenantDirectory(client, values.table);
       let key: string;

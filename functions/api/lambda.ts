@@ -11,6 +11,7 @@ import { ConversationService } from "../conversations/service.ts";
 import { EnvironmentError, readEnvironment } from "../env.ts";
 import { SqsTurnQueue } from "../queue/sqs.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
+import { dynamoClientConfig } from "../store/dynamodb-client.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
 import { createApp } from "./app.ts";
@@ -28,7 +29,7 @@ if (!env.queueUrl)
   throw new EnvironmentError("invalid environment: QUEUE_URL: required by the API");
 
 const logger = new Logger({ serviceName: SERVICE_NAME, logLevel: env.logLevel as LogLevel });
-const dynamodb = new DynamoDBClient({});
+const dynamodb = new DynamoDBClient(dynamoClientConfig());
 const summarizer = await summarizerFromEnvironment(env, { timeoutMs: API_SUMMARY_TIMEOUT_MS });
 const service = new ConversationService({
   store: new DynamoConversationStore(dynamodb, env.tableName),

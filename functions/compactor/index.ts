@@ -11,6 +11,7 @@ import type { SQSHandler } from "aws-lambda";
 import type { ServiceSettings } from "../conversations/state.ts";
 import { readEnvironment } from "../env.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
+import { dynamoClientConfig } from "../store/dynamodb-client.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
 import { evaluateTurn } from "./evaluate-turn.ts";
@@ -25,7 +26,7 @@ const env = readEnvironment(process.env);
 
 const logger = new Logger({ serviceName: SERVICE_NAME, logLevel: env.logLevel as LogLevel });
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
-const dynamodb = new DynamoDBClient({});
+const dynamodb = new DynamoDBClient(dynamoClientConfig());
 const store = new DynamoConversationStore(dynamodb, env.tableName);
 const tenants = new DynamoTenantDirectory(dynamodb, env.tableName);
 const settings: ServiceSettings = {

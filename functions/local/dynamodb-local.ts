@@ -14,6 +14,7 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import type { DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import { dynamoClientConfig } from "../store/dynamodb-client.ts";
 
 /** Java is absent or older than DynamoDB Local needs. */
 export class JavaMissingError extends Error {
@@ -85,13 +86,17 @@ export function checkJava(): number {
   return major;
 }
 
-/** Client settings for a DynamoDB Local endpoint: fake credentials, any region. */
+/**
+ * Client settings for a DynamoDB Local endpoint: fake credentials, any
+ * region, and the service's SDK retry settings (dynamoClientConfig), so
+ * local runs and tests retry like the clients of the deployed functions.
+ */
 export function localClientConfig(endpoint: string): DynamoDBClientConfig {
-  return {
+  return dynamoClientConfig({
     endpoint,
     region: "local",
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  };
+  });
 }
 
 // ---------------------------------------------------------------- processes

@@ -24,9 +24,11 @@ import { ConversationService } from "../conversations/service.ts";
 import type { Summarizer } from "../ports.ts";
 import { FileQueueJournal } from "../queue/file-journal.ts";
 import { InProcessQueue } from "../queue/in-process.ts";
-import { createTable, DynamoConversationStore } from "../store/dynamodb.ts";
+import { DynamoConversationStore } from "../store/dynamodb.ts";
+import { createTable } from "../store/dynamodb-table.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { localClientConfig, startDynamoDbLocal } from "./dynamodb-local.ts";
+import { listUnevaluatedConversations } from "./unevaluated-conversations.ts";
 
 /** Options of {@link startLocalService}. */
 export interface LocalServiceOptions {
@@ -140,7 +142,7 @@ async function wire(
     metrics,
   });
 
-  for (const head of await store.listUnevaluated()) {
+  for (const head of await listUnevaluatedConversations(client, LOCAL_TABLE)) {
     await queue.enqueue({ tenant: head.tenant, conversation: head.conversation, turn: head.turn });
   }
   queue.start(handler);

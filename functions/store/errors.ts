@@ -3,10 +3,13 @@
  * {@link ConditionFailedError}. Each keeps the underlying error as `cause`.
  */
 
-/** A retryable DynamoDB error (conflict, throttling) persisted past the retry bound. */
+/**
+ * A transaction conflict persisted past the store's retry bound. (Throttling
+ * past the SDK's bound surfaces as the SDK's own error, e.g. ThrottlingException.)
+ */
 export class RetriesExhaustedError extends Error {
   override readonly name = "RetriesExhaustedError";
-  /** How many times the request was sent. */
+  /** How many times the store sent the request. */
   readonly attempts: number;
 
   constructor(operation: string, attempts: number, options: ErrorOptions) {

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { inject } from "vitest";
 import { localClientConfig } from "../../functions/local/dynamodb-local.ts";
-import { createTable } from "../../functions/store/dynamodb.ts";
+import { createTable } from "../../functions/store/dynamodb-table.ts";
 
 /** The endpoint of the run's DynamoDB Local; throws the setup's reason when there is none. */
 export function localEndpoint(): string {
@@ -19,7 +19,7 @@ export function localEndpoint(): string {
   return environment.endpoint;
 }
 
-/** A new client for the run's DynamoDB Local (fake credentials). */
+/** A new client for the run's DynamoDB Local (fake credentials, the service's SDK retry settings). */
 export function localClient(): DynamoDBClient {
   return new DynamoDBClient(localClientConfig(localEndpoint()));
 }

@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, describe, expect, it } from "vitest";
 import { localClientConfig, startDynamoDbLocal } from "../../functions/local/dynamodb-local.ts";
-import { createTable } from "../../functions/store/dynamodb.ts";
+import { createTable } from "../../functions/store/dynamodb-table.ts";
 
 const run = promisify(execFile);
 const temporary: string[] = [];

@@ -11,15 +11,14 @@ import {
   QueryCommand,
 } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listUnevaluatedConversations } from "../../functions/local/unevaluated-conversations.ts";
 import { ConditionFailedError, type ConversationRef } from "../../functions/ports.ts";
 import {
-  createTable,
   DynamoConversationStore,
   type DynamoStoreOptions,
-  MAX_TURN,
-  parsePartitionKey,
-  partitionKey,
 } from "../../functions/store/dynamodb.ts";
+import { MAX_TURN, parsePartitionKey, partitionKey } from "../../functions/store/dynamodb-keys.ts";
+import { createTable } from "../../functions/store/dynamodb-table.ts";
 import {
   CorruptTurnError,
   InvalidKeyError,
@@ -274,7 +273,7 @@ describe("DynamoConversationStore turns too big for one transaction", () => {
   });
 });
 
-describe("DynamoConversationStore recovery scan", () => {
+describe("the local runtime's recovery scan", () => {
   it("lists the conversations whose latest turn is not evaluated yet", async () => {
     const store = new DynamoConversationStore(client, table);
     const pending = { tenant: "t#%23", conversation: `c#${Date.now()}` };
@@ -287,7 +286,7 @@ describe("DynamoConversationStore recovery scan", () => {
     await store.markEvaluated(done, 1);
     await store.markEvaluated(behind, 0);
     await store.putConfig(freshRef(), { enabled: true });
-    const listed = await store.listUnevaluated();
+    const listed = await listUnevaluatedConversations(client, table);
     expect(listed).toContainEqual({ ...pending, turn: 1 });
     expect(listed).toContainEqual({ ...behind, turn: 1 });
     expect(listed.filter((item) => item.conversation === done.conversation)).toEqual([]);

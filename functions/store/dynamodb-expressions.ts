@@ -1,0 +1,107 @@
+/**
+ * The UpdateExpression builder of the DynamoDB conversation store: SET and
+ * REMOVE clauses and the head conditions, sharing one set of placeholder
+ * maps. Every head write goes through it, so the head's defaults and its
+ * optimistic-concurrency conditions are written the same way everywhere.
+ */
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import type { HeadUpdate, HeadVersion } from "../ports.ts";
+import { attr, HEAD_DEFAULTS } from "./dynamodb-items.ts";
+
+/** The head fields a {@link HeadUpdate} may set. */
+const HEAD_UPDATE_FIELDS = [
+  "evaluated_through",
+  "projected_chars",
+  "max_compacted_turn",
+  "config",
+  "stream_config",
+  "model",
+] as const satisfies readonly (keyof HeadUpdate)[];
+
+/** Builds an UpdateExpression with its condition, sharing the placeholder maps. */
+export class UpdateExpressionBuilder {
+  readonly #sets: string[] = [];
+  readonly #removes: string[] = [];
+  /** `ExpressionAttributeNames` of the update and of any condition built with it. */
+  readonly names: Record<string, string> = {};
+  /** `ExpressionAttributeValues` of the update and of any condition built with it. */
+  readonly values: Record<string, AttributeValue> = {};
+  #n = 0;
+
+  /** The `#field` placeholder of an attribute name (names like `size` are reserved words). */
+  name(field: string): string {
+    const placeholder = `#${field}`;
+    this.names[placeholder] = field;
+    return placeholder;
+  }
+
+  /** A fresh `:vN` placeholder for `value`. */
+  value(value: unknown): string {
+    const placeholder = `:v${this.#n++}`;
+    this.values[placeholder] = attr(value);
+    return placeholder;
+  }
+
+  /** SET, or REMOVE when the value is `undefined`. */
+  set(field: string, value: unknown): this {
+    if (value === undefined) this.#removes.push(this.name(field));
+    else this.#sets.push(`${this.name(field)} = ${this.value(value)}`);
+    return this;
+  }
+
+  /** SET only when the attribute is absent: `field = if_not_exists(field, :v)`. */
+  setIfAbsent(field: string, value: unknown): this {
+    const name = this.name(field);
+    this.#sets.push(`${name} = if_not_exists(${name}, ${this.value(value)})`);
+    return this;
+  }
+
+  /** SETs the fields a {@link HeadUpdate} carries, except `skip`. */
+  head(update: HeadUpdate, skip: readonly string[] = []): this {
+    for (const field of HEAD_UPDATE_FIELDS) {
+      if (Object.hasOwn(update, field) && !skip.includes(field)) this.set(field, update[field]);
+    }
+    return this;
+  }
+
+  /**
+   * Fills the head fields no SET above touches with their defaults, if
+   * absent: the write that creates a head (a first turn, a config) leaves a
+   * complete one behind, so conditions can compare numbers that exist.
+   */
+  defaults(): this {
+    for (const [field, value] of Object.entries(HEAD_DEFAULTS)) {
+      if (!(`#${field}` in this.names)) this.setIfAbsent(field, value);
+    }
+    return this;
+  }
+
+  /** `field = if_not_exists(field, 0) + :delta` */
+  increment(field: string, delta: number): this {
+    const name = this.name(field);
+    this.#sets.push(`${name} = if_not_exists(${name}, ${this.value(0)}) + ${this.value(delta)}`);
+    return this;
+  }
+
+  /** `turn_count = :t AND max_compacted_turn < :t` (no compaction covers turn :t). */
+  uncompactedCondition(turn: number): string {
+    const value = this.value(turn);
+    return `${this.name("turn_count")} = ${value} AND ${this.name("max_compacted_turn")} < ${value}`;
+  }
+
+  /** `turn_count = :t AND compactions_version = :v` */
+  versionCondition(expected: HeadVersion): string {
+    return [
+      `${this.name("turn_count")} = ${this.value(expected.turn_count)}`,
+      `${this.name("compactions_version")} = ${this.value(expected.compactions_version)}`,
+    ].join(" AND ");
+  }
+
+  /** The UpdateExpression: its SET clause, then its REMOVE clause. */
+  get expression(): string {
+    const parts: string[] = [];
+    if (this.#sets.length > 0) parts.push(`SET ${this.#sets.join(", ")}`);
+    if (this.#removes.length > 0) parts.push(`REMOVE ${this.#removes.join(", ")}`);
+    return parts.join(" ");
+  }
+}

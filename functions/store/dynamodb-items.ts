@@ -1,0 +1,159 @@
+/**
+ * The item codec of the DynamoDB conversation store: the attributes of the
+ * HEAD, TURN and CMP items and how they map to the port's types. Event
+ * chunks are in dynamodb-chunks.ts, keys in dynamodb-keys.ts.
+ */
+import { promisify } from "node:util";
+import { gunzip as gunzipCallback, gzip as gzipCallback } from "node:zlib";
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { convertToAttr, unmarshall } from "@aws-sdk/util-dynamodb";
+import { EMPTY_TURN_SIZE } from "../../core/sizes.ts";
+import type { ConversationHead, StoredCompaction, StoredTurn, TurnSummary } from "../ports.ts";
+import type { EventStorage } from "./dynamodb-chunks.ts";
+import { compactionSk, turnSk } from "./dynamodb-keys.ts";
+import { WriteTooLargeError } from "./errors.ts";
+
+const gzip = promisify(gzipCallback);
+const gunzip = promisify(gunzipCallback);
+
+/** One DynamoDB item, in the SDK's low-level form. */
+export type Item = Record<string, AttributeValue>;
+
+/** Compaction JSON above this many bytes is stored gzip-compressed. */
+const COMPACTION_INLINE_BYTES = 64 * 1024;
+/** Room for a compressed compaction: the 400 KB item limit minus its keys and numbers. */
+const COMPACTION_MAX_BYTES = 380 * 1024;
+
+/**
+ * `value` as an AttributeValue. Undefined map members are dropped (as JSON
+ * would), and empty strings and sets stay as they are instead of being
+ * turned into NULL, so values read back equal.
+ */
+export function attr(value: unknown): AttributeValue {
+  return convertToAttr(value, { removeUndefinedValues: true, convertEmptyValues: false });
+}
+
+/** What a head field is when the item lacks it (a head created by a config alone). */
+export const HEAD_DEFAULTS = {
+  turn_count: 0,
+  evaluated_through: -1,
+  projected_chars: 0,
+  compactions_version: 0,
+  max_compacted_turn: -1,
+} as const;
+
+/** TurnSize's and ModelInfo's fields in declaration order (DynamoDB maps do not keep key order). */
+const SIZE_FIELDS = Object.keys(EMPTY_TURN_SIZE);
+const MODEL_FIELDS = ["id", "context_window"];
+
+/** `value` with the `order` keys first, so read-back objects serialize like the written ones. */
+function inOrder<T extends object>(value: T, order: readonly string[]): T {
+  const rank = (key: string) => {
+    const index = order.indexOf(key);
+    return index < 0 ? order.length : index;
+  };
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => rank(a) - rank(b))) as T;
+}
+
+/** The conversation head of a HEAD item. */
+export function toHead(item: Item): ConversationHead {
+  const raw = unmarshall(item);
+  const head: {
+    -readonly [K in keyof ConversationHead]: ConversationHead[K];
+  } = {
+    turn_count: Number(raw.turn_count ?? HEAD_DEFAULTS.turn_count),
+    evaluated_through: Number(raw.evaluated_through ?? HEAD_DEFAULTS.evaluated_through),
+    projected_chars: Number(raw.projected_chars ?? HEAD_DEFAULTS.projected_chars),
+    compactions_version: Number(raw.compactions_version ?? HEAD_DEFAULTS.compactions_version),
+    max_compacted_turn: Number(raw.max_compacted_turn ?? HEAD_DEFAULTS.max_compacted_turn),
+  };
+  if (raw.config !== undefined) head.config = raw.config;
+  if (raw.stream_config !== undefined) head.stream_config = raw.stream_config;
+  if (raw.model !== undefined) head.model = inOrder(raw.model, MODEL_FIELDS);
+  return head;
+}
+
+/** A TURN item, decoded: the turn's counts and where its events are. */
+export interface TurnRecord {
+  /** The turn without its events. */
+  readonly summary: TurnSummary;
+  /** The chunks holding its events. */
+  readonly storage: EventStorage;
+}
+
+/** The TURN item (commit marker) of `turn`, its events stored as `storage` says. */
+export function toTurnItem(pk: string, turn: StoredTurn, storage: EventStorage): Item {
+  const item: Item = {
+    pk: { S: pk },
+    sk: { S: turnSk(turn.turn) },
+    turn: attr(turn.turn),
+    digest: attr(turn.digest),
+    size: attr(turn.size),
+    storage: attr(storage),
+    // When the turn was committed (epoch ms): for whoever inspects the table; the store never reads it.
+    committed_at: attr(Date.now()),
+  };
+  if (turn.model !== undefined) item.model = attr(turn.model);
+  return item;
+}
+
+/** The turn record of a TURN item. */
+export function toTurnRecord(item: Item): TurnRecord {
+  const raw = unmarshall(item);
+  const summary: TurnSummary = {
+    turn: Number(raw.turn),
+    size: inOrder(raw.size, SIZE_FIELDS),
+    digest: String(raw.digest),
+    ...(raw.model !== undefined ? { model: inOrder(raw.model, MODEL_FIELDS) } : {}),
+  };
+  return { summary, storage: raw.storage as EventStorage };
+}
+
+/**
+ * The CMP item of a compaction: its JSON inline as a string, or gzipped as
+ * Binary when above {@link COMPACTION_INLINE_BYTES} (a long summary). Throws
+ * {@link WriteTooLargeError} when even the compressed JSON cannot fit.
+ */
+export async function toCompactionItem(pk: string, compaction: StoredCompaction): Promise<Item> {
+  const item: Item = {
+    pk: { S: pk },
+    sk: { S: compactionSk(compaction.key) },
+    key: attr(compaction.key),
+    after_turn: attr(compaction.after_turn),
+    seq: attr(compaction.seq),
+  };
+  const json = Buffer.from(JSON.stringify(compaction.compaction), "utf8");
+  if (json.length <= COMPACTION_INLINE_BYTES) {
+    item.compaction = { S: json.toString("utf8") };
+  } else {
+    const packed = await gzip(json);
+    if (packed.length > COMPACTION_MAX_BYTES) {
+      throw new WriteTooLargeError(
+        `compaction ${compaction.key} is ${json.length} bytes of JSON (${packed.length} compressed); at most ${COMPACTION_MAX_BYTES} compressed bytes fit in an item`,
+      );
+    }
+    item.compaction_gz = { B: packed };
+  }
+  return item;
+}
+
+/** The stored compaction of a CMP item (either form). */
+export async function fromCompactionItem(item: Item): Promise<StoredCompaction> {
+  const json =
+    item.compaction_gz?.B !== undefined
+      ? (await gunzip(item.compaction_gz.B)).toString("utf8")
+      : (item.compaction?.S ?? "null");
+  return {
+    key: item.key?.S ?? "",
+    after_turn: Number(item.after_turn?.N),
+    seq: Number(item.seq?.N),
+    compaction: JSON.parse(json),
+  };
+}
+
+/** Compactions in stream order: `after_turn`, then `seq`, then key (a stable tie-break). */
+export function byStreamOrder(a: StoredCompaction, b: StoredCompaction): number {
+  return (
+    a.after_turn - b.after_turn || a.seq - b.seq || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+  );
+}

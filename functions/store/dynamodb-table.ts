@@ -1,0 +1,76 @@
+/**
+ * The table of the DynamoDB stores, created from code: for DynamoDB Local
+ * (`npm start`, the tests, the bench) and `autocompact tenant` against a
+ * local endpoint. In AWS the CDK stack (infra/stack.ts) declares the table;
+ * nothing in the functions creates or describes tables there.
+ */
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+  ResourceInUseException,
+  waitUntilTableExists,
+} from "@aws-sdk/client-dynamodb";
+
+/**
+ * The key schema and billing of a store table, as {@link createTable}
+ * creates it. infra/stack.ts declares the deployed table with its own CDK
+ * types (importing this module would pull the SDK into the CDK app);
+ * test/cdk/stack.test.ts checks that the two agree.
+ */
+export const tableDefinition = {
+  partitionKey: { name: "pk", type: "S" },
+  sortKey: { name: "sk", type: "S" },
+  billingMode: "PAY_PER_REQUEST",
+} as const;
+
+/** The CreateTable input for a store table (on-demand billing, `pk`/`sk` strings). */
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  const { partitionKey: pk, sortKey: sk, billingMode } = tableDefinition;
+  return {
+    TableName: tableName,
+    BillingMode: billingMode,
+    KeySchema: [
+      { AttributeName: pk.name, KeyType: "HASH" },
+      { AttributeName: sk.name, KeyType: "RANGE" },
+    ],
+    AttributeDefinitions: [
+      { AttributeName: pk.name, AttributeType: pk.type },
+      { AttributeName: sk.name, AttributeType: sk.type },
+    ],
+  };
+}
+
+/**
+ * Creates the table (or finds it already there) and waits, with the SDK's
+ * `waitUntilTableExists`, until it is ACTIVE. Table names need 3 to 255
+ * characters of `[A-Za-z0-9_.-]`.
+ */
+export async function createTable(
+  client: DynamoDBClient,
+  tableName: string,
+  { timeoutMs = 120_000 }: { timeoutMs?: number } = {},
+): Promise<{ created: boolean }> {
+  // Checked here so a bad name fails with a message that says what to fix,
+  // not with DynamoDB's ValidationException.
+  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(tableName)) {
+    throw new RangeError(
+      `DynamoDB table name ${JSON.stringify(tableName)} must be 3 to 255 characters of A-Z a-z 0-9 _ . -`,
+    );
+  }
+  let created = true;
+  try {
+    await client.send(new CreateTableCommand(createTableInput(tableName)));
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+    created = false;
+  }
+  // The waiter checks at once (DynamoDB Local's tables are ACTIVE on
+  // creation), then backs off from 1 s: its default 20 s first delay is
+  // meant for tables in AWS, which take seconds to create.
+  await waitUntilTableExists(
+    { client, minDelay: 1, maxDelay: 5, maxWaitTime: Math.max(2, timeoutMs / 1_000) },
+    { TableName: tableName },
+  );
+  return { created };
+}
