@@ -1,11 +1,14 @@
 /**
  * The HTTP API (ARCHITECTURE §8): one Hono app, served by `handle(app)` on
- * Lambda and by @hono/node-server locally. Handlers are thin: parse with zod,
- * call the service, map the result; every error becomes an RFC 9457 problem
- * in `onError`.
+ * Lambda and by @hono/node-server locally. The routes are @hono/zod-openapi
+ * definitions (routes.ts), from which `GET /v1/openapi.json` is generated;
+ * keys are checked by `hono/bearer-auth`. Handlers are thin: parse with zod,
+ * call the service, map the result; every error becomes an RFC 9457 problem.
  */
-import { Hono } from "hono";
+import { type Hook, OpenAPIHono } from "@hono/zod-openapi";
+import { bearerAuth } from "hono/bearer-auth";
 import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { parseConfigTree, RuleLayer } from "../../core/config.ts";
@@ -21,8 +24,9 @@ import {
   UnauthorizedError,
   UnsupportedMediaTypeError,
 } from "./errors.ts";
-import { openApiDocument } from "./openapi.ts";
-import { type CompactionBody, ConversationId, ResetQuery, TurnBody } from "./schemas.ts";
+import { DOCUMENT, registerComponents } from "./openapi.ts";
+import * as routes from "./routes.ts";
+import { type CompactionBody, ConversationId, TurnBody } from "./schemas.ts";
 import { verifyWebhook } from "./webhooks.ts";
 
 /** Default request body limit: below Lambda's 6 MB synchronous payload limit. */
@@ -40,25 +44,42 @@ export interface AppDeps {
 
 type Env = { Variables: { tenant: Tenant } };
 
-function zodErrors(error: z.ZodError, prefix: string) {
-  return error.issues.map((issue) => ({
-    pointer: `${prefix}/${issue.path.map(String).join("/")}`.replace(/\/$/, ""),
+function invalid(error: z.ZodError, what: string): RequestValidationError {
+  const errors = error.issues.map((issue) => ({
+    pointer: `/${issue.path.map(String).join("/")}`.replace(/\/$/, ""),
     detail: issue.message,
   }));
+  const first = errors[0];
+  return new RequestValidationError(
+    `${what} is invalid: ${first ? `${first.pointer || "(root)"}: ${first.detail}` : "unknown problem"}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`,
+    errors,
+  );
 }
 
 function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
   const result = schema.safeParse(value);
-  if (!result.success) {
-    const errors = zodErrors(result.error, "");
-    const first = errors[0];
-    throw new RequestValidationError(
-      `${what} is invalid: ${first ? `${first.pointer || "(root)"}: ${first.detail}` : "unknown problem"}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`,
-      errors,
-    );
-  }
+  if (!result.success) throw invalid(result.error, what);
   return result.data;
 }
+
+const conversationId = (raw: string | undefined) =>
+  parseWith(ConversationId, raw, "the conversation id");
+
+/**
+ * Turns a failed validation of a route's path, query or headers into the
+ * problem the handlers would report: the conversation id first, then the
+ * position or the query.
+ */
+const validationHook: Hook<unknown, Env, string, undefined> = (result, c) => {
+  if (result.success) return;
+  conversationId(c.req.param("id"));
+  if (result.target === "param") {
+    throw new RequestValidationError(
+      `position must be a whole number from 1 (got "${c.req.param("position")}")`,
+    );
+  }
+  throw invalid(result.error, `the ${result.target}`);
+};
 
 /** Deeper JSON than this is refused: nothing legitimate nests so deep, and deeper values exhaust the stack later. */
 export const MAX_JSON_DEPTH = 100;
@@ -133,13 +154,27 @@ function compactionRequest(body: unknown): z.output<typeof CompactionBody> {
   return { rule: result.data };
 }
 
+/** A problem as a response (for middleware that answers by itself). */
+function problemResponse(error: Error): Response {
+  const problem = toProblem(error);
+  return new Response(JSON.stringify(problem), {
+    status: problem.status,
+    headers: { "content-type": "application/problem+json" },
+  });
+}
+
+const SEND_KEY = "send your API key as `Authorization: Bearer <key>`";
+
 /** Builds the app. */
-export function createApp(deps: AppDeps): Hono<Env> {
+export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const clock = deps.clock ?? systemClock;
-  const app = new Hono<Env>();
-  let openapi: Record<string, unknown> | undefined;
+  const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
+  registerComponents(app);
+  let openapi: ReturnType<typeof app.getOpenAPI31Document> | undefined;
 
   app.onError((error, c) => {
+    // Middleware answers (bearer auth) are problems already.
+    if (error instanceof HTTPException && error.res) return error.getResponse();
     const problem = toProblem(error);
     if (problem.status >= 500)
       deps.onUnexpectedError?.(error, { method: c.req.method, path: c.req.path });
@@ -160,10 +195,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
     ),
   );
 
-  app.get("/healthz", (c) => c.json({ ok: true }));
-  app.get("/v1/openapi.json", (c) => {
-    openapi ??= openApiDocument();
-    return c.json(openapi);
+  app.openapi(routes.health, (c) => c.json({ ok: true as const }, 200));
+  app.openapi(routes.openApi, (c) => {
+    openapi ??= app.getOpenAPI31Document(DOCUMENT);
+    return c.json(openapi, 200);
   });
 
   app.use(
@@ -186,21 +221,29 @@ export function createApp(deps: AppDeps): Hono<Env> {
         );
       }
     }
-    const header = c.req.header("authorization");
-    const key = header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-    if (!key) throw new UnauthorizedError("send your API key as `Authorization: Bearer <key>`");
-    const tenant = await deps.tenants.findByKeyHash(hashApiKey(key));
-    if (!tenant) throw new UnauthorizedError("unknown API key");
-    c.set("tenant", tenant);
     await next();
   });
+  app.use(
+    "/v1/conversations/*",
+    bearerAuth<Env>({
+      realm: "autocompact",
+      verifyToken: async (key, c) => {
+        const tenant = await deps.tenants.findByKeyHash(hashApiKey(key));
+        if (tenant) c.set("tenant", tenant);
+        return tenant !== undefined;
+      },
+      // 401 problems with today's details (the library answers 400 to a malformed header).
+      noAuthenticationHeader: { message: () => problemResponse(new UnauthorizedError(SEND_KEY)) },
+      invalidAuthenticationHeader: {
+        message: () => problemResponse(new UnauthorizedError(SEND_KEY)),
+      },
+      invalidToken: { message: () => problemResponse(new UnauthorizedError("unknown API key")) },
+    }),
+  );
 
-  const conversationId = (raw: string | undefined) =>
-    parseWith(ConversationId, raw, "the conversation id");
-
-  app.post("/v1/conversations/:id/turns", async (c) => {
+  app.openapi(routes.appendTurn, async (c) => {
     const tenant = c.get("tenant");
-    const id = conversationId(c.req.param("id"));
+    const { id } = c.req.valid("param");
     const text = await c.req.text();
     if (tenant.webhook_secrets && tenant.webhook_secrets.length > 0) {
       verifyWebhook(
@@ -235,58 +278,42 @@ export function createApp(deps: AppDeps): Hono<Env> {
     return c.json(outcome, outcome.status === "created" ? 202 : 200);
   });
 
-  app.get("/v1/conversations/:id", async (c) =>
-    c.json(await deps.service.summary(c.get("tenant"), conversationId(c.req.param("id")))),
+  app.openapi(routes.getConversation, async (c) =>
+    c.json(await deps.service.summary(c.get("tenant"), c.req.valid("param").id), 200),
   );
-  app.get("/v1/conversations/:id/events", async (c) =>
-    c.json({
-      events: await deps.service.events(c.get("tenant"), conversationId(c.req.param("id"))),
-    }),
+  app.openapi(routes.listEvents, async (c) =>
+    c.json({ events: await deps.service.events(c.get("tenant"), c.req.valid("param").id) }, 200),
   );
-  app.get("/v1/conversations/:id/projection", async (c) =>
-    c.json(await deps.service.projection(c.get("tenant"), conversationId(c.req.param("id")))),
+  app.openapi(routes.getProjection, async (c) =>
+    c.json(await deps.service.projection(c.get("tenant"), c.req.valid("param").id), 200),
   );
-  app.get("/v1/conversations/:id/compactions", async (c) =>
-    c.json({
-      compactions: await deps.service.compactions(
-        c.get("tenant"),
-        conversationId(c.req.param("id")),
-      ),
-    }),
+  app.openapi(routes.listCompactions, async (c) =>
+    c.json(
+      { compactions: await deps.service.compactions(c.get("tenant"), c.req.valid("param").id) },
+      200,
+    ),
   );
-  app.post("/v1/conversations/:id/compactions", async (c) => {
-    const id = conversationId(c.req.param("id"));
-    return c.json(
-      await deps.service.compact(
-        c.get("tenant"),
-        id,
-        compactionRequest(parseJson(await c.req.text())),
-      ),
-      201,
-    );
+  app.openapi(routes.addCompaction, async (c) => {
+    const { id } = c.req.valid("param");
+    const request = compactionRequest(parseJson(await c.req.text()));
+    return c.json(await deps.service.compact(c.get("tenant"), id, request), 201);
   });
-  app.delete("/v1/conversations/:id/compactions", async (c) => {
-    const id = conversationId(c.req.param("id"));
-    const query = parseWith(ResetQuery, c.req.query(), "the query");
-    return c.json(
-      await deps.service.reset(c.get("tenant"), id, query.source ? { source: query.source } : {}),
-    );
+  app.openapi(routes.resetCompactions, async (c) => {
+    const { id } = c.req.valid("param");
+    const { source } = c.req.valid("query");
+    return c.json(await deps.service.reset(c.get("tenant"), id, source ? { source } : {}), 200);
   });
-  app.delete("/v1/conversations/:id/compactions/:position", async (c) => {
-    const id = conversationId(c.req.param("id"));
-    const raw = c.req.param("position");
-    if (!/^\d+$/.test(raw) || Number(raw) < 1) {
-      throw new RequestValidationError(`position must be a whole number from 1 (got "${raw}")`);
-    }
-    return c.json(await deps.service.reset(c.get("tenant"), id, { position: Number(raw) }));
+  app.openapi(routes.removeCompaction, async (c) => {
+    const { id, position } = c.req.valid("param");
+    return c.json(await deps.service.reset(c.get("tenant"), id, { position }), 200);
   });
-  app.get("/v1/conversations/:id/config", async (c) =>
-    c.json(await deps.service.getConfig(c.get("tenant"), conversationId(c.req.param("id")))),
+  app.openapi(routes.getConfig, async (c) =>
+    c.json(await deps.service.getConfig(c.get("tenant"), c.req.valid("param").id), 200),
   );
-  app.put("/v1/conversations/:id/config", async (c) => {
-    const id = conversationId(c.req.param("id"));
+  app.openapi(routes.putConfig, async (c) => {
+    const { id } = c.req.valid("param");
     const layer = parseConfigTree(parseJson(await c.req.text()), { strict: true });
-    return c.json(await deps.service.putConfig(c.get("tenant"), id, layer));
+    return c.json(await deps.service.putConfig(c.get("tenant"), id, layer), 200);
   });
 
   return app;

@@ -1,22 +1,77 @@
 /**
  * Request and response schemas of the HTTP API: zod is the single source of
- * validation and of the OpenAPI document (`GET /v1/openapi.json`).
+ * validation and of the OpenAPI document, which @hono/zod-openapi generates
+ * from the routes (routes.ts) that use these schemas. Names given with
+ * `.openapi("Name")` become components of the document.
  */
-import * as z from "zod";
-import { AutoConfigLayer, RuleLayer } from "../../core/config.ts";
-import { Compaction, Entry } from "../../core/events.ts";
+import { z } from "@hono/zod-openapi";
+import {
+  type AutoConfig,
+  AutoConfigLayer,
+  RuleLayer,
+  SummaryRuleConfig,
+  ToolCallMode,
+} from "../../core/config.ts";
+import { Compaction, Entry, JsonObject, UnknownEntry } from "../../core/events.ts";
+
+// The two `z.custom` schemas of the wire format cannot describe themselves:
+// their metadata (read by the document generator only) says what they accept.
+z.globalRegistry.add(JsonObject, { type: "object", description: "A JSON object, kept verbatim." });
+z.globalRegistry.add(UnknownEntry, {
+  type: "object",
+  description:
+    "An entry of a type this service does not know: kept verbatim, never provider-visible.",
+  properties: { type: { type: "string" }, timestamp: { type: "string" } },
+  required: ["type"],
+});
 
 /** Conversation ids: URL-safe, bounded. */
 export const ConversationId = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[A-Za-z0-9._~:@-]+$/, "use letters, digits and . _ ~ : @ - only");
+  .regex(/^[A-Za-z0-9._~:@-]+$/, "use letters, digits and . _ ~ : @ - only")
+  .openapi({ description: "The conversation's id, chosen by the client.", example: "conv-1" });
+
+/** Path parameters of every conversation route. */
+export const ConversationParams = z.object({ id: ConversationId });
+
+/** A compaction's 1-based position in stream order (a path segment, read as a whole number). */
+export const CompactionPosition = z
+  .string()
+  .regex(/^\d+$/)
+  .refine((raw) => Number(raw) >= 1)
+  .transform(Number)
+  .openapi({ type: "integer", minimum: 1, description: "1-based position in stream order." });
+
+/** Path parameters of `DELETE …/compactions/{position}`. */
+export const CompactionParams = z.object({ id: ConversationId, position: CompactionPosition });
+
+/** The Standard Webhooks headers of a signed turn post (required when the tenant has signing secrets). */
+export const WebhookHeaders = z.object({
+  "webhook-id": z.string().optional().openapi({ description: "Unique message id." }),
+  "webhook-timestamp": z
+    .string()
+    .optional()
+    .openapi({ description: "Unix seconds; accepted within ±300 s of the server's clock." }),
+  "webhook-signature": z.string().optional().openapi({
+    description:
+      'Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` signatures (several, for key rotation).',
+  }),
+});
 
 /** The model a turn was produced with. */
 export const ModelInfoSchema = z.strictObject({
   id: z.string().min(1).optional(),
   context_window: z.number().int().positive().optional(),
+});
+
+// `.openapi()` exists on schemas built after @hono/zod-openapi loaded (zod
+// copies prototype additions at construction): core's schemas are cloned first.
+
+/** An entry of the stream (ARCHITECTURE §4): core's wire-format schemas. */
+export const Event = Entry.clone().openapi("Event", {
+  description: "An entry of the JP-compatible event stream; unknown entry types are kept verbatim.",
 });
 
 /** `POST /v1/conversations/{id}/turns`. Events are validated entry by entry afterwards. */
@@ -26,58 +81,147 @@ export const TurnBody = z.strictObject({
   events: z.array(z.unknown()).min(1, "a turn needs at least one event"),
 });
 
-/** `POST /v1/conversations/{id}/compactions`. */
-export const CompactionBody = z.union([
-  z.strictObject({ spec: z.string().min(1) }),
-  z.strictObject({ rule: RuleLayer }),
-]);
-
-/** `PUT /v1/conversations/{id}/config`: the D50 tree. */
-export const ConfigBody = z.strictObject({
-  conversation: z.strictObject({ compaction: z.strictObject({ auto: AutoConfigLayer }) }),
-});
-
-/** `DELETE /v1/conversations/{id}/compactions?source=`. */
-export const ResetQuery = z.strictObject({ source: z.enum(["auto", "manual"]).optional() });
-
-/** A compaction as listed, with its 1-based position in stream order. */
-export const ListedCompaction = z.intersection(
-  z.object({ position: z.number().int().positive() }),
-  Compaction,
+/**
+ * The documented turn body: {@link TurnBody} with its events described as
+ * {@link Event}s, which core's `parseStream` checks them against one by one
+ * (so each problem is located by index).
+ */
+export const TurnRequest = TurnBody.extend({ events: z.array(Event).min(1) }).openapi(
+  "TurnRequest",
 );
 
-/** Response of `POST …/turns`. */
-export const AppendResponse = z.object({
-  status: z.enum(["created", "replayed"]),
-  turn: z.number().int(),
-  turn_count: z.number().int(),
-  evaluation_enqueued: z.boolean(),
+/** `POST /v1/conversations/{id}/compactions`. */
+export const CompactionBody = z
+  .union([z.strictObject({ spec: z.string().min(1) }), z.strictObject({ rule: RuleLayer })])
+  .openapi("CompactionRequest", {
+    description: 'A DSL spec (RFD 064, e.g. "r+t:..-3") or a rule, exactly one of them.',
+  });
+
+/** `PUT /v1/conversations/{id}/config`: the D50 tree. */
+export const ConfigBody = z
+  .strictObject({
+    conversation: z.strictObject({ compaction: z.strictObject({ auto: AutoConfigLayer }) }),
+  })
+  .openapi("ConfigTree");
+
+/** `DELETE /v1/conversations/{id}/compactions?source=`. */
+export const ResetQuery = z.strictObject({
+  source: z
+    .enum(["auto", "manual"])
+    .optional()
+    .openapi({ description: "Remove only the compactions of this source (default: all)." }),
 });
+
+/** A compaction as listed, with its 1-based position in stream order. */
+export const ListedCompaction = z
+  .intersection(
+    z.object({ position: z.number().int().positive() }),
+    Compaction.clone().openapi("Compaction"),
+  )
+  .openapi("ListedCompaction");
+
+/** Response of `POST …/turns`. */
+export const AppendResponse = z
+  .object({
+    status: z.enum(["created", "replayed"]),
+    turn: z.number().int(),
+    turn_count: z.number().int(),
+    evaluation_enqueued: z.boolean(),
+  })
+  .openapi("AppendOutcome");
 
 /** Response of `GET /v1/conversations/{id}`. */
-export const ConversationSummary = z.object({
-  turn_count: z.number().int(),
-  evaluated_through: z.number().int().nullable(),
-  estimated_tokens: z.number(),
-  compactions: z.array(ListedCompaction),
-});
+export const ConversationSummary = z
+  .object({
+    turn_count: z.number().int(),
+    evaluated_through: z.number().int().nullable(),
+    estimated_tokens: z.number(),
+    compactions: z.array(ListedCompaction),
+  })
+  .openapi("ConversationSummary");
+
+/** Response of `GET …/events`. */
+export const EventsResponse = z.object({ events: z.array(Event) }).openapi("Events");
 
 /** Response of `GET …/projection`. */
-export const ProjectionResponse = z.object({
-  events: z.array(Entry),
-  turns: z.array(
-    z.union([
-      z.object({ kept: z.number().int() }),
-      z.object({ summary: z.object({ from: z.number().int(), to: z.number().int() }) }),
-    ]),
-  ),
-  estimated_tokens: z.number(),
-});
+export const ProjectionResponse = z
+  .object({
+    events: z.array(Event),
+    turns: z.array(
+      z.union([
+        z.object({ kept: z.number().int() }),
+        z.object({ summary: z.object({ from: z.number().int(), to: z.number().int() }) }),
+      ]),
+    ),
+    estimated_tokens: z.number(),
+  })
+  .openapi("Projection");
+
+/** Response of `GET …/compactions`. */
+export const CompactionsResponse = z
+  .object({ compactions: z.array(ListedCompaction) })
+  .openapi("Compactions");
+
+/** Response of the `DELETE …/compactions` routes. */
+export const RemovedResponse = z
+  .object({ removed: z.array(ListedCompaction) })
+  .openapi("RemovedCompactions");
+
+/** The resolved `conversation.compaction.auto` (core's {@link AutoConfig}). */
+export const EffectiveConfig = z
+  .object({
+    enabled: z.boolean(),
+    trigger_ratio: z.number(),
+    min_turns: z.number().int(),
+    rule: z.object({
+      keep_first: z.number().int(),
+      keep_last: z.number().int(),
+      reasoning: z.enum(["strip"]).nullable(),
+      tool_calls: ToolCallMode.nullable(),
+      summary: SummaryRuleConfig.nullable(),
+    }),
+  })
+  .openapi("EffectiveConfig");
+
+// The schema and core's type must not drift apart (checked by the compiler).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const effectiveConfigMatchesCore: Same<z.infer<typeof EffectiveConfig>, AutoConfig> = true;
+void effectiveConfigMatchesCore;
+
+/** Response of `GET`/`PUT …/config`. */
+export const ConfigResponse = z
+  .object({
+    conversation: z.object({ compaction: z.object({ auto: AutoConfigLayer }) }),
+    effective: EffectiveConfig,
+  })
+  .openapi("ConversationConfig");
+
+/** Response of `GET /healthz`. */
+export const HealthResponse = z.object({ ok: z.literal(true) });
+
+/** Response of `GET /v1/openapi.json`. */
+export const OpenApiDocument = z
+  .record(z.string(), z.unknown())
+  .openapi({ description: "An OpenAPI 3.1 document." });
 
 /** An RFC 9457 problem. */
-export const ProblemSchema = z.looseObject({
-  type: z.string(),
-  title: z.string(),
-  status: z.number().int(),
-  detail: z.string(),
-});
+export const ProblemSchema = z
+  .looseObject({
+    type: z.string().openapi({ example: "/problems/invalid-request" }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().openapi({ description: "What went wrong and how to fix it." }),
+    errors: z
+      .array(z.object({ pointer: z.string().optional(), detail: z.string() }))
+      .optional()
+      .openapi({ description: "Each problem of an invalid request, located by JSON pointer." }),
+  })
+  .openapi("Problem", { description: "An RFC 9457 problem document." });
+
+/** The 409 of a turn post: the problem and the turn to post next. */
+export const TurnConflictProblem = ProblemSchema.extend({
+  expected_turn: z.number().int().nonnegative(),
+}).openapi("TurnConflictProblem");
+
+/** What API Gateway answers when it throttles (its own body, not a problem). */
+export const GatewayMessage = z.object({ message: z.string() }).openapi("GatewayMessage");

@@ -5,6 +5,7 @@
  * turn).
  */
 import { createHash } from "node:crypto";
+import { JSONStringified } from "@aws-lambda-powertools/parser/helpers";
 import * as z from "zod";
 import type { EvaluationMessage } from "../ports.ts";
 
@@ -29,22 +30,27 @@ export type DecodedBody =
   | { readonly ok: true; readonly message: EvaluationMessage }
   | { readonly ok: false; readonly error: string };
 
+/** The JSON text of an evaluation message (Powertools' parser parses, then validates). */
+const EvaluationMessageJson = JSONStringified(EvaluationMessageBody);
+
+/** How the parser words a body that is not JSON. */
+const NOT_JSON = "Invalid JSON - ";
+
 /** Parses a message body (JSON, then the schema); never throws. */
 export function decodeMessageBody(body: string): DecodedBody {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (error) {
-    return { ok: false, error: `the body is not JSON (${(error as Error).message})` };
+  const result = EvaluationMessageJson.safeParse(body);
+  if (result.success) return { ok: true, message: result.data };
+  const notJson = result.error.issues.find(
+    (issue) =>
+      issue.path.length === 0 && issue.code === "custom" && issue.message.startsWith(NOT_JSON),
+  );
+  if (notJson) {
+    return { ok: false, error: `the body is not JSON (${notJson.message.slice(NOT_JSON.length)})` };
   }
-  const result = EvaluationMessageBody.safeParse(json);
-  if (!result.success) {
-    const issues = result.error.issues.map(
-      (issue) => `${issue.path.map(String).join(".") || "(body)"}: ${issue.message}`,
-    );
-    return { ok: false, error: `the body is not an evaluation message: ${issues.join("; ")}` };
-  }
-  return { ok: true, message: result.data };
+  const issues = result.error.issues.map(
+    (issue) => `${issue.path.map(String).join(".") || "(body)"}: ${issue.message}`,
+  );
+  return { ok: false, error: `the body is not an evaluation message: ${issues.join("; ")}` };
 }
 
 const sha256 = (value: string): string => createHash("sha256").update(value).digest("hex");

@@ -281,6 +281,34 @@ describe("reads, compactions and config", () => {
     expect(projection.estimated_tokens).toBe(
       (summary as { estimated_tokens: number }).estimated_tokens,
     );
+
+    // A small literal turn, estimated by hand: UTF-8 bytes of the provider-visible
+    // content / 4. turn_start 0; "héllo" 6 (é is 2 bytes); tool call "ls" 2 +
+    // {"path":"/"} 12; result "a.txt" 5; "done ✓" 8 (✓ is 3 bytes): 33 bytes, 8.25 tokens.
+    const at = "2026-01-01T00:00:00Z";
+    const tiny = await h.request("POST", "/v1/conversations/tiny/turns", {
+      turn: 0,
+      events: [
+        { type: "turn_start", timestamp: at },
+        { type: "chat_request", timestamp: at, content: "héllo" },
+        {
+          type: "tool_call_request",
+          timestamp: at,
+          id: "t1",
+          name: "ls",
+          arguments: { path: "/" },
+        },
+        { type: "tool_call_response", timestamp: at, id: "t1", content: "a.txt" },
+        { type: "chat_response", timestamp: at, message: "done ✓" },
+      ],
+    });
+    expect(tiny.status).toBe(202);
+    const tinySummary = await (await h.request("GET", "/v1/conversations/tiny")).json();
+    const tinyProjection = await (
+      await h.request("GET", "/v1/conversations/tiny/projection")
+    ).json();
+    expect(tinySummary).toMatchObject({ estimated_tokens: 8.25 });
+    expect(tinyProjection).toMatchObject({ estimated_tokens: 8.25 });
   });
 
   it("adds manual compactions from a spec or a rule, and resets them", async () => {
@@ -418,16 +446,33 @@ describe("reads, compactions and config", () => {
     const h = harness();
     expect(await (await h.app.request("/healthz")).json()).toEqual({ ok: true });
     const doc = (await (await h.app.request("/v1/openapi.json")).json()) as {
-      paths: Record<string, unknown>;
+      paths: Record<string, Record<string, unknown>>;
     };
-    expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining([
-        "/v1/conversations/{id}/turns",
-        "/v1/conversations/{id}/projection",
-        "/v1/conversations/{id}/compactions/{position}",
-        "/v1/conversations/{id}/config",
-      ]),
+    const routes = [
+      "GET /healthz",
+      "GET /v1/openapi.json",
+      "POST /v1/conversations/{id}/turns",
+      "GET /v1/conversations/{id}",
+      "GET /v1/conversations/{id}/events",
+      "GET /v1/conversations/{id}/projection",
+      "GET /v1/conversations/{id}/compactions",
+      "POST /v1/conversations/{id}/compactions",
+      "DELETE /v1/conversations/{id}/compactions",
+      "DELETE /v1/conversations/{id}/compactions/{position}",
+      "GET /v1/conversations/{id}/config",
+      "PUT /v1/conversations/{id}/config",
+    ].sort();
+    const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+    const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => methods.includes(key))
+        .map((method) => `${method.toUpperCase()} ${path}`),
     );
+    const served = h.app.routes
+      .filter((route) => route.method !== "ALL")
+      .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
+    expect(documented.sort()).toEqual(routes);
+    expect([...new Set(served)].sort()).toEqual(routes);
     const unknown = await h.app.request("/nowhere");
     expect(unknown.status).toBe(404);
   });

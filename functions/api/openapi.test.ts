@@ -1,0 +1,52 @@
+import { createConfig, lintFromString } from "@redocly/openapi-core";
+import { describe, expect, it } from "vitest";
+import { harness } from "../../test/helpers/service.ts";
+
+type Operation = { responses: Record<string, { content?: Record<string, unknown> }> };
+
+const document = (await (await harness().app.request("/v1/openapi.json")).json()) as {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown> };
+};
+
+// Redocly's recommended rules, in-process (no network).
+const problems = await lintFromString({
+  source: JSON.stringify(document),
+  absoluteRef: "openapi.json",
+  config: await createConfig({ extends: ["recommended"] }),
+});
+const errors = problems.filter((p) => p.severity === "error");
+const warnings = problems.filter((p) => p.severity === "warn");
+const listing = problems
+  .map((p) => `${p.severity} ${p.ruleId}: ${p.message} (${p.location[0]?.pointer ?? "?"})`)
+  .join("\n");
+
+describe("the OpenAPI document", () => {
+  it(`passes Redocly's recommended rules (${errors.length} errors, ${warnings.length} warnings)`, () => {
+    expect(errors, listing).toEqual([]);
+    expect(warnings.length, listing).toBeLessThanOrEqual(3);
+  });
+
+  it("declares every error as an RFC 9457 problem, except the gateway's 429", () => {
+    const errorResponses = Object.values(document.paths)
+      .flatMap((item) => Object.values(item))
+      .flatMap((operation) => Object.entries(operation.responses))
+      .filter(([status]) => Number(status) >= 400);
+    expect(errorResponses.length).toBeGreaterThan(0);
+    for (const [status, response] of errorResponses) {
+      expect(Object.keys(response.content ?? {})).toEqual(
+        status === "429" ? ["application/json"] : ["application/problem+json"],
+      );
+    }
+  });
+
+  it("names the expected turn in the 409 of a turn post", () => {
+    const conflict = document.paths["/v1/conversations/{id}/turns"]?.post?.responses["409"];
+    expect(conflict?.content).toEqual({
+      "application/problem+json": { schema: { $ref: "#/components/schemas/TurnConflictProblem" } },
+    });
+    expect(JSON.stringify(document.components.schemas.TurnConflictProblem)).toContain(
+      '"required":["expected_turn"]',
+    );
+  });
+});

@@ -1,0 +1,268 @@
+/**
+ * The routes of the HTTP API (ARCHITECTURE §8) as @hono/zod-openapi route
+ * definitions: app.ts serves them and the OpenAPI document is generated from
+ * them, so the two cannot drift. Every response a route can give is declared;
+ * errors are RFC 9457 problems (`application/problem+json`).
+ *
+ * Bodies are referenced by component name ({@link BODY_SCHEMAS}) rather than
+ * given as zod schemas: the handlers read them as text (a signature covers the
+ * raw bytes, and JSON is parsed with a depth limit and a precise message), then
+ * validate them with these same schemas or core's parsers.
+ */
+import { createRoute, type z } from "@hono/zod-openapi";
+import {
+  AppendResponse,
+  CompactionBody,
+  CompactionParams,
+  CompactionsResponse,
+  ConfigBody,
+  ConfigResponse,
+  ConversationParams,
+  ConversationSummary,
+  EventsResponse,
+  GatewayMessage,
+  HealthResponse,
+  ListedCompaction,
+  OpenApiDocument,
+  ProblemSchema,
+  ProjectionResponse,
+  RemovedResponse,
+  ResetQuery,
+  TurnConflictProblem,
+  TurnRequest,
+  WebhookHeaders,
+} from "./schemas.ts";
+
+/** The request bodies, registered as components under these names. */
+export const BODY_SCHEMAS = {
+  TurnRequest,
+  CompactionRequest: CompactionBody,
+  ConfigTree: ConfigBody,
+} as const;
+
+const body = (name: keyof typeof BODY_SCHEMAS, description: string) => ({
+  required: true,
+  description,
+  content: { "application/json": { schema: { $ref: `#/components/schemas/${name}` } } },
+});
+
+const json = <T extends z.ZodType>(description: string, schema: T) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+const problemOf = <T extends z.ZodType>(description: string, schema: T) => ({
+  description,
+  content: { "application/problem+json": { schema } },
+});
+
+const problem = (description: string) => problemOf(description, ProblemSchema);
+
+/** Answers every route can give. */
+const always = {
+  429: json(
+    "Throttled by the API gateway of the deployed stack (its own body, not a problem); retry later.",
+    GatewayMessage,
+  ),
+  500: problem("An unexpected error; it has been logged."),
+} as const;
+
+/** Answers of every conversation route (authenticated, with an id in the path). */
+const conversation = {
+  ...always,
+  400: problem(
+    "Invalid request: the conversation id, the body or the query (`errors` locates each problem).",
+  ),
+  401: problem("Missing or unknown API key (`Authorization: Bearer <key>`)."),
+} as const;
+
+const notFound = problem(
+  "No such conversation for this API key's tenant (another tenant's conversations are not found either).",
+);
+const tooLarge = problem("The body is larger than the limit (5 MB unless configured).");
+const notJson = problem("The body is not sent as JSON (`content-type: application/json`).");
+const contention = problem("Too many concurrent writes to the conversation; retry the request.");
+
+export const health = createRoute({
+  method: "get",
+  path: "/healthz",
+  operationId: "health",
+  summary: "Liveness",
+  security: [],
+  responses: { 200: json("The service is up.", HealthResponse), 429: always[429] },
+});
+
+export const openApi = createRoute({
+  method: "get",
+  path: "/v1/openapi.json",
+  operationId: "getOpenApiDocument",
+  summary: "This document",
+  security: [],
+  responses: { 200: json("The OpenAPI 3.1 document of this API.", OpenApiDocument), ...always },
+});
+
+export const appendTurn = createRoute({
+  method: "post",
+  path: "/v1/conversations/{id}/turns",
+  operationId: "appendTurn",
+  summary: "Store a completed turn and enqueue its evaluation",
+  description:
+    "Turns are posted in order from 0. A tenant with webhook signing secrets must sign the post with Standard Webhooks headers.",
+  request: {
+    params: ConversationParams,
+    headers: WebhookHeaders,
+    body: body("TurnRequest", "The turn's number, its model and its events."),
+  },
+  responses: {
+    202: json("Stored; its evaluation is enqueued.", AppendResponse),
+    200: json("An identical replay of a stored turn; nothing new is stored.", AppendResponse),
+    ...conversation,
+    401: problem(
+      "Missing or unknown API key, or a missing or invalid webhook signature for a tenant that requires one.",
+    ),
+    409: problemOf(
+      "A gap, or different content for a stored turn: `expected_turn` is the turn to post next.",
+      TurnConflictProblem,
+    ),
+    413: tooLarge,
+    415: notJson,
+    503: contention,
+  },
+});
+
+export const getConversation = createRoute({
+  method: "get",
+  path: "/v1/conversations/{id}",
+  operationId: "getConversation",
+  summary: "Turn count, evaluation progress, estimate and compactions",
+  request: { params: ConversationParams },
+  responses: {
+    200: json("The conversation's summary.", ConversationSummary),
+    ...conversation,
+    404: notFound,
+  },
+});
+
+export const listEvents = createRoute({
+  method: "get",
+  path: "/v1/conversations/{id}/events",
+  operationId: "listEvents",
+  summary: "The raw stream, compactions included (with their source)",
+  request: { params: ConversationParams },
+  responses: {
+    200: json("The raw stream.", EventsResponse),
+    ...conversation,
+    404: notFound,
+  },
+});
+
+export const getProjection = createRoute({
+  method: "get",
+  path: "/v1/conversations/{id}/projection",
+  operationId: "getProjection",
+  summary: "The compacted view for the next LLM call, and each turn's origin",
+  request: { params: ConversationParams },
+  responses: {
+    200: json("The projection.", ProjectionResponse),
+    ...conversation,
+    404: notFound,
+  },
+});
+
+export const listCompactions = createRoute({
+  method: "get",
+  path: "/v1/conversations/{id}/compactions",
+  operationId: "listCompactions",
+  summary: "The compactions, with their 1-based positions",
+  request: { params: ConversationParams },
+  responses: {
+    200: json("The compactions in stream order.", CompactionsResponse),
+    ...conversation,
+    404: notFound,
+  },
+});
+
+export const addCompaction = createRoute({
+  method: "post",
+  path: "/v1/conversations/{id}/compactions",
+  operationId: "addCompaction",
+  summary: "Add a manual compaction from a DSL spec or a rule",
+  request: {
+    params: ConversationParams,
+    body: body("CompactionRequest", '`{"spec": "r+t:..-3"}` or `{"rule": {…}}`.'),
+  },
+  responses: {
+    201: json("The compaction added.", ListedCompaction),
+    ...conversation,
+    404: notFound,
+    413: tooLarge,
+    415: notJson,
+    422: problem(
+      "The compaction cannot apply: an empty range, no turns yet, a summary without a summarizer, or too large to store.",
+    ),
+    502: problem("The summarizer failed or returned nothing."),
+    503: contention,
+    504: problem("The summarizer timed out."),
+  },
+});
+
+export const resetCompactions = createRoute({
+  method: "delete",
+  path: "/v1/conversations/{id}/compactions",
+  operationId: "resetCompactions",
+  summary: "Remove all compactions, or all of one source",
+  request: { params: ConversationParams, query: ResetQuery },
+  responses: {
+    200: json("The compactions removed.", RemovedResponse),
+    ...conversation,
+    404: notFound,
+    413: tooLarge,
+    503: contention,
+  },
+});
+
+export const removeCompaction = createRoute({
+  method: "delete",
+  path: "/v1/conversations/{id}/compactions/{position}",
+  operationId: "removeCompaction",
+  summary: "Remove one compaction by its 1-based position",
+  request: { params: CompactionParams },
+  responses: {
+    200: json("The compaction removed.", RemovedResponse),
+    ...conversation,
+    404: notFound,
+    413: tooLarge,
+    422: problem("No compaction at that position."),
+    503: contention,
+  },
+});
+
+export const getConfig = createRoute({
+  method: "get",
+  path: "/v1/conversations/{id}/config",
+  operationId: "getConfig",
+  summary: "The conversation's auto config layer and the effective config",
+  request: { params: ConversationParams },
+  responses: {
+    200: json("The conversation's layer (empty if none) and the effective config.", ConfigResponse),
+    ...conversation,
+  },
+});
+
+export const putConfig = createRoute({
+  method: "put",
+  path: "/v1/conversations/{id}/config",
+  operationId: "putConfig",
+  summary: "Set the conversation's auto config layer",
+  request: {
+    params: ConversationParams,
+    body: body("ConfigTree", '`{"conversation": {"compaction": {"auto": {…}}}}`.'),
+  },
+  responses: {
+    200: json("The layer stored and the effective config.", ConfigResponse),
+    ...conversation,
+    413: tooLarge,
+    415: notJson,
+    422: problem("A summary rule on a service without a summarizer."),
+  },
+});
