@@ -8,6 +8,7 @@ import {
   decide,
   type FiringContext,
   stepAutoCompaction,
+  summaryAudit,
   type TriggerState,
 } from "./auto-compaction.ts";
 import { type AutoConfig, resolveAutoConfig } from "./config.ts";
@@ -211,6 +212,21 @@ describe("decide", () => {
       model: "m1",
       input_tokens: 900,
       latency_ms: 42,
+    });
+  });
+
+  it("audits a summary's model and latency, and its tokens only when reported", () => {
+    expect(summaryAudit({ text: "s", model: "m1", latency_ms: 7 })).toStrictEqual({
+      summary_model: "m1",
+      summary_latency_ms: 7,
+    });
+    expect(
+      summaryAudit({ text: "s", model: "m1", input_tokens: 0, output_tokens: 12, latency_ms: 7 }),
+    ).toStrictEqual({
+      summary_model: "m1",
+      summary_input_tokens: 0,
+      summary_output_tokens: 12,
+      summary_latency_ms: 7,
     });
   });
 

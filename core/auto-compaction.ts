@@ -198,9 +198,12 @@ export async function stepAutoCompaction(inputs: StepInputs): Promise<AutoCompac
   const decision = decide(inputs.state);
   if (!decision.fire) return { kind: "skip", decision };
   const rule = inputs.state.config.rule.summary;
-  if (rule && !inputs.summarize) return { kind: "needs_summary", decision };
+  let summary: BandSummary | undefined;
+  if (rule) {
+    if (!inputs.summarize) return { kind: "needs_summary", decision };
+    summary = await inputs.summarize(decision.range, rule);
+  }
   const context = await inputs.firing();
-  const summary = rule ? await inputs.summarize?.(decision.range, rule) : undefined;
   const band = buildBand(inputs.state, decision, context, summary);
   return summary ? { kind: "fire", decision, band, summary } : { kind: "fire", decision, band };
 }
