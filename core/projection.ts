@@ -183,7 +183,7 @@ export function project(entries: readonly Entry[]): Projection {
   let emittedThroughTurn = -1;
   const enterTurn = (turn: number, timestamp: string) => {
     for (let t = emittedThroughTurn + 1; t <= turn; t++) {
-      const summary = policies[t]?.summary;
+      const summary = (policies[t] as TurnPolicies).summary;
       if (summary === undefined) {
         turns.push({ kept: t });
         continue;

@@ -205,6 +205,20 @@ describe("simulateStream on hand-made streams", () => {
     expect(entries).toContain(unknown);
   });
 
+  it("opens no turn for an entry it does not know before the first turn", async () => {
+    const unknown = { type: "future_thing", payload: 1 } as unknown as Entry;
+    const { firings } = await simulateStream([unknown, ...sixTurns().flat()], {
+      layers: [{ ...enabled, ...RULE }],
+      model: WINDOW,
+    });
+    expect(firings.map((f) => [f.turn, f.from_turn, f.to_turn])).toEqual([
+      [2, 0, 1],
+      [3, 2, 2],
+      [4, 3, 3],
+      [5, 4, 4],
+    ]);
+  });
+
   it("gives the summarizer exactly the raw entries of the band's turns, config deltas included", async () => {
     const turns = sixTurns();
     const delta = configDelta({ assistant: { name: "x" } }, 11);
