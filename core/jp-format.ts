@@ -41,8 +41,13 @@ export function decodeBase64Text(text: string, allowUrlSafe = false): string | u
   // ASCII decodes to itself; only other bytes need a real UTF-8 decode.
   // Stryker disable next-line ConditionalExpression: a fast path; the UTF-8 decode below gives the same text for ASCII.
   if (!NON_ASCII.test(binary)) return binary;
+  // A plain loop: several times faster than Uint8Array.from with a mapping
+  // function (npm run bench -- cli, JP form).
+  const bytes = new Uint8Array(binary.length);
+  // Stryker disable next-line EqualityOperator: a write past a typed array's end is ignored.
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   try {
-    return utf8.decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)));
+    return utf8.decode(bytes);
   } catch {
     // not UTF-8
   }
