@@ -47,7 +47,7 @@ export interface StoredTurn {
 }
 
 /** A turn's counts without its events (what the estimate needs). */
-export type TurnSummary = Omit<StoredTurn, "events">;
+export type TurnSizeRecord = Omit<StoredTurn, "events">;
 
 /** A stored compaction and where it sits in the stream. */
 export interface StoredCompaction {
@@ -123,7 +123,7 @@ export interface ConversationStore {
   getTurn(ref: ConversationRef, turn: number): Promise<StoredTurn | undefined>;
 
   /** Every stored turn's counts, in turn order, without reading events. */
-  listTurnSummaries(ref: ConversationRef): Promise<TurnSummary[]>;
+  listTurnSizes(ref: ConversationRef): Promise<TurnSizeRecord[]>;
 
   /** The events of turns `from..to` (inclusive; default all), in turn order. */
   readTurns(ref: ConversationRef, from?: number, to?: number): Promise<StoredTurn[]>;

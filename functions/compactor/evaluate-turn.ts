@@ -94,12 +94,12 @@ export async function evaluateTurn(
     let stored: StoredCompaction[] = [];
     let sizes: TurnSize[] = [];
     const firing = async () => {
-      const [summaries, listed] = await Promise.all([
-        deps.store.listTurnSummaries(ref),
+      const [records, listed] = await Promise.all([
+        deps.store.listTurnSizes(ref),
         deps.store.listCompactions(ref),
       ]);
       stored = listed;
-      sizes = summaries.map((s) => s.size);
+      sizes = records.map((record) => record.size);
       const compactions = stored.map((c) => c.compaction);
       return {
         compactions,

@@ -66,7 +66,7 @@ export async function turnSizes(
   store: ConversationStore,
   ref: ConversationRef,
 ): Promise<TurnSize[]> {
-  return (await store.listTurnSummaries(ref)).map((summary) => summary.size);
+  return (await store.listTurnSizes(ref)).map((record) => record.size);
 }
 
 /** The raw stream: every turn's events with each compaction after the turn it was added after. */

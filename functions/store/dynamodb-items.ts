@@ -8,7 +8,7 @@ import { gunzip as gunzipCallback, gzip as gzipCallback } from "node:zlib";
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { convertToAttr, unmarshall } from "@aws-sdk/util-dynamodb";
 import { EMPTY_TURN_SIZE } from "../../core/sizes.ts";
-import type { ConversationHead, StoredCompaction, StoredTurn, TurnSummary } from "../ports.ts";
+import type { ConversationHead, StoredCompaction, StoredTurn, TurnSizeRecord } from "../ports.ts";
 import type { EventStorage } from "./dynamodb-chunks.ts";
 import { compactionSk, turnSk } from "./dynamodb-keys.ts";
 import { WriteTooLargeError } from "./errors.ts";
@@ -76,7 +76,7 @@ export function toHead(item: Item): ConversationHead {
 /** A TURN item, decoded: the turn's counts and where its events are. */
 export interface TurnRecord {
   /** The turn without its events. */
-  readonly summary: TurnSummary;
+  readonly summary: TurnSizeRecord;
   /** The chunks holding its events. */
   readonly storage: EventStorage;
 }
@@ -100,7 +100,7 @@ export function toTurnItem(pk: string, turn: StoredTurn, storage: EventStorage):
 /** The turn record of a TURN item. */
 export function toTurnRecord(item: Item): TurnRecord {
   const raw = unmarshall(item);
-  const summary: TurnSummary = {
+  const summary: TurnSizeRecord = {
     turn: Number(raw.turn),
     size: inOrder(raw.size, SIZE_FIELDS),
     digest: String(raw.digest),

@@ -56,7 +56,7 @@ import {
   type HeadVersion,
   type StoredCompaction,
   type StoredTurn,
-  type TurnSummary,
+  type TurnSizeRecord,
 } from "../ports.ts";
 import { DEFAULT_CHUNK_BYTES, decodeEvents, encodeEvents } from "./dynamodb-chunks.ts";
 import {
@@ -173,7 +173,7 @@ export class DynamoConversationStore implements ConversationStore {
     return this.#assemble(record, chunks);
   }
 
-  async listTurnSummaries(ref: ConversationRef): Promise<TurnSummary[]> {
+  async listTurnSizes(ref: ConversationRef): Promise<TurnSizeRecord[]> {
     const items = await this.#query(ref, {
       KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
       ExpressionAttributeValues: { ":prefix": { S: TURN_SK_PREFIX } },

@@ -16,7 +16,7 @@ import {
   type HeadVersion,
   type StoredCompaction,
   type StoredTurn,
-  type TurnSummary,
+  type TurnSizeRecord,
 } from "../ports.ts";
 
 interface Conversation {
@@ -96,7 +96,7 @@ export class MemoryConversationStore implements ConversationStore {
     return stored ? copy(stored) : undefined;
   }
 
-  async listTurnSummaries(ref: ConversationRef): Promise<TurnSummary[]> {
+  async listTurnSizes(ref: ConversationRef): Promise<TurnSizeRecord[]> {
     return (this.#get(ref)?.turns ?? []).map(({ events: _events, ...summary }) => copy(summary));
   }
 

@@ -420,7 +420,7 @@ export function conversationStoreContract(
         );
         await appendAll(store, ref, turns);
         expectTurns(await store.readTurns(ref), turns);
-        expect(await store.listTurnSummaries(ref)).toEqual(turns.map(summaryOf));
+        expect(await store.listTurnSizes(ref)).toEqual(turns.map(summaryOf));
       });
 
       it("reads ranges of turns", async () => {
@@ -442,13 +442,13 @@ export function conversationStoreContract(
         expect(await store.readTurns(freshRef())).toEqual([]);
       });
 
-      it("lists turn summaries without events", async () => {
+      it("lists turn sizes without events", async () => {
         const store = await makeStore();
         const ref = freshRef();
-        expect(await store.listTurnSummaries(ref)).toEqual([]);
+        expect(await store.listTurnSizes(ref)).toEqual([]);
         const turns = sampleTurns(4, 5);
         await appendAll(store, ref, turns);
-        const summaries = await store.listTurnSummaries(ref);
+        const summaries = await store.listTurnSizes(ref);
         expect(summaries).toEqual(turns.map(summaryOf));
         for (const summary of summaries) expect(summary).not.toHaveProperty("events");
       });
@@ -826,7 +826,7 @@ export function conversationStoreContract(
           max_compacted_turn: -1,
         });
         expectTurns(await store.readTurns(a), [simpleTurn(0)]);
-        expect(await store.listTurnSummaries(a)).toEqual([summaryOf(simpleTurn(0))]);
+        expect(await store.listTurnSizes(a)).toEqual([summaryOf(simpleTurn(0))]);
         expect(await store.listCompactions(a)).toEqual([]);
         expectTurns(await store.readTurns(b), [toolTurn(0, 100, 1)]);
       });

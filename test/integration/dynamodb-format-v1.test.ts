@@ -140,7 +140,7 @@ describe("storage format v1 (test/fixtures/dynamodb-items-v1.json)", () => {
   });
 
   it("reads every turn's summary, in order, key order kept", async () => {
-    const summaries = await store.listTurnSummaries(REF);
+    const summaries = await store.listTurnSizes(REF);
     expect(summaries.map((summary) => JSON.stringify(summary))).toEqual(
       [0, 1, 2, 3, 4].map(summaryJson),
     );

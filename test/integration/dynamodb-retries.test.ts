@@ -192,10 +192,7 @@ describe.concurrent("the SDK's retry strategy (throttling, transient errors)", (
   );
 
   it.for([
-    [
-      "Query",
-      (store: DynamoConversationStore, ref: ConversationRef) => store.listTurnSummaries(ref),
-    ],
+    ["Query", (store: DynamoConversationStore, ref: ConversationRef) => store.listTurnSizes(ref)],
     ["GetItem", (store: DynamoConversationStore, ref: ConversationRef) => store.getHead(ref)],
     [
       "UpdateItem",

@@ -114,7 +114,7 @@ describe("DynamoConversationStore layout", () => {
     }
   });
 
-  it("lists turn summaries and reads the head without touching event chunks", async () => {
+  it("lists turn sizes and reads the head without touching event chunks", async () => {
     const ref = freshRef();
     await new DynamoConversationStore(client, table).appendTurn(
       ref,
@@ -123,7 +123,7 @@ describe("DynamoConversationStore layout", () => {
       {},
     );
     const { store, commands, close } = spiedStore();
-    expect(await store.listTurnSummaries(ref)).toHaveLength(1);
+    expect(await store.listTurnSizes(ref)).toHaveLength(1);
     await store.getHead(ref);
     const touched = JSON.stringify(commands.map((c) => c.input));
     expect(touched).not.toContain("EVT#");
