@@ -40,12 +40,12 @@ export class UsageError extends Error {
 }
 
 /** The `-h, --help` flag every command takes. */
-export const HELP_OPTION = {
+const HELP_OPTION = {
   help: { type: "boolean", short: "h" },
 } as const satisfies OptionsConfig;
 
 /** Parses a command's arguments strictly; a bad flag is a {@link UsageError}. */
-export function parseCommandArgs<T extends OptionsConfig>(argv: readonly string[], options: T) {
+function parseCommandArgs<T extends OptionsConfig>(argv: readonly string[], options: T) {
   try {
     return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
@@ -53,6 +53,36 @@ export function parseCommandArgs<T extends OptionsConfig>(argv: readonly string[
     // Node's own hint about `--` is long and rarely the fix; keep the first sentence.
     throw new UsageError(message.replace(/\. To specify a positional argument.*$/s, ""));
   }
+}
+
+type CommandLine<T extends OptionsConfig> = {
+  args: string[];
+  options: T & typeof HELP_OPTION;
+  allowPositionals: true;
+  strict: true;
+};
+
+/** The flags and positionals a command's `run` receives, parsed strictly from `options`. */
+export type CommandArgs<T extends OptionsConfig> = ReturnType<typeof parseArgs<CommandLine<T>>>;
+
+/**
+ * A command that takes `options` (and `-h, --help`, which prints `usage`):
+ * the arguments are parsed strictly before `run` sees them.
+ */
+export function defineCommand<const T extends OptionsConfig>(
+  usage: string,
+  options: T,
+  run: (args: CommandArgs<T>, io: Io) => Promise<number>,
+): Command {
+  const all = { ...HELP_OPTION, ...options };
+  return {
+    usage,
+    async run(argv, io) {
+      const args = parseCommandArgs(argv, all) as CommandArgs<T>;
+      if ((args.values as { help?: boolean }).help) return printHelp(io, usage);
+      return run(args, io);
+    },
+  };
 }
 
 /** Writes text and resolves once the stream has taken it (so a large output is not cut off). */
@@ -63,7 +93,7 @@ export function write(stream: NodeJS.WritableStream, text: string): Promise<void
 }
 
 /** Prints a command's help on stdout. */
-export async function printHelp(io: Io, usage: string): Promise<number> {
+async function printHelp(io: Io, usage: string): Promise<number> {
   await write(io.stdout, usage.endsWith("\n") ? usage : `${usage}\n`);
   return EXIT.ok;
 }

@@ -46,6 +46,15 @@ export interface StoredTurn {
   readonly model?: ModelInfo;
 }
 
+/** The head of a conversation that has none yet (what every store and caller assumes). */
+export const EMPTY_HEAD: ConversationHead = Object.freeze({
+  turn_count: 0,
+  evaluated_through: -1,
+  projected_chars: 0,
+  compactions_version: 0,
+  max_compacted_turn: -1,
+});
+
 /** A turn's counts without its events (what the estimate needs). */
 export type TurnSizeRecord = Omit<StoredTurn, "events">;
 

@@ -1,9 +1,9 @@
 /** `autocompact estimate`: the D50 size estimate of a stream's projected view. */
 import { estimateStream } from "../../core/estimate.ts";
-import { type Command, EXIT, HELP_OPTION, parseCommandArgs, printHelp, write } from "../command.ts";
+import { defineCommand, EXIT, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 
-const OPTIONS = { ...HELP_OPTION, ...FORMAT_OPTION } as const;
+const OPTIONS = { ...FORMAT_OPTION } as const;
 
 const USAGE = `Usage: autocompact estimate [FILE] [--format auto|plain|jp]
 
@@ -17,14 +17,9 @@ ${INPUT_HELP}
 
 Exit codes: 0 ok, 1 bad input, 2 bad usage.`;
 
-export const command: Command = {
-  usage: USAGE,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
-    if (values.help) return printHelp(io, USAGE);
-    const entries = await loadStream(positionals, values.format, io);
-    const { chars, estimated_tokens, turn_count } = estimateStream(entries);
-    await write(io.stdout, `${JSON.stringify({ chars, estimated_tokens, turn_count }, null, 2)}\n`);
-    return EXIT.ok;
-  },
-};
+export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
+  const entries = await loadStream(positionals, values.format, io);
+  const { chars, estimated_tokens, turn_count } = estimateStream(entries);
+  await write(io.stdout, `${JSON.stringify({ chars, estimated_tokens, turn_count }, null, 2)}\n`);
+  return EXIT.ok;
+});

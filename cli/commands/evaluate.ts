@@ -1,6 +1,6 @@
 /** `autocompact evaluate`: the D50 trigger decision on a stream as stored. */
 import { evaluateStream } from "../../core/replay.ts";
-import { type Command, EXIT, HELP_OPTION, parseCommandArgs, printHelp, write } from "../command.ts";
+import { defineCommand, EXIT, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 import {
   CONFIG_HELP,
@@ -21,7 +21,6 @@ import {
 } from "../summarizer.ts";
 
 const OPTIONS = {
-  ...HELP_OPTION,
   ...FORMAT_OPTION,
   ...CONFIG_OPTIONS,
   ...MODEL_OPTIONS,
@@ -71,45 +70,40 @@ Example:
 Exit codes: 0 ok (whatever the decision), 1 bad input or config or a failed
 summary, 2 bad usage.`;
 
-export const command: Command = {
-  usage: USAGE,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
-    if (values.help) return printHelp(io, USAGE);
-    const model = modelInfo(values);
-    const now = nowMillis(values.now, io.now);
-    const summarizer = await summarizerFromOptions(values, io.env);
-    const layers = await configLayers(values);
-    const entries = await loadStream(positionals, values.format, io);
-    const context = { layers, nowMillis: now, ...(model === undefined ? {} : { model }) };
-    const step = await evaluateStream(
-      entries,
-      context,
-      summarizer ? summarizeWith(summarizer) : undefined,
+export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
+  const model = modelInfo(values);
+  const now = nowMillis(values.now, io.now);
+  const summarizer = await summarizerFromOptions(values, io.env);
+  const layers = await configLayers(values);
+  const entries = await loadStream(positionals, values.format, io);
+  const context = { layers, nowMillis: now, ...(model === undefined ? {} : { model }) };
+  const step = await evaluateStream(
+    entries,
+    context,
+    summarizer ? summarizeWith(summarizer) : undefined,
+  );
+  const decision = step.decision;
+  if (decision.reason === "disabled") {
+    await write(io.stderr, `autocompact: note: ${DISABLED_NOTE}\n`);
+  }
+  if (decision.reason === "context_window_unknown" && values.model !== undefined) {
+    await write(
+      io.stderr,
+      `autocompact: note: model "${values.model}" is not in the catalog: give --context-window N\n`,
     );
-    const decision = step.decision;
-    if (decision.reason === "disabled") {
-      await write(io.stderr, `autocompact: note: ${DISABLED_NOTE}\n`);
-    }
-    if (decision.reason === "context_window_unknown" && values.model !== undefined) {
-      await write(
-        io.stderr,
-        `autocompact: note: model "${values.model}" is not in the catalog: give --context-window N\n`,
-      );
-    }
-    if (step.kind === "needs_summary") {
-      await write(
-        io.stderr,
-        `autocompact: note: the rule summarizes and no summarizer was given, so the decision has no compaction (${SUMMARIZER_HINT})\n`,
-      );
-    }
-    const printed =
-      step.kind === "fire"
-        ? { ...decision, ...step.band }
-        : step.kind === "needs_summary"
-          ? { ...decision, needs_summary: true }
-          : decision;
-    await write(io.stdout, `${JSON.stringify(printed, null, 2)}\n`);
-    return EXIT.ok;
-  },
-};
+  }
+  if (step.kind === "needs_summary") {
+    await write(
+      io.stderr,
+      `autocompact: note: the rule summarizes and no summarizer was given, so the decision has no compaction (${SUMMARIZER_HINT})\n`,
+    );
+  }
+  const printed =
+    step.kind === "fire"
+      ? { ...decision, ...step.band }
+      : step.kind === "needs_summary"
+        ? { ...decision, needs_summary: true }
+        : decision;
+  await write(io.stdout, `${JSON.stringify(printed, null, 2)}\n`);
+  return EXIT.ok;
+});

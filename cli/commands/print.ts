@@ -3,19 +3,10 @@ import { estimateView } from "../../core/estimate.ts";
 import { type Entry, parseStream } from "../../core/events.ts";
 import { project } from "../../core/projection.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
-import {
-  type Command,
-  EXIT,
-  HELP_OPTION,
-  InputError,
-  parseCommandArgs,
-  printHelp,
-  write,
-} from "../command.ts";
+import { defineCommand, EXIT, InputError, write } from "../command.ts";
 import { renderProjection } from "../render.ts";
 
 const OPTIONS = {
-  ...HELP_OPTION,
   ...SERVICE_OPTIONS,
   compacted: { type: "boolean" },
   text: { type: "boolean" },
@@ -32,41 +23,36 @@ ${SERVICE_HELP}
 
 Exit codes: 0 ok, 1 a request failed, 2 bad usage.`;
 
-export const command: Command = {
-  usage: USAGE,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
-    if (values.help) return printHelp(io, USAGE);
-    if (positionals.length > 0) throw new InputError(`unexpected argument "${positionals[0]}"`);
-    const conversation = conversationOf(values);
-    const client = serviceClient(values, io);
-    if (values.text) {
-      const { body } = await client.request<{ events: unknown[] }>(
-        "GET",
-        `/v1/conversations/${conversation}/events`,
-      );
-      const parsed = parseStream(body.events);
-      if (!parsed.ok) throw new InputError("the service returned a stream this client cannot read");
-      const projection = project(parsed.entries);
-      const text = renderProjection(parsed.entries, projection, estimateView(projection.entries), {
-        color: Boolean(io.stdout.isTTY) && !io.env.NO_COLOR,
-      });
-      await write(io.stdout, text.endsWith("\n") ? text : `${text}\n`);
-      return EXIT.ok;
-    }
-    if (values.compacted) {
-      const { body } = await client.request<unknown>(
-        "GET",
-        `/v1/conversations/${conversation}/projection`,
-      );
-      await write(io.stdout, `${JSON.stringify(body)}\n`);
-      return EXIT.ok;
-    }
-    const { body } = await client.request<{ events: Entry[] }>(
+export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
+  if (positionals.length > 0) throw new InputError(`unexpected argument "${positionals[0]}"`);
+  const conversation = conversationOf(values);
+  const client = serviceClient(values, io);
+  if (values.text) {
+    const { body } = await client.request<{ events: unknown[] }>(
       "GET",
       `/v1/conversations/${conversation}/events`,
     );
-    await write(io.stdout, `${JSON.stringify(body.events)}\n`);
+    const parsed = parseStream(body.events);
+    if (!parsed.ok) throw new InputError("the service returned a stream this client cannot read");
+    const projection = project(parsed.entries);
+    const text = renderProjection(parsed.entries, projection, estimateView(projection.entries), {
+      color: Boolean(io.stdout.isTTY) && !io.env.NO_COLOR,
+    });
+    await write(io.stdout, text.endsWith("\n") ? text : `${text}\n`);
     return EXIT.ok;
-  },
-};
+  }
+  if (values.compacted) {
+    const { body } = await client.request<unknown>(
+      "GET",
+      `/v1/conversations/${conversation}/projection`,
+    );
+    await write(io.stdout, `${JSON.stringify(body)}\n`);
+    return EXIT.ok;
+  }
+  const { body } = await client.request<{ events: Entry[] }>(
+    "GET",
+    `/v1/conversations/${conversation}/events`,
+  );
+  await write(io.stdout, `${JSON.stringify(body.events)}\n`);
+  return EXIT.ok;
+});

@@ -1,11 +1,11 @@
 /** `autocompact project`: the projected ("compacted") view of a stream. */
 import { estimateView } from "../../core/estimate.ts";
 import { project } from "../../core/projection.ts";
-import { type Command, EXIT, HELP_OPTION, parseCommandArgs, printHelp, write } from "../command.ts";
+import { defineCommand, EXIT, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 import { renderProjection } from "../render.ts";
 
-const OPTIONS = { ...HELP_OPTION, ...FORMAT_OPTION, text: { type: "boolean" } } as const;
+const OPTIONS = { ...FORMAT_OPTION, text: { type: "boolean" } } as const;
 
 const USAGE = `Usage: autocompact project [FILE] [--text] [--format auto|plain|jp]
 
@@ -26,25 +26,20 @@ ${INPUT_HELP}
 
 Exit codes: 0 ok, 1 bad input, 2 bad usage.`;
 
-export const command: Command = {
-  usage: USAGE,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
-    if (values.help) return printHelp(io, USAGE);
-    const entries = await loadStream(positionals, values.format, io);
-    const projection = project(entries);
-    const estimate = estimateView(projection.entries);
-    if (values.text) {
-      const color = io.stdout.isTTY === true && !io.env.NO_COLOR;
-      await write(io.stdout, renderProjection(entries, projection, estimate, { color }));
-      return EXIT.ok;
-    }
-    const output = {
-      events: projection.entries,
-      turns: projection.turns,
-      estimated_tokens: estimate.estimated_tokens,
-    };
-    await write(io.stdout, `${JSON.stringify(output)}\n`);
+export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
+  const entries = await loadStream(positionals, values.format, io);
+  const projection = project(entries);
+  const estimate = estimateView(projection.entries);
+  if (values.text) {
+    const color = io.stdout.isTTY === true && !io.env.NO_COLOR;
+    await write(io.stdout, renderProjection(entries, projection, estimate, { color }));
     return EXIT.ok;
-  },
-};
+  }
+  const output = {
+    events: projection.entries,
+    turns: projection.turns,
+    estimated_tokens: estimate.estimated_tokens,
+  };
+  await write(io.stdout, `${JSON.stringify(output)}\n`);
+  return EXIT.ok;
+});

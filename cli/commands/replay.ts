@@ -8,21 +8,11 @@ import type { Entry } from "../../core/events.ts";
 import { splitTurns } from "../../core/turns.ts";
 import { signWebhook } from "../../functions/api/webhooks.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
-import {
-  type Command,
-  EXIT,
-  HELP_OPTION,
-  InputError,
-  parseCommandArgs,
-  printHelp,
-  UsageError,
-  write,
-} from "../command.ts";
+import { defineCommand, EXIT, InputError, type Io, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 import { MODEL_OPTIONS, modelInfo } from "../options.ts";
 
 const OPTIONS = {
-  ...HELP_OPTION,
   ...FORMAT_OPTION,
   ...SERVICE_OPTIONS,
   ...MODEL_OPTIONS,
@@ -58,8 +48,6 @@ function progress(io: Io, done: number, total: number): void {
   if (done === total) io.stderr.write("\n");
 }
 
-type Io = Parameters<Command["run"]>[1];
-
 /** Standard Webhooks headers for one post. */
 function signedHeaders(secret: string, id: string, text: string): Record<string, string> {
   const timestamp = Math.floor(Date.now() / 1000);
@@ -70,68 +58,63 @@ function signedHeaders(secret: string, id: string, text: string): Record<string,
   };
 }
 
-export const command: Command = {
-  usage: USAGE,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
-    if (values.help) return printHelp(io, USAGE);
-    const conversation = conversationOf(values);
-    const client = serviceClient(values, io);
-    const model = modelInfo(values);
-    const entries = await loadStream(positionals, values.format, io);
-    const dropped = entries.filter((e) => e.type === "compaction").length;
-    if (dropped > 0)
-      await write(
-        io.stderr,
-        `note: ${dropped} compaction entr${dropped === 1 ? "y is" : "ies are"} not posted\n`,
-      );
-    const turns = splitTurns(entries.filter((e) => e.type !== "compaction"));
-    let created = 0;
-    let replayed = 0;
-    const secret = values["webhook-secret"];
-    if (secret !== undefined && !secret.startsWith("whsec_")) {
-      throw new UsageError("--webhook-secret must look like whsec_<base64>");
-    }
-    for (const [turn, events] of turns.entries()) {
-      const { body } = await client.request<{ status: string }>(
-        "POST",
-        `/v1/conversations/${conversation}/turns`,
-        {
-          turn,
-          events: events as Entry[],
-          ...(model ? { model } : {}),
-        },
-        secret ? (text) => signedHeaders(secret, `replay_${turn}_${Date.now()}`, text) : undefined,
-      );
-      if (body.status === "created") created++;
-      else replayed++;
-      progress(io, turn + 1, turns.length);
-    }
-    let evaluated: number | null = null;
-    if (values.wait && turns.length > 0) {
-      const timeoutText = values["wait-timeout"] ?? "120";
-      if (!/^\d+$/.test(timeoutText))
-        throw new UsageError(`--wait-timeout must be whole seconds (got "${timeoutText}")`);
-      const deadline = Date.now() + Number(timeoutText) * 1000;
-      for (;;) {
-        const { body } = await client.request<{ evaluated_through: number | null }>(
-          "GET",
-          `/v1/conversations/${conversation}`,
-        );
-        evaluated = body.evaluated_through;
-        if (evaluated !== null && evaluated >= turns.length - 1) break;
-        if (Date.now() > deadline) {
-          throw new InputError(
-            `turns evaluated through ${evaluated ?? "none"} of ${turns.length - 1} after ${timeoutText} s: the compactor may be failing (see the service's log, e.g. auto_compaction.failed)`,
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
+  const conversation = conversationOf(values);
+  const client = serviceClient(values, io);
+  const model = modelInfo(values);
+  const entries = await loadStream(positionals, values.format, io);
+  const dropped = entries.filter((e) => e.type === "compaction").length;
+  if (dropped > 0)
     await write(
-      io.stdout,
-      `${JSON.stringify({ conversation: decodeURIComponent(conversation), turns: turns.length, created, replayed, evaluated_through: evaluated })}\n`,
+      io.stderr,
+      `note: ${dropped} compaction entr${dropped === 1 ? "y is" : "ies are"} not posted\n`,
     );
-    return EXIT.ok;
-  },
-};
+  const turns = splitTurns(entries.filter((e) => e.type !== "compaction"));
+  let created = 0;
+  let replayed = 0;
+  const secret = values["webhook-secret"];
+  if (secret !== undefined && !secret.startsWith("whsec_")) {
+    throw new UsageError("--webhook-secret must look like whsec_<base64>");
+  }
+  for (const [turn, events] of turns.entries()) {
+    const { body } = await client.request<{ status: string }>(
+      "POST",
+      `/v1/conversations/${conversation}/turns`,
+      {
+        turn,
+        events: events as Entry[],
+        ...(model ? { model } : {}),
+      },
+      secret ? (text) => signedHeaders(secret, `replay_${turn}_${Date.now()}`, text) : undefined,
+    );
+    if (body.status === "created") created++;
+    else replayed++;
+    progress(io, turn + 1, turns.length);
+  }
+  let evaluated: number | null = null;
+  if (values.wait && turns.length > 0) {
+    const timeoutText = values["wait-timeout"] ?? "120";
+    if (!/^\d+$/.test(timeoutText))
+      throw new UsageError(`--wait-timeout must be whole seconds (got "${timeoutText}")`);
+    const deadline = Date.now() + Number(timeoutText) * 1000;
+    for (;;) {
+      const { body } = await client.request<{ evaluated_through: number | null }>(
+        "GET",
+        `/v1/conversations/${conversation}`,
+      );
+      evaluated = body.evaluated_through;
+      if (evaluated !== null && evaluated >= turns.length - 1) break;
+      if (Date.now() > deadline) {
+        throw new InputError(
+          `turns evaluated through ${evaluated ?? "none"} of ${turns.length - 1} after ${timeoutText} s: the compactor may be failing (see the service's log, e.g. auto_compaction.failed)`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  await write(
+    io.stdout,
+    `${JSON.stringify({ conversation: decodeURIComponent(conversation), turns: turns.length, created, replayed, evaluated_through: evaluated })}\n`,
+  );
+  return EXIT.ok;
+});

@@ -1,17 +1,8 @@
 /** `autocompact reset`: removes compactions of a conversation on a running service. */
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
-import {
-  type Command,
-  EXIT,
-  HELP_OPTION,
-  parseCommandArgs,
-  printHelp,
-  UsageError,
-  write,
-} from "../command.ts";
+import { defineCommand, EXIT, UsageError, write } from "../command.ts";
 
 const OPTIONS = {
-  ...HELP_OPTION,
   ...SERVICE_OPTIONS,
   source: { type: "string" },
   position: { type: "string" },
@@ -27,28 +18,23 @@ ${SERVICE_HELP}
 
 Exit codes: 0 ok, 1 a request failed, 2 bad usage.`;
 
-export const command: Command = {
-  usage: USAGE,
-  async run(argv, io) {
-    const { values } = parseCommandArgs(argv, OPTIONS);
-    if (values.help) return printHelp(io, USAGE);
-    const conversation = conversationOf(values);
-    if (values.source !== undefined && values.position !== undefined) {
-      throw new UsageError("give --source or --position, not both");
-    }
-    if (values.source !== undefined && values.source !== "auto" && values.source !== "manual") {
-      throw new UsageError(`--source must be auto or manual (got "${values.source}")`);
-    }
-    if (values.position !== undefined && !/^[1-9]\d*$/.test(values.position)) {
-      throw new UsageError(`--position must be a whole number from 1 (got "${values.position}")`);
-    }
-    const client = serviceClient(values, io);
-    const path =
-      values.position !== undefined
-        ? `/v1/conversations/${conversation}/compactions/${values.position}`
-        : `/v1/conversations/${conversation}/compactions${values.source ? `?source=${values.source}` : ""}`;
-    const { body } = await client.request<unknown>("DELETE", path);
-    await write(io.stdout, `${JSON.stringify(body)}\n`);
-    return EXIT.ok;
-  },
-};
+export const command = defineCommand(USAGE, OPTIONS, async ({ values }, io) => {
+  const conversation = conversationOf(values);
+  if (values.source !== undefined && values.position !== undefined) {
+    throw new UsageError("give --source or --position, not both");
+  }
+  if (values.source !== undefined && values.source !== "auto" && values.source !== "manual") {
+    throw new UsageError(`--source must be auto or manual (got "${values.source}")`);
+  }
+  if (values.position !== undefined && !/^[1-9]\d*$/.test(values.position)) {
+    throw new UsageError(`--position must be a whole number from 1 (got "${values.position}")`);
+  }
+  const client = serviceClient(values, io);
+  const path =
+    values.position !== undefined
+      ? `/v1/conversations/${conversation}/compactions/${values.position}`
+      : `/v1/conversations/${conversation}/compactions${values.source ? `?source=${values.source}` : ""}`;
+  const { body } = await client.request<unknown>("DELETE", path);
+  await write(io.stdout, `${JSON.stringify(body)}\n`);
+  return EXIT.ok;
+});

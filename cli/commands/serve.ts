@@ -5,20 +5,10 @@
  */
 import { mergeLayers } from "../../core/config.ts";
 import { LOCAL_DEV_KEY } from "../client.ts";
-import {
-  type Command,
-  EXIT,
-  HELP_OPTION,
-  InputError,
-  parseCommandArgs,
-  printHelp,
-  UsageError,
-  write,
-} from "../command.ts";
+import { defineCommand, EXIT, InputError, UsageError, write } from "../command.ts";
 import { CONFIG_OPTIONS, configLayers, loadConfigLayer } from "../options.ts";
 
 const OPTIONS = {
-  ...HELP_OPTION,
   ...CONFIG_OPTIONS,
   port: { type: "string" },
   host: { type: "string" },
@@ -66,66 +56,61 @@ async function localSummarizer(env: Readonly<Record<string, string | undefined>>
   }
 }
 
-export const command: Command = {
-  usage: USAGE,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
-    if (values.help) return printHelp(io, USAGE);
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const portText = values.port ?? io.env.PORT ?? "8787";
-    if (!/^\d+$/.test(portText) || Number(portText) > 65_535) {
-      throw new UsageError(`--port must be a port number (got "${portText}")`);
+export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const portText = values.port ?? io.env.PORT ?? "8787";
+  if (!/^\d+$/.test(portText) || Number(portText) > 65_535) {
+    throw new UsageError(`--port must be a port number (got "${portText}")`);
+  }
+  const layers = [
+    ...(io.env.AUTOCOMPACT_CONFIG ? [await loadConfigLayer(io.env.AUTOCOMPACT_CONFIG)] : []),
+    ...(await configLayers(values)),
+  ];
+  const { startLocalService, LOCAL_TABLE } = await import("../../functions/local/runtime.ts");
+  const summarizer = await localSummarizer(io.env);
+  const devKey = io.env.AUTOCOMPACT_DEV_KEY ?? DEFAULT_DEV_KEY;
+  const options = {
+    port: Number(portText),
+    host: values.host ?? io.env.HOST ?? "127.0.0.1",
+    dataDir: values["data-dir"] ?? io.env.AUTOCOMPACT_DATA_DIR ?? ".data",
+    inMemory: values["in-memory"] ?? false,
+    devKey,
+    logLevel: io.env.LOG_LEVEL ?? "INFO",
+    ...(layers.length > 0 ? { config: mergeLayers(...layers) } : {}),
+    ...(summarizer ? { summarizer } : {}),
+  };
+  const { JavaMissingError, DynamoDbLocalStartError } = await import(
+    "../../functions/local/dynamodb-local.ts"
+  );
+  let service: Awaited<ReturnType<typeof startLocalService>>;
+  try {
+    service = await startLocalService(options);
+  } catch (error) {
+    // Expected trouble at start gets one clear line, not an "unexpected error".
+    if (error instanceof JavaMissingError || error instanceof DynamoDbLocalStartError) {
+      throw new InputError(error.message.split("\n")[0] ?? error.message, { cause: error });
     }
-    const layers = [
-      ...(io.env.AUTOCOMPACT_CONFIG ? [await loadConfigLayer(io.env.AUTOCOMPACT_CONFIG)] : []),
-      ...(await configLayers(values)),
-    ];
-    const { startLocalService, LOCAL_TABLE } = await import("../../functions/local/runtime.ts");
-    const summarizer = await localSummarizer(io.env);
-    const devKey = io.env.AUTOCOMPACT_DEV_KEY ?? DEFAULT_DEV_KEY;
-    const options = {
-      port: Number(portText),
-      host: values.host ?? io.env.HOST ?? "127.0.0.1",
-      dataDir: values["data-dir"] ?? io.env.AUTOCOMPACT_DATA_DIR ?? ".data",
-      inMemory: values["in-memory"] ?? false,
-      devKey,
-      logLevel: io.env.LOG_LEVEL ?? "INFO",
-      ...(layers.length > 0 ? { config: mergeLayers(...layers) } : {}),
-      ...(summarizer ? { summarizer } : {}),
-    };
-    const { JavaMissingError, DynamoDbLocalStartError } = await import(
-      "../../functions/local/dynamodb-local.ts"
-    );
-    let service: Awaited<ReturnType<typeof startLocalService>>;
-    try {
-      service = await startLocalService(options);
-    } catch (error) {
-      // Expected trouble at start gets one clear line, not an "unexpected error".
-      if (error instanceof JavaMissingError || error instanceof DynamoDbLocalStartError) {
-        throw new InputError(error.message.split("\n")[0] ?? error.message, { cause: error });
-      }
-      if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-        throw new InputError(`port ${portText} is in use: choose another with --port or PORT`, {
-          cause: error,
-        });
-      }
-      throw error;
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      throw new InputError(`port ${portText} is in use: choose another with --port or PORT`, {
+        cause: error,
+      });
     }
-    await write(
-      io.stdout,
-      `${JSON.stringify({ level: "INFO", message: "autocompact.started", url: service.url, dev_tenant: "dev", dev_key: devKey, dynamodb: service.dynamoEndpoint, table: LOCAL_TABLE, timestamp: new Date().toISOString() })}\n`,
-    );
-    await write(
-      io.stderr,
-      `autocompact listening on ${service.url} (dev key: ${devKey}); Ctrl-C to stop\n`,
-    );
-    await new Promise<void>((resolve) => {
-      const stop = () => resolve();
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
-    });
-    await write(io.stderr, "stopping: finishing in-flight evaluations…\n");
-    await service.stop();
-    return EXIT.ok;
-  },
-};
+    throw error;
+  }
+  await write(
+    io.stdout,
+    `${JSON.stringify({ level: "INFO", message: "autocompact.started", url: service.url, dev_tenant: "dev", dev_key: devKey, dynamodb: service.dynamoEndpoint, table: LOCAL_TABLE, timestamp: new Date().toISOString() })}\n`,
+  );
+  await write(
+    io.stderr,
+    `autocompact listening on ${service.url} (dev key: ${devKey}); Ctrl-C to stop\n`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  await write(io.stderr, "stopping: finishing in-flight evaluations…\n");
+  await service.stop();
+  return EXIT.ok;
+});

@@ -3,16 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { summaryAudit } from "../../core/auto-compaction.ts";
 import { resolveContextWindow } from "../../core/catalog.ts";
 import { configForStream, SummarizerRequiredError, simulateStream } from "../../core/replay.ts";
-import {
-  type Command,
-  EXIT,
-  HELP_OPTION,
-  InputError,
-  parseCommandArgs,
-  printHelp,
-  UsageError,
-  write,
-} from "../command.ts";
+import { defineCommand, EXIT, InputError, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 import {
   CONFIG_HELP,
@@ -32,7 +23,6 @@ import {
 } from "../summarizer.ts";
 
 const OPTIONS = {
-  ...HELP_OPTION,
   ...FORMAT_OPTION,
   ...CONFIG_OPTIONS,
   ...MODEL_OPTIONS,
@@ -82,61 +72,56 @@ Example:
 Exit codes: 0 ok, 1 bad input or config (or a summary rule fired without a
 summarizer, or its summary failed), 2 bad usage.`;
 
-export const command: Command = {
-  usage: USAGE,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
-    if (values.help) return printHelp(io, USAGE);
-    const model = modelInfo(values);
-    const contextWindow = resolveContextWindow(model);
-    if (contextWindow === undefined) {
-      throw new UsageError(
-        values.model === undefined
-          ? "--context-window N is required (or a catalogued --model)"
-          : `the context window of model "${values.model}" is unknown: give --context-window N`,
-      );
-    }
-    if (values.out === "") throw new UsageError("--out needs a file path");
-    const summarizer = await summarizerFromOptions(values, io.env);
-    const layers = await configLayers(values);
-    const entries = await loadStream(positionals, values.format, io);
-    let simulation: Awaited<ReturnType<typeof simulateStream>>;
-    try {
-      simulation = await simulateStream(entries, {
-        layers,
-        model: { context_window: contextWindow },
-        ...(summarizer ? { summarize: summarizeWith(summarizer) } : {}),
-      });
-    } catch (error) {
-      if (error instanceof SummarizerRequiredError) {
-        throw new InputError(`${error.message}: ${SUMMARIZER_HINT}`);
-      }
-      throw error;
-    }
-    if (values.out !== undefined) {
-      try {
-        await writeFile(values.out, `${JSON.stringify(simulation.entries, null, 2)}\n`);
-      } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
-        throw new InputError(`cannot write ${values.out}: ${reason}`, { cause: error });
-      }
-    }
-    const lines = simulation.firings.map((firing) =>
-      JSON.stringify({
-        turn: firing.turn,
-        from_turn: firing.from_turn,
-        to_turn: firing.to_turn,
-        estimated_tokens: firing.estimated_tokens,
-        estimated_tokens_after: firing.estimated_tokens_after,
-        threshold: firing.threshold,
-        context_window: contextWindow,
-        ...(firing.summary ? summaryAudit(firing.summary) : {}),
-      }),
+export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
+  const model = modelInfo(values);
+  const contextWindow = resolveContextWindow(model);
+  if (contextWindow === undefined) {
+    throw new UsageError(
+      values.model === undefined
+        ? "--context-window N is required (or a catalogued --model)"
+        : `the context window of model "${values.model}" is unknown: give --context-window N`,
     );
-    if (lines.length > 0) await write(io.stdout, `${lines.join("\n")}\n`);
-    if (simulation.firings.length === 0 && !configForStream(entries, layers).enabled) {
-      await write(io.stderr, `autocompact: note: ${DISABLED_NOTE}\n`);
+  }
+  if (values.out === "") throw new UsageError("--out needs a file path");
+  const summarizer = await summarizerFromOptions(values, io.env);
+  const layers = await configLayers(values);
+  const entries = await loadStream(positionals, values.format, io);
+  let simulation: Awaited<ReturnType<typeof simulateStream>>;
+  try {
+    simulation = await simulateStream(entries, {
+      layers,
+      model: { context_window: contextWindow },
+      ...(summarizer ? { summarize: summarizeWith(summarizer) } : {}),
+    });
+  } catch (error) {
+    if (error instanceof SummarizerRequiredError) {
+      throw new InputError(`${error.message}: ${SUMMARIZER_HINT}`);
     }
-    return EXIT.ok;
-  },
-};
+    throw error;
+  }
+  if (values.out !== undefined) {
+    try {
+      await writeFile(values.out, `${JSON.stringify(simulation.entries, null, 2)}\n`);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new InputError(`cannot write ${values.out}: ${reason}`, { cause: error });
+    }
+  }
+  const lines = simulation.firings.map((firing) =>
+    JSON.stringify({
+      turn: firing.turn,
+      from_turn: firing.from_turn,
+      to_turn: firing.to_turn,
+      estimated_tokens: firing.estimated_tokens,
+      estimated_tokens_after: firing.estimated_tokens_after,
+      threshold: firing.threshold,
+      context_window: contextWindow,
+      ...(firing.summary ? summaryAudit(firing.summary) : {}),
+    }),
+  );
+  if (lines.length > 0) await write(io.stdout, `${lines.join("\n")}\n`);
+  if (simulation.firings.length === 0 && !configForStream(entries, layers).enabled) {
+    await write(io.stderr, `autocompact: note: ${DISABLED_NOTE}\n`);
+  }
+  return EXIT.ok;
+});

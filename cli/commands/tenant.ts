@@ -3,20 +3,10 @@
  * deployed table (or DynamoDB Local with --endpoint). A key is printed once;
  * only its SHA-256 is stored.
  */
-import {
-  type Command,
-  EXIT,
-  HELP_OPTION,
-  InputError,
-  parseCommandArgs,
-  printHelp,
-  UsageError,
-  write,
-} from "../command.ts";
+import { defineCommand, EXIT, InputError, UsageError, write } from "../command.ts";
 import { loadConfigLayer } from "../options.ts";
 
 const OPTIONS = {
-  ...HELP_OPTION,
   table: { type: "string" },
   id: { type: "string" },
   region: { type: "string" },
@@ -43,64 +33,59 @@ stored.
 
 Credentials come from the default AWS chain.`;
 
-export const command: Command = {
-  usage: USAGE,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs(argv, OPTIONS);
-    if (values.help) return printHelp(io, USAGE);
-    const action = positionals[0];
-    if (action !== "create" && action !== "add-key")
-      throw new UsageError("say `tenant create` or `tenant add-key`");
-    if (!values.table) throw new UsageError("give the table with --table");
-    if (!values.id || !/^[A-Za-z0-9._-]{1,64}$/.test(values.id)) {
-      throw new UsageError("give the tenant id with --id (letters, digits, . _ -; at most 64)");
-    }
-    for (const secret of values["webhook-secret"] ?? []) {
-      if (!secret.startsWith("whsec_"))
-        throw new UsageError("--webhook-secret must look like whsec_<base64>");
-    }
-    const { DynamoDBClient } = await import("@aws-sdk/client-dynamodb");
-    const { DynamoTenantDirectory, TenantExistsError } = await import(
-      "../../functions/store/tenants-dynamodb.ts"
-    );
-    const { dynamoClientConfig } = await import("../../functions/store/dynamodb-client.ts");
-    const client = new DynamoDBClient(
-      dynamoClientConfig({
-        ...(values.region ? { region: values.region } : {}),
-        ...(values.endpoint
-          ? {
-              endpoint: values.endpoint,
-              region: values.region ?? "local",
-              credentials: { accessKeyId: "local", secretAccessKey: "local" },
-            }
-          : {}),
-      }),
-    );
-    try {
-      const directory = new DynamoTenantDirectory(client, values.table);
-      let key: string;
-      if (action === "create") {
-        const config = values.config ? await loadConfigLayer(values.config) : undefined;
-        try {
-          key = await directory.createTenant(values.id, {
-            ...(config ? { config } : {}),
-            ...(values["webhook-secret"] ? { webhookSecrets: values["webhook-secret"] } : {}),
-          });
-        } catch (error) {
-          if (error instanceof TenantExistsError)
-            throw new InputError(`${error.message}: use \`tenant add-key\` for another key`);
-          throw error;
-        }
-      } else {
-        key = await directory.addApiKey(values.id);
+export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
+  const action = positionals[0];
+  if (action !== "create" && action !== "add-key")
+    throw new UsageError("say `tenant create` or `tenant add-key`");
+  if (!values.table) throw new UsageError("give the table with --table");
+  if (!values.id || !/^[A-Za-z0-9._-]{1,64}$/.test(values.id)) {
+    throw new UsageError("give the tenant id with --id (letters, digits, . _ -; at most 64)");
+  }
+  for (const secret of values["webhook-secret"] ?? []) {
+    if (!secret.startsWith("whsec_"))
+      throw new UsageError("--webhook-secret must look like whsec_<base64>");
+  }
+  const { DynamoDBClient } = await import("@aws-sdk/client-dynamodb");
+  const { DynamoTenantDirectory, TenantExistsError } = await import(
+    "../../functions/store/tenants-dynamodb.ts"
+  );
+  const { dynamoClientConfig } = await import("../../functions/store/dynamodb-client.ts");
+  const client = new DynamoDBClient(
+    dynamoClientConfig({
+      ...(values.region ? { region: values.region } : {}),
+      ...(values.endpoint
+        ? {
+            endpoint: values.endpoint,
+            region: values.region ?? "local",
+            credentials: { accessKeyId: "local", secretAccessKey: "local" },
+          }
+        : {}),
+    }),
+  );
+  try {
+    const directory = new DynamoTenantDirectory(client, values.table);
+    let key: string;
+    if (action === "create") {
+      const config = values.config ? await loadConfigLayer(values.config) : undefined;
+      try {
+        key = await directory.createTenant(values.id, {
+          ...(config ? { config } : {}),
+          ...(values["webhook-secret"] ? { webhookSecrets: values["webhook-secret"] } : {}),
+        });
+      } catch (error) {
+        if (error instanceof TenantExistsError)
+          throw new InputError(`${error.message}: use \`tenant add-key\` for another key`);
+        throw error;
       }
-      await write(io.stdout, `${JSON.stringify({ tenant: values.id, api_key: key })}\n`);
-      return EXIT.ok;
-    } catch (error) {
-      if (error instanceof InputError || error instanceof UsageError) throw error;
-      throw new InputError(`tenant ${action}: ${(error as Error).message}`, { cause: error });
-    } finally {
-      client.destroy();
+    } else {
+      key = await directory.addApiKey(values.id);
     }
-  },
-};
+    await write(io.stdout, `${JSON.stringify({ tenant: values.id, api_key: key })}\n`);
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof InputError || error instanceof UsageError) throw error;
+    throw new InputError(`tenant ${action}: ${(error as Error).message}`, { cause: error });
+  } finally {
+    client.destroy();
+  }
+});

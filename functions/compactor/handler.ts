@@ -114,7 +114,7 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
     const band = outcome.band.compaction;
     const before = decision.estimated_tokens;
     const after = outcome.band.estimated_tokens_after;
-    logger.info("auto_compaction.fired", {
+    const firing = {
       ...ids,
       from_turn: band.from_turn,
       to_turn: band.to_turn,
@@ -123,22 +123,16 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
       estimated_tokens_after: after,
       threshold: decision.threshold,
       context_window: decision.context_window,
+    };
+    logger.info("auto_compaction.fired", {
+      ...firing,
       duration_ms: durationMs,
       ...(summary ? summaryAudit(summary) : {}),
     });
     metrics.addMetric("Fired", MetricUnit.Count, 1);
     metrics.addMetric("TokensRemoved", MetricUnit.Count, before - after);
     if (after > decision.threshold) {
-      logger.warn("auto_compaction.still_over_threshold", {
-        ...ids,
-        from_turn: band.from_turn,
-        to_turn: band.to_turn,
-        policy: policyOf(band),
-        estimated_tokens: before,
-        estimated_tokens_after: after,
-        threshold: decision.threshold,
-        context_window: decision.context_window,
-      });
+      logger.warn("auto_compaction.still_over_threshold", firing);
       metrics.addMetric("StillOverThreshold", MetricUnit.Count, 1);
     }
   };

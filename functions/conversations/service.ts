@@ -17,7 +17,7 @@ import type { Compaction, Entry } from "../../core/events.ts";
 import { type ManualRequest, planManualCompaction } from "../../core/manual.ts";
 import { project } from "../../core/projection.ts";
 import { buildCompaction, nextCompactionTimestamp } from "../../core/rules.ts";
-import { measureTurn } from "../../core/sizes.ts";
+import { measureTurn, type TurnSize } from "../../core/sizes.ts";
 import { indexTurns, isConversationEvent } from "../../core/turns.ts";
 import {
   type Clock,
@@ -25,7 +25,9 @@ import {
   type ConversationHead,
   type ConversationRef,
   type ConversationStore,
+  EMPTY_HEAD,
   type StoredCompaction,
+  type StoredTurn,
   type Summarizer,
   type SummaryResult,
   systemClock,
@@ -53,15 +55,6 @@ import {
   turnSizes,
 } from "./state.ts";
 import { missingSummarizerError, summarizeBand } from "./summaries.ts";
-
-/** The head of a conversation that has none yet. */
-const EMPTY_HEAD: ConversationHead = {
-  turn_count: 0,
-  evaluated_through: -1,
-  projected_chars: 0,
-  compactions_version: 0,
-  max_compacted_turn: -1,
-};
 
 /** How many times an optimistic write is retried from a fresh read. */
 const MAX_ATTEMPTS = 8;
@@ -175,13 +168,7 @@ export class ConversationService {
       try {
         await this.#store.appendTurn(
           ref,
-          {
-            turn: input.turn,
-            events: input.events,
-            size,
-            digest,
-            ...(input.model ? { model: input.model } : {}),
-          },
+          storedTurn(input, size, digest),
           { uncompacted: true, add_projected_chars: rawChars(size) },
           input.model ? { model: input.model } : {},
         );
@@ -233,13 +220,7 @@ export class ConversationService {
       try {
         await this.#store.appendTurn(
           ref,
-          {
-            turn: input.turn,
-            events: input.events,
-            size,
-            digest,
-            ...(input.model ? { model: input.model } : {}),
-          },
+          storedTurn(input, size, digest),
           { compactions_version: head?.compactions_version ?? 0 },
           {
             projected_chars: projected,
@@ -475,6 +456,17 @@ export class ConversationService {
 
   /** Interleaves turns and compactions (exposed for the read paths of tests and tools). */
   static interleave = interleave;
+}
+
+/** The turn as the store keeps it. */
+function storedTurn(input: TurnInput, size: TurnSize, digest: string): StoredTurn {
+  return {
+    turn: input.turn,
+    events: input.events,
+    size,
+    digest,
+    ...(input.model ? { model: input.model } : {}),
+  };
 }
 
 /** Whether a turn has a tool response whose request is not in the turn (its name is in an earlier turn). */

@@ -12,6 +12,7 @@ import {
   type ConversationHead,
   type ConversationRef,
   type ConversationStore,
+  EMPTY_HEAD,
   type HeadUpdate,
   type HeadVersion,
   type StoredCompaction,
@@ -24,14 +25,6 @@ interface Conversation {
   turns: StoredTurn[];
   compactions: Map<string, StoredCompaction>;
 }
-
-const EMPTY_HEAD: ConversationHead = {
-  turn_count: 0,
-  evaluated_through: -1,
-  projected_chars: 0,
-  compactions_version: 0,
-  max_compacted_turn: -1,
-};
 
 const copy = <T>(value: T): T => structuredClone(value);
 
