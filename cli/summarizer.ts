@@ -1,6 +1,7 @@
 import type { SummarizeBand } from "../core/replay.ts";
 import { TranscriptBudgetError } from "../core/transcript.ts";
-import type { Summarizer, SummaryResult } from "../functions/ports.ts";
+import { summaryRequest } from "../functions/conversations/summaries.ts";
+import type { Summarizer } from "../functions/ports.ts";
 import { DEFAULT_SUMMARY_TIMEOUT_MS } from "../functions/summarizers/common.ts";
 import { EmptySummaryError, SummarizerError } from "../functions/summarizers/errors.ts";
 import { InputError, type OptionsConfig, UsageError } from "./command.ts";
@@ -141,23 +142,10 @@ function summaryFailure(error: unknown): unknown {
  */
 export function summarizeWith(summarizer: Summarizer): SummarizeBand {
   return async (range, rawEvents, rule) => {
-    let result: SummaryResult;
     try {
-      result = await summarizer.summarize({
-        from_turn: range.from_turn,
-        to_turn: range.to_turn,
-        events: rawEvents,
-        ...(rule.instructions ? { instructions: rule.instructions } : {}),
-        ...(rule.model?.id ? { model: rule.model.id } : {}),
-      });
+      return await summarizer.summarize(summaryRequest(range, rawEvents, rule));
     } catch (error) {
       throw summaryFailure(error);
     }
-    if (result.text.trim() === "") {
-      throw new InputError(
-        `summary failed: ${result.model} answered with no text for turns ${range.from_turn}..${range.to_turn}`,
-      );
-    }
-    return result;
   };
 }

@@ -209,7 +209,16 @@ export interface SummaryRequest {
 /** A generated summary and what it cost (core's {@link BandSummary}). */
 export type SummaryResult = BandSummary;
 
-/** Generates summaries (Bedrock Converse, or any OpenAI-compatible endpoint). */
+/** A summarizer answered with no text (empty or blank); nothing is ever committed from it. */
+export class EmptySummaryError extends Error {
+  override readonly name = "EmptySummaryError";
+}
+
+/**
+ * Generates summaries (Bedrock Converse, or any OpenAI-compatible endpoint).
+ * `summarize` resolves with non-blank text or throws ({@link EmptySummaryError}
+ * for an empty answer), so callers never check the text again.
+ */
 export interface Summarizer {
   summarize(request: SummaryRequest): Promise<SummaryResult>;
 }

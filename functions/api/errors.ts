@@ -10,11 +10,11 @@ import {
   CompactionRequestError,
   ContentionError,
   ConversationNotFoundError,
-  EmptySummaryError,
   InvalidTurnError,
   SummarizerUnavailableError,
   TurnConflictError,
 } from "../conversations/errors.ts";
+import { EmptySummaryError } from "../ports.ts";
 import { WriteTooLargeError } from "../store/errors.ts";
 import { SummarizerError, SummaryTimeoutError } from "../summarizers/errors.ts";
 

@@ -32,11 +32,6 @@ export class SummarizerUnavailableError extends Error {
   override readonly name = "SummarizerUnavailableError";
 }
 
-/** A summarizer answered with nothing usable; never committed. */
-export class EmptySummaryError extends Error {
-  override readonly name = "EmptySummaryError";
-}
-
 /** Optimistic writes kept losing races; the caller may retry later. */
 export class ContentionError extends Error {
   override readonly name = "ContentionError";

@@ -1,12 +1,20 @@
 /**
  * Generating a band's summary from the RAW events of its turns (RFD 064
  * "Raw-Stream Invariant"): no code path feeds a projected view to a
- * summarizer, and an empty answer is never committed.
+ * summarizer. An empty answer never gets here: the summarizer throws
+ * `EmptySummaryError` (the port's contract).
  */
 import type { SummaryRuleConfig } from "../../core/config.ts";
+import type { Entry } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
-import type { ConversationRef, ConversationStore, Summarizer, SummaryResult } from "../ports.ts";
-import { EmptySummaryError, SummarizerUnavailableError } from "./errors.ts";
+import type {
+  ConversationRef,
+  ConversationStore,
+  Summarizer,
+  SummaryRequest,
+  SummaryResult,
+} from "../ports.ts";
+import { SummarizerUnavailableError } from "./errors.ts";
 
 /** A band needs a summary and this service has no summarizer. */
 export function missingSummarizerError(range: TurnRange): SummarizerUnavailableError {
@@ -24,17 +32,26 @@ export async function summarizeBand(
   rule: SummaryRuleConfig,
 ): Promise<SummaryResult> {
   const turns = await store.readTurns(ref, range.from_turn, range.to_turn);
-  const result = await summarizer.summarize({
+  return summarizer.summarize(
+    summaryRequest(
+      range,
+      turns.flatMap((t) => t.events),
+      rule,
+    ),
+  );
+}
+
+/** What a summarizer is asked for `range`: its raw events and the rule's prompt and model. */
+export function summaryRequest(
+  range: TurnRange,
+  events: readonly Entry[],
+  rule: SummaryRuleConfig,
+): SummaryRequest {
+  return {
     from_turn: range.from_turn,
     to_turn: range.to_turn,
-    events: turns.flatMap((t) => t.events),
+    events,
     ...(rule.instructions ? { instructions: rule.instructions } : {}),
     ...(rule.model?.id ? { model: rule.model.id } : {}),
-  });
-  if (result.text.trim() === "") {
-    throw new EmptySummaryError(
-      `the summarizer (${result.model}) returned an empty summary for turns ${range.from_turn}..${range.to_turn}`,
-    );
-  }
-  return result;
+  };
 }

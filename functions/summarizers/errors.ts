@@ -5,13 +5,9 @@
  * in the DLQ after 5 receives), and a manual compaction answers with an error.
  * Nothing is committed either way.
  */
-import { EmptySummaryError } from "../conversations/errors.ts";
+import { EmptySummaryError } from "../ports.ts";
 
-/**
- * An answer with no summary text (empty or whitespace only). The same class
- * the conversation layer throws, so every path maps it the same way (the API
- * answers 502).
- */
+/** An answer with no summary text (empty or whitespace only): the port's own error (the API answers 502). */
 export { EmptySummaryError };
 
 /** The summarizer's service failed or answered something unusable; `cause` is the underlying error. */
