@@ -65,6 +65,17 @@ const summaryTurn = (at: number, text: string) => [
   "Q [Summary of previous conversation]",
   `M ${text}`,
 ];
+/** Both turns with tool requests and responses stripped. */
+const TOOLS_STRIPPED = [
+  ...TURN_0.slice(0, 3),
+  "T> tc1 fs_create_file {}",
+  "T< tc1 [compacted] fs_create_file: success",
+  ...TURN_0.slice(5),
+  ...TURN_1.slice(0, 3),
+  "T> tc2 fs_modify_file {}",
+  "T< tc2 [compacted] fs_modify_file: success",
+  ...TURN_1.slice(5),
+];
 const KEPT_BOTH: TurnOrigin[] = [{ kept: 0 }, { kept: 1 }];
 const strip = (request: boolean, response: boolean) =>
   ({ policy: "strip", request, response }) as const;
@@ -131,16 +142,7 @@ const cases: Case[] = [
   {
     jp: "strip_tool_calls_replaces_content",
     stream: [...twoTurnStream(), compaction(0, 1, 7200, { tool_calls: strip(true, true) })],
-    view: [
-      ...TURN_0.slice(0, 3),
-      "T> tc1 fs_create_file {}",
-      "T< tc1 [compacted] fs_create_file: success",
-      ...TURN_0.slice(5),
-      ...TURN_1.slice(0, 3),
-      "T> tc2 fs_modify_file {}",
-      "T< tc2 [compacted] fs_modify_file: success",
-      ...TURN_1.slice(5),
-    ],
+    view: TOOLS_STRIPPED,
     turns: KEPT_BOTH,
   },
   {
@@ -238,16 +240,7 @@ const cases: Case[] = [
       compaction(0, 1, 7200, { tool_calls: omit }),
       compaction(0, 1, 7200, { tool_calls: strip(true, true) }),
     ],
-    view: [
-      ...TURN_0.slice(0, 3),
-      "T> tc1 fs_create_file {}",
-      "T< tc1 [compacted] fs_create_file: success",
-      ...TURN_0.slice(5),
-      ...TURN_1.slice(0, 3),
-      "T> tc2 fs_modify_file {}",
-      "T< tc2 [compacted] fs_modify_file: success",
-      ...TURN_1.slice(5),
-    ],
+    view: TOOLS_STRIPPED,
     turns: KEPT_BOTH,
   },
   {

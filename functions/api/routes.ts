@@ -130,57 +130,58 @@ export const appendTurn = createRoute({
   },
 });
 
-export const getConversation = createRoute({
-  method: "get",
-  path: "/v1/conversations/{id}",
-  operationId: "getConversation",
-  summary: "Turn count, evaluation progress, estimate and compactions",
-  request: { params: ConversationParams },
-  responses: {
-    200: json("The conversation's summary.", ConversationSummary),
-    ...conversation,
-    404: notFound,
-  },
-});
+/** A read of one conversation: `GET path`, answering `schema` or the conversation's problems. */
+const conversationRead = <P extends string, T extends z.ZodType>(
+  path: P,
+  operationId: string,
+  summary: string,
+  description: string,
+  schema: T,
+) =>
+  createRoute({
+    method: "get",
+    path,
+    operationId,
+    summary,
+    request: { params: ConversationParams },
+    responses: {
+      200: json(description, schema),
+      ...conversation,
+      404: notFound,
+    },
+  });
 
-export const listEvents = createRoute({
-  method: "get",
-  path: "/v1/conversations/{id}/events",
-  operationId: "listEvents",
-  summary: "The raw stream, compactions included (with their source)",
-  request: { params: ConversationParams },
-  responses: {
-    200: json("The raw stream.", EventsResponse),
-    ...conversation,
-    404: notFound,
-  },
-});
+export const getConversation = conversationRead(
+  "/v1/conversations/{id}",
+  "getConversation",
+  "Turn count, evaluation progress, estimate and compactions",
+  "The conversation's summary.",
+  ConversationSummary,
+);
 
-export const getProjection = createRoute({
-  method: "get",
-  path: "/v1/conversations/{id}/projection",
-  operationId: "getProjection",
-  summary: "The compacted view for the next LLM call, and each turn's origin",
-  request: { params: ConversationParams },
-  responses: {
-    200: json("The projection.", ProjectionResponse),
-    ...conversation,
-    404: notFound,
-  },
-});
+export const listEvents = conversationRead(
+  "/v1/conversations/{id}/events",
+  "listEvents",
+  "The raw stream, compactions included (with their source)",
+  "The raw stream.",
+  EventsResponse,
+);
 
-export const listCompactions = createRoute({
-  method: "get",
-  path: "/v1/conversations/{id}/compactions",
-  operationId: "listCompactions",
-  summary: "The compactions, with their 1-based positions",
-  request: { params: ConversationParams },
-  responses: {
-    200: json("The compactions in stream order.", CompactionsResponse),
-    ...conversation,
-    404: notFound,
-  },
-});
+export const getProjection = conversationRead(
+  "/v1/conversations/{id}/projection",
+  "getProjection",
+  "The compacted view for the next LLM call, and each turn's origin",
+  "The projection.",
+  ProjectionResponse,
+);
+
+export const listCompactions = conversationRead(
+  "/v1/conversations/{id}/compactions",
+  "listCompactions",
+  "The compactions, with their 1-based positions",
+  "The compactions in stream order.",
+  CompactionsResponse,
+);
 
 export const addCompaction = createRoute({
   method: "post",
