@@ -1,9 +1,11 @@
 /**
  * A small client of a running autocompact service (`--url`, `--key`), for the
- * online commands. A problem answer (RFC 9457) becomes an {@link InputError}
+ * online commands. A problem answer (RFC 9457) becomes a {@link ServiceError}
  * carrying the service's `detail`, so the user sees what to fix.
  */
-import { InputError, type Io, type OptionsConfig, UsageError } from "./command.ts";
+
+import { AutocompactError } from "../core/errors.ts";
+import { type Io, type OptionsConfig, UsageError } from "./command.ts";
 
 /** The dev tenant's key of `npm start` when AUTOCOMPACT_DEV_KEY is not set. */
 export const LOCAL_DEV_KEY = "local-dev-key";
@@ -23,13 +25,16 @@ export const SERVICE_HELP = `Service:
   -c, --conversation ID  the conversation id`;
 
 /** A failed request: the service's problem detail, or the transport error. */
-export class ServiceError extends InputError {
+export class ServiceError extends AutocompactError {
+  override readonly name = "ServiceError";
   constructor(
     message: string,
-    readonly status: number,
+    /** The status the service answered with; 0 when it could not be reached. */
+    status: number,
+    /** The service's problem document, when it sent one. */
     readonly problem?: Record<string, unknown>,
   ) {
-    super(message);
+    super(message, { status, slug: "service-error", title: "The service answered with an error" });
   }
 }
 

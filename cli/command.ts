@@ -4,6 +4,7 @@
  * that map to exit codes (1: bad input or a failed run, 2: bad usage).
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { type ErrorOptions, InvalidInputError } from "../core/errors.ts";
 
 /** The `options` of `parseArgs` (node:util does not export this type by name). */
 export type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
@@ -29,14 +30,16 @@ export interface Command {
 /** Exit codes of the command. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
-/** The input or its processing failed (unreadable file, invalid JSON or config, …): exit 1. */
-export class InputError extends Error {
-  override readonly name = "InputError";
-}
-
-/** The command line is wrong (unknown flag, bad value, missing argument): exit 2. */
-export class UsageError extends Error {
+/**
+ * The command line is wrong (unknown flag, bad value, missing argument): exit 2.
+ * Every other {@link InvalidInputError} (unreadable file, invalid JSON or
+ * config, …) means the input or its processing failed: exit 1.
+ */
+export class UsageError extends InvalidInputError {
   override readonly name = "UsageError";
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, { slug: "usage", title: "Bad usage", ...options });
+  }
 }
 
 /** The `-h, --help` flag every command takes. */

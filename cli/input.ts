@@ -1,12 +1,13 @@
 /**
  * Reading a stream file (or stdin): one read, one `JSON.parse`, JP's base64
  * form detected or forced, then core's schema. Any problem is an
- * {@link InputError} with a one-line reason naming the entry and field.
+ * {@link InvalidInputError} with a one-line reason naming the entry and field.
  */
 import { readFile } from "node:fs/promises";
+import { InvalidInputError } from "../core/errors.ts";
 import { type Entry, parseStream, type StreamIssue } from "../core/events.ts";
 import { decodeIfJp, decodeJpEntries, type StreamFormat } from "../core/jp-format.ts";
-import { InputError, type Io, type OptionsConfig, UsageError } from "./command.ts";
+import { type Io, type OptionsConfig, UsageError } from "./command.ts";
 
 /** The `--format` flag of every command that reads a stream. */
 export const FORMAT_OPTION = {
@@ -75,7 +76,7 @@ export async function readSource(source: StreamSource, io: Io): Promise<string> 
           : error instanceof Error
             ? error.message
             : String(error);
-    throw new InputError(`cannot read ${source.name}: ${reason}`, { cause: error });
+    throw new InvalidInputError(`cannot read ${source.name}: ${reason}`, { cause: error });
   }
 }
 
@@ -94,14 +95,14 @@ function jsonErrorMessage(error: unknown, text: string): string {
   return `${message} (line ${line}, column ${position - lineStart + 1})`;
 }
 
-/** Parses JSON text; a syntax error is an {@link InputError} naming `name`. */
+/** Parses JSON text; a syntax error is an {@link InvalidInputError} naming `name`. */
 export function parseJson(text: string, name: string): unknown {
   try {
     // A UTF-8 byte order mark is not JSON but editors write one.
     return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (error) {
-    if (text.trim() === "") throw new InputError(`${name} is empty: expected a JSON array`);
-    throw new InputError(`invalid JSON in ${name}: ${jsonErrorMessage(error, text)}`, {
+    if (text.trim() === "") throw new InvalidInputError(`${name} is empty: expected a JSON array`);
+    throw new InvalidInputError(`invalid JSON in ${name}: ${jsonErrorMessage(error, text)}`, {
       cause: error,
     });
   }
@@ -136,12 +137,12 @@ export function describeIssues(issues: readonly StreamIssue[], raw: unknown): st
 /** Decodes raw entries from the chosen format and validates them. */
 export function entriesFromRaw(raw: unknown, format: FormatChoice, name: string): Entry[] {
   if (!Array.isArray(raw)) {
-    throw new InputError(`${name}: a stream must be a JSON array of entries`);
+    throw new InvalidInputError(`${name}: a stream must be a JSON array of entries`);
   }
   const decoded =
     format === "auto" ? decodeIfJp(raw).entries : format === "jp" ? decodeJpEntries(raw) : raw;
   const parsed = parseStream(decoded);
-  if (!parsed.ok) throw new InputError(describeIssues(parsed.issues, decoded));
+  if (!parsed.ok) throw new InvalidInputError(describeIssues(parsed.issues, decoded));
   return parsed.entries;
 }
 

@@ -4,8 +4,9 @@
  * on stderr (1: bad input or a failed run, 2: bad usage).
  */
 import { readFile } from "node:fs/promises";
-import { ConfigError } from "../core/config.ts";
-import { EXIT, InputError, type Io, oneLine, UsageError, write } from "./command.ts";
+import { InvalidInputError } from "../core/errors.ts";
+import { ServiceError } from "./client.ts";
+import { EXIT, type Io, oneLine, UsageError, write } from "./command.ts";
 import { COMMANDS, type CommandEntry, findCommand } from "./commands/index.ts";
 
 function column(entries: readonly CommandEntry[]): string {
@@ -77,7 +78,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (error instanceof UsageError) {
       return fail(io, `${name}: ${error.message} (see autocompact ${name} --help)`, EXIT.usage);
     }
-    if (error instanceof InputError || error instanceof ConfigError) {
+    if (error instanceof InvalidInputError || error instanceof ServiceError) {
       return fail(io, error.message, EXIT.failure);
     }
     if ((error as NodeJS.ErrnoException).code === "EPIPE") return EXIT.ok;

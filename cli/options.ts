@@ -7,8 +7,9 @@ import { readFile } from "node:fs/promises";
 import { parse as parseToml } from "smol-toml";
 import type { ModelInfo } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
-import { TimestampError, timestampNanos } from "../core/timestamp.ts";
-import { InputError, type OptionsConfig, UsageError } from "./command.ts";
+import { InvalidInputError } from "../core/errors.ts";
+import { timestampNanos } from "../core/timestamp.ts";
+import { type OptionsConfig, UsageError } from "./command.ts";
 
 /** `--config` (repeatable) and `--enable`. */
 export const CONFIG_OPTIONS = {
@@ -54,7 +55,7 @@ async function configText(source: string): Promise<{ name: string; text: string 
     const code = (error as NodeJS.ErrnoException).code;
     const reason =
       code === "ENOENT" ? "no such file" : error instanceof Error ? error.message : String(error);
-    throw new InputError(`cannot read config ${source}: ${reason}`, { cause: error });
+    throw new InvalidInputError(`cannot read config ${source}: ${reason}`, { cause: error });
   }
 }
 
@@ -64,7 +65,7 @@ function parseConfigDocument(name: string, text: string, json: boolean): unknown
       return JSON.parse(text);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      throw new InputError(`config ${name}: invalid JSON: ${message}`, { cause: error });
+      throw new InvalidInputError(`config ${name}: invalid JSON: ${message}`, { cause: error });
     }
   }
   try {
@@ -74,7 +75,7 @@ function parseConfigDocument(name: string, text: string, json: boolean): unknown
     const message = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
     const { line, column } = error as { line?: number; column?: number };
     const at = line === undefined ? "" : ` (line ${line}, column ${column ?? 1})`;
-    throw new InputError(`config ${name}: ${message}${at}`, { cause: error });
+    throw new InvalidInputError(`config ${name}: ${message}${at}`, { cause: error });
   }
 }
 
@@ -86,7 +87,7 @@ export async function loadConfigLayer(argument: string): Promise<AutoConfigLayer
   const auto = (tree as { conversation?: { compaction?: { auto?: unknown } } } | null)?.conversation
     ?.compaction?.auto;
   if (auto === undefined) {
-    throw new InputError(
+    throw new InvalidInputError(
       `config ${name}: sets nothing under conversation.compaction.auto (e.g. {"conversation":{"compaction":{"auto":{"enabled":true}}}} or [conversation.compaction.auto] in TOML)`,
     );
   }
@@ -94,7 +95,7 @@ export async function loadConfigLayer(argument: string): Promise<AutoConfigLayer
     return parseConfigTree(tree);
   } catch (error) {
     if (error instanceof ConfigError) {
-      throw new InputError(`config ${name}: ${error.message}`, { cause: error });
+      throw new InvalidInputError(`config ${name}: ${error.message}`, { cause: error });
     }
     throw error;
   }
@@ -143,7 +144,7 @@ export function nowMillis(value: string | undefined, clock: () => number): numbe
   try {
     return Number(timestampNanos(value) / 1_000_000n);
   } catch (error) {
-    if (error instanceof TimestampError) throw new UsageError(`--now: ${error.message}`);
+    if (error instanceof InvalidInputError) throw new UsageError(`--now: ${error.message}`);
     throw error;
   }
 }

@@ -1,10 +1,10 @@
+import { InvalidInputError } from "../core/errors.ts";
 import type { SummarizeBand } from "../core/replay.ts";
-import { TranscriptBudgetError } from "../core/transcript.ts";
 import { summaryRequest } from "../functions/conversations/summaries.ts";
+import { SummarizerError } from "../functions/errors.ts";
 import type { Summarizer } from "../functions/ports.ts";
 import { DEFAULT_SUMMARY_TIMEOUT_MS } from "../functions/summarizers/common.ts";
-import { EmptySummaryError, SummarizerError } from "../functions/summarizers/errors.ts";
-import { InputError, type OptionsConfig, UsageError } from "./command.ts";
+import { type OptionsConfig, UsageError } from "./command.ts";
 
 /** `--summarizer`, `--base-url`, `--api-key`, `--summary-model`, `--summary-timeout`. */
 export const SUMMARIZER_OPTIONS = {
@@ -126,11 +126,11 @@ export const SUMMARIZER_HINT =
 /** A failed summary as the command reports it (exit 1, one line). */
 function summaryFailure(error: unknown): unknown {
   if (
+    // EmptySummaryError is a SummarizerError; an InvalidInputError here is a transcript budget out of range.
     error instanceof SummarizerError ||
-    error instanceof EmptySummaryError ||
-    error instanceof TranscriptBudgetError
+    (error instanceof InvalidInputError && !(error instanceof UsageError))
   ) {
-    return new InputError(`summary failed: ${error.message}`, { cause: error });
+    return new InvalidInputError(`summary failed: ${error.message}`, { cause: error });
   }
   return error;
 }

@@ -140,7 +140,7 @@ export interface Band {
  * Builds the band of a firing decision, stamped after every existing
  * compaction, with its `trigger` audit (and the summary's, for a summary
  * rule). A summary rule without summary text is refused
- * (`MissingSummaryError`): a summary is never faked.
+ * (`SummaryRequiredError`): a summary is never faked.
  */
 export function buildBand(
   state: TriggerState,

@@ -17,7 +17,7 @@ function issuesOf(fn: () => unknown): readonly string[] {
   try {
     fn();
   } catch (error) {
-    if (error instanceof ConfigError) return error.issues;
+    if (error instanceof ConfigError) return error.messages;
     throw error;
   }
   throw new Error("expected a ConfigError");
@@ -137,6 +137,8 @@ describe("auto configuration", () => {
     expect(thrown).toBeInstanceOf(ConfigError);
     expect(thrown).toMatchObject({
       name: "ConfigError",
+      status: 400,
+      type: "/problems/invalid-config",
       message:
         "conversation.compaction.auto.trigger_ratio: must be greater than 0; conversation.compaction.auto.min_turns: must be 0 or more",
     });

@@ -6,6 +6,7 @@
  * `conversation.compaction.auto.trigger_ratio`.
  */
 import * as z from "zod";
+import { InvalidInputError, PROBLEM_VARIANTS } from "./errors.ts";
 import { type ConfigDelta, type Entry, formatPath, type ToolCallPolicy } from "./events.ts";
 
 /** The key under which D50 places automatic compaction. */
@@ -91,11 +92,14 @@ export const DEFAULT_AUTO_CONFIG: AutoConfig = Object.freeze({
   }),
 });
 
-/** A configuration that failed validation; `issues` name each bad key. */
-export class ConfigError extends Error {
+/** A configuration that failed validation; `messages` name each bad key (one issue each). */
+export class ConfigError extends InvalidInputError {
   override readonly name = "ConfigError";
-  constructor(readonly issues: readonly string[]) {
-    super(issues.join("; "));
+  constructor(readonly messages: readonly string[]) {
+    super(messages.join("; "), {
+      ...PROBLEM_VARIANTS.invalidConfig,
+      issues: messages.map((detail) => ({ detail })),
+    });
   }
 }
 
@@ -245,7 +249,9 @@ export function streamConfigLayers(entries: readonly Entry[]): AutoConfigLayer[]
     } catch (error) {
       // Stryker disable next-line ConditionalExpression: parseConfigTree throws nothing but ConfigError on JSON data (all a stream holds); the guard narrows `error`.
       if (!(error instanceof ConfigError)) throw error;
-      throw new ConfigError(error.issues.map((issue) => `entry ${index} (config_delta): ${issue}`));
+      throw new ConfigError(
+        error.messages.map((message) => `entry ${index} (config_delta): ${message}`),
+      );
     }
   });
   return layers;

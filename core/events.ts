@@ -5,16 +5,17 @@
  * stream round-trips through us without losing anything JP or a platform wrote.
  */
 import * as z from "zod";
-import { canonicalTimestamp, type TimestampError } from "./timestamp.ts";
+import type { InvalidInputError } from "./errors.ts";
+import { canonicalTimestamp } from "./timestamp.ts";
 
 /** A timestamp accepted as RFC 3339 or JP's stored form, normalized to RFC 3339 UTC. */
 export const Timestamp = z.string().transform((text, ctx) => {
   try {
     return canonicalTimestamp(text);
   } catch (error) {
-    // canonicalTimestamp throws only TimestampError, whose message names the
+    // canonicalTimestamp throws only InvalidInputError, whose message names the
     // text and what is wrong with it.
-    ctx.addIssue((error as TimestampError).message);
+    ctx.addIssue((error as InvalidInputError).message);
     return z.NEVER;
   }
 });

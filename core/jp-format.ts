@@ -83,7 +83,8 @@ function mapEncodedFields(entry: unknown, visit: Visit): unknown {
   return out;
 }
 
-class NotEncoded extends Error {}
+/** Thrown (one shared instance, no stack captured per throw) to leave the walk at the first plain string. */
+const NOT_ENCODED = new Error("not base64 of UTF-8");
 
 /**
  * Decodes raw entries when they are in JP's form, in one pass: every candidate
@@ -100,13 +101,13 @@ export function decodeIfJp(entries: readonly unknown[]): {
       mapEncodedFields(entry, (text, allowUrlSafe) => {
         candidates++;
         const value = decodeBase64Text(text, allowUrlSafe);
-        if (value === undefined) throw new NotEncoded();
+        if (value === undefined) throw NOT_ENCODED;
         return value;
       }),
     );
     return candidates > 0 ? { format: "jp", entries: decoded } : { format: "plain", entries };
   } catch (error) {
-    if (error instanceof NotEncoded) return { format: "plain", entries };
+    if (error === NOT_ENCODED) return { format: "plain", entries };
     throw error;
   }
 }

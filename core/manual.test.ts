@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { compaction } from "../test/helpers/builders.ts";
-import { NoPolicyError, planManualCompaction } from "./manual.ts";
-import { EmptyRangeError, SpecError } from "./spec.ts";
+import { InvalidInputError, UnprocessableError } from "./errors.ts";
+import { planManualCompaction } from "./manual.ts";
 
 describe("manual compaction plans", () => {
   it("plans a spec with its range", () => {
@@ -49,24 +49,31 @@ describe("manual compaction plans", () => {
   });
 
   it("rejects plans that would do nothing", () => {
-    expect(() => planManualCompaction({ rule: { keep_first: 1 } }, 10, [])).toThrow(NoPolicyError);
+    expect(() => planManualCompaction({ rule: { keep_first: 1 } }, 10, [])).toThrow(
+      InvalidInputError,
+    );
     expect(() =>
       planManualCompaction({ rule: { reasoning: null, tool_calls: null, summary: null } }, 10, []),
     ).toThrow(
       expect.objectContaining({
-        name: "NoPolicyError",
+        status: 400,
+        type: "/problems/invalid-compaction",
+        title: "Compaction without a policy",
         message: "the compaction sets no policy: give reasoning, tool_calls or summary",
       }),
     );
     const keepsAll = { reasoning: "strip", keep_first: 5, keep_last: 5 } as const;
-    expect(() => planManualCompaction({ rule: keepsAll }, 10, [])).toThrow(EmptyRangeError);
+    expect(() => planManualCompaction({ rule: keepsAll }, 10, [])).toThrow(UnprocessableError);
     expect(() => planManualCompaction({ rule: keepsAll }, 10, [])).toThrow(
       expect.objectContaining({
-        name: "EmptyRangeError",
+        status: 422,
+        type: "/problems/empty-range",
         message:
           "keep_first 5 and keep_last 5 leave no turn to compact in a conversation of 10 turns",
       }),
     );
-    expect(() => planManualCompaction({ spec: "q" }, 10, [])).toThrow(SpecError);
+    expect(() => planManualCompaction({ spec: "q" }, 10, [])).toThrow(
+      expect.objectContaining({ status: 400, type: "/problems/invalid-spec" }),
+    );
   });
 });

@@ -6,19 +6,15 @@
  */
 import type { CompactionRule, RuleLayer } from "./config.ts";
 import { DEFAULT_AUTO_CONFIG } from "./config.ts";
+import { InvalidInputError, PROBLEM_VARIANTS, UnprocessableError } from "./errors.ts";
 import type { Compaction } from "./events.ts";
 import { extendSummaryRange, type TurnRange } from "./rules.ts";
-import { EmptyRangeError, parseSpec, resolveSpecRange, ruleOfSpec } from "./spec.ts";
+import { parseSpec, resolveSpecRange, ruleOfSpec } from "./spec.ts";
 
 /** What a manual compaction will do, before any summary text exists. */
 export interface ManualPlan {
   readonly rule: Pick<CompactionRule, "reasoning" | "tool_calls" | "summary">;
   readonly range: TurnRange;
-}
-
-/** A manual request that would not change the view (no policy at all). */
-export class NoPolicyError extends Error {
-  override readonly name = "NoPolicyError";
 }
 
 /** The two ways to ask for a manual compaction. */
@@ -47,8 +43,9 @@ export function planManualCompaction(
       summary: layer.summary ?? null,
     };
     if (!rule.summary && !rule.reasoning && !rule.tool_calls) {
-      throw new NoPolicyError(
+      throw new InvalidInputError(
         "the compaction sets no policy: give reasoning, tool_calls or summary",
+        PROBLEM_VARIANTS.noPolicy,
       );
     }
     const keepFirst = layer.keep_first ?? defaults.keep_first;
@@ -56,8 +53,9 @@ export function planManualCompaction(
     const from = keepFirst;
     const to = turnCount - 1 - keepLast;
     if (from > to) {
-      throw new EmptyRangeError(
+      throw new UnprocessableError(
         `keep_first ${keepFirst} and keep_last ${keepLast} leave no turn to compact in a conversation of ${turnCount} turns`,
+        PROBLEM_VARIANTS.emptyRange,
       );
     }
     plan = { rule, range: { from_turn: from, to_turn: to } };

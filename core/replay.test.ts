@@ -10,10 +10,11 @@ import {
   turnStart,
 } from "../test/helpers/builders.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
+import { SummaryRequiredError } from "./errors.ts";
 import { estimateStream } from "./estimate.ts";
 import type { Entry } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
-import { evaluateStream, type Firing, SummarizerRequiredError, simulateStream } from "./replay.ts";
+import { evaluateStream, type Firing, simulateStream } from "./replay.ts";
 import { indexTurns } from "./turns.ts";
 
 const enabled = { enabled: true } as const;
@@ -89,7 +90,7 @@ describe("simulateStream", () => {
     const layers = [{ ...enabled, rule: { summary: {} } }];
     await expect(
       simulateStream(stream, { layers, model: { context_window: 1_000 } }),
-    ).rejects.toBeInstanceOf(SummarizerRequiredError);
+    ).rejects.toBeInstanceOf(SummaryRequiredError);
   });
 
   it("summarizes from the raw events of the band when given a summarizer", async () => {
@@ -244,7 +245,7 @@ describe("simulateStream on hand-made streams", () => {
       }),
     ).rejects.toThrow(
       expect.objectContaining({
-        name: "SummarizerRequiredError",
+        name: "SummaryRequiredError",
         message:
           "the auto rule summarizes and fired after turn 2: give a summarizer (a summary is never faked)",
       }),

@@ -21,6 +21,7 @@ import {
   type SummaryRuleConfig,
   streamConfigLayers,
 } from "./config.ts";
+import { SummaryRequiredError } from "./errors.ts";
 import { tokensFromChars } from "./estimate.ts";
 import { type Compaction, type Entry, isKnown } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
@@ -113,11 +114,6 @@ function rawEvents(turns: readonly Entry[][]): Entry[] {
   return turns.flat().filter((entry) => entry.type !== "compaction");
 }
 
-/** A summary rule fired but no summarizer was given: it is reported, never faked. */
-export class SummarizerRequiredError extends Error {
-  override readonly name = "SummarizerRequiredError";
-}
-
 /** One firing of a replay. */
 export interface Firing {
   /** The turn after which the trigger fired (0-based, the last turn at that point). */
@@ -178,7 +174,7 @@ export async function simulateStream(
         : {}),
     });
     if (step.kind === "needs_summary") {
-      throw new SummarizerRequiredError(
+      throw new SummaryRequiredError(
         `the auto rule summarizes and fired after turn ${sizes.length - 1}: give a summarizer (a summary is never faked)`,
       );
     }

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { compaction, messageTurns } from "../test/helpers/builders.ts";
+import { SummaryRequiredError, UnprocessableError } from "./errors.ts";
 import type { Compaction } from "./events.ts";
 import {
   afterLastCompaction,
   buildCompaction,
   extendSummaryRange,
-  MissingSummaryError,
   nextCompactionTimestamp,
-  ResetError,
   resetCompactions,
   rollingRange,
 } from "./rules.ts";
@@ -103,7 +102,9 @@ describe("building compactions", () => {
       }),
     ).toThrow(
       expect.objectContaining({
-        name: "MissingSummaryError",
+        name: "SummaryRequiredError",
+        type: "/problems/summarizer-unavailable",
+        status: 422,
         message: "turns 2..5: a summary rule needs generated summary text",
       }),
     );
@@ -115,7 +116,7 @@ describe("building compactions", () => {
         source: "auto",
         summaryText: "  ",
       }),
-    ).toThrow(MissingSummaryError);
+    ).toThrow(SummaryRequiredError);
   });
 
   it("stamps new bands after the latest existing one", () => {
@@ -204,9 +205,9 @@ describe("reset", () => {
 
   it("removes one by its 1-based position", () => {
     expect(resetCompactions(stream, { position: 2 }).removed).toEqual([b]);
-    expect(() => resetCompactions(stream, { position: 0 })).toThrow(ResetError);
+    expect(() => resetCompactions(stream, { position: 0 })).toThrow(UnprocessableError);
     expect(() => resetCompactions(stream, { position: 0 })).toThrow(
-      expect.objectContaining({ name: "ResetError" }),
+      expect.objectContaining({ status: 422, type: "/problems/invalid-compaction" }),
     );
     expect(() => resetCompactions(stream, { position: 4 })).toThrow(/positions are 1 to 3/);
     expect(() => resetCompactions(messageTurns(1), { position: 1 })).toThrow(/has no compactions/);

@@ -5,6 +5,7 @@
  */
 
 import { type CompactionRule, toolCallPolicyOf } from "./config.ts";
+import { SummaryRequiredError, UnprocessableError } from "./errors.ts";
 import type { Compaction, CompactionSource, CompactionTrigger, Entry } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
 import { formatTimestamp, timestampNanos } from "./timestamp.ts";
@@ -65,11 +66,6 @@ export interface CompactionDraft {
   readonly trigger?: CompactionTrigger;
 }
 
-/** A rule with a `summary` block needs generated text before it becomes a compaction. */
-export class MissingSummaryError extends Error {
-  override readonly name = "MissingSummaryError";
-}
-
 /**
  * Builds the compaction entry for a rule. A summary rule sets only `summary`
  * (it replaces everything in the range, so reasoning and tool policies would
@@ -87,7 +83,7 @@ export function buildCompaction(draft: CompactionDraft): Compaction {
   let compaction: Compaction;
   if (rule.summary) {
     if (draft.summaryText === undefined || draft.summaryText.trim() === "") {
-      throw new MissingSummaryError(
+      throw new SummaryRequiredError(
         `turns ${range.from_turn}..${range.to_turn}: a summary rule needs generated summary text`,
       );
     }
@@ -135,11 +131,6 @@ export type ResetSelector =
   | { readonly position: number }
   | { readonly source: CompactionSource };
 
-/** A reset that names no existing compaction. */
-export class ResetError extends Error {
-  override readonly name = "ResetError";
-}
-
 /**
  * Removes compactions from a stream: all, one by its 1-based position among
  * the stream's compactions (as they are listed), or all of one source. Raw
@@ -156,7 +147,7 @@ export function resetCompactions(
       selector.position < 1 ||
       selector.position > count
     ) {
-      throw new ResetError(
+      throw new UnprocessableError(
         count === 0
           ? `no compaction at position ${selector.position}: the conversation has no compactions`
           : `no compaction at position ${selector.position}: positions are 1 to ${count}`,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { EmptyRangeError, parseSpec, resolveSpecRange, ruleOfSpec, SpecError } from "./spec.ts";
+import { InvalidInputError, UnprocessableError } from "./errors.ts";
+import { parseSpec, resolveSpecRange, ruleOfSpec } from "./spec.ts";
 
 const defaults = { keep_first: 1, keep_last: 3 };
 const range = (spec: string, turns = 20) => resolveSpecRange(parseSpec(spec), turns, defaults);
@@ -64,13 +65,14 @@ describe("the compaction DSL", () => {
   });
 
   it("rejects empty selections", () => {
-    expect(() => range("s:15..", 10)).toThrow(EmptyRangeError);
+    expect(() => range("s:15..", 10)).toThrow(UnprocessableError);
     expect(() => range("s:5..3")).toThrow(/selects no turn/);
-    expect(() => range("s:..-30")).toThrow(EmptyRangeError);
+    expect(() => range("s:..-30")).toThrow(UnprocessableError);
     expect(() => range("s", 0)).toThrow(/no turns/);
     expect(() => range("s:..-30")).toThrow(
       expect.objectContaining({
-        name: "EmptyRangeError",
+        status: 422,
+        type: "/problems/empty-range",
         message:
           "the range selects no turn: it resolves to 0..-11 but the conversation has turns 0..19",
       }),
@@ -103,12 +105,14 @@ describe("the compaction DSL", () => {
       ["s:-3x", /invalid bound '-3x'/],
     ];
     for (const [spec, message] of cases) {
-      expect(() => parseSpec(spec), spec).toThrow(SpecError);
+      expect(() => parseSpec(spec), spec).toThrow(InvalidInputError);
       expect(() => parseSpec(spec), spec).toThrow(message);
     }
     expect(() => parseSpec("r+ :5")).toThrow(
       expect.objectContaining({
-        name: "SpecError",
+        name: "InvalidInputError",
+        status: 400,
+        type: "/problems/invalid-spec",
         message:
           "invalid compact spec 'r+ :5': empty policy (use r, t, s joined by +, e.g. r+t:..-3)",
       }),

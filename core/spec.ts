@@ -7,6 +7,7 @@
  * last one, so `..-3` keeps the last three turns, like `keep_last = 3`.
  */
 import type { CompactionRule, ToolCallMode } from "./config.ts";
+import { InvalidInputError, PROBLEM_VARIANTS, UnprocessableError } from "./errors.ts";
 import type { TurnRange } from "./rules.ts";
 
 /** A bound of a spec range: an absolute turn, or an offset before the last turn. */
@@ -21,15 +22,12 @@ export interface CompactionSpec {
   readonly range?: { readonly from?: SpecBound; readonly to?: SpecBound };
 }
 
-/** A spec that does not parse; the message says what is wrong and how it should look. */
-export class SpecError extends Error {
-  override readonly name = "SpecError";
-  constructor(
-    readonly spec: string,
-    reason: string,
-  ) {
-    super(`invalid compact spec '${spec}': ${reason}`);
-  }
+/** A spec that does not parse: a 400 whose message says what is wrong and how it should look. */
+function specError(spec: string, reason: string): InvalidInputError {
+  return new InvalidInputError(
+    `invalid compact spec '${spec}': ${reason}`,
+    PROBLEM_VARIANTS.invalidSpec,
+  );
 }
 
 const TOOL_MODES: Readonly<Record<string, ToolCallMode>> = {
@@ -48,7 +46,7 @@ const TOOL_MODES: Readonly<Record<string, ToolCallMode>> = {
 function parseBound(spec: string, text: string): SpecBound {
   if (/^-\d+$/.test(text)) return { fromEnd: Number(text.slice(1)) };
   if (/^\d+$/.test(text)) return { absolute: Number(text) };
-  throw new SpecError(
+  throw specError(
     spec,
     `invalid bound '${text}' (expected a turn index like 5 or an offset from the end like -3)`,
   );
@@ -68,7 +66,7 @@ function parseRange(spec: string, text: string): NonNullable<CompactionSpec["ran
   };
 }
 
-/** Parses a DSL spec. Throws {@link SpecError} with a message naming the problem. */
+/** Parses a DSL spec. Throws an {@link InvalidInputError} (`invalid-spec`) with a message naming the problem. */
 export function parseSpec(spec: string): CompactionSpec {
   const colon = spec.indexOf(":");
   const [policyText, rangeText]: [string, string?] =
@@ -79,19 +77,19 @@ export function parseSpec(spec: string): CompactionSpec {
   for (const raw of policyText.split("+")) {
     const policy = raw.trim();
     if (policy === "")
-      throw new SpecError(spec, "empty policy (use r, t, s joined by +, e.g. r+t:..-3)");
+      throw specError(spec, "empty policy (use r, t, s joined by +, e.g. r+t:..-3)");
     const equals = policy.indexOf("=");
     const [key, value]: [string, string?] =
       equals < 0 ? [policy] : [policy.slice(0, equals).trim(), policy.slice(equals + 1).trim()];
     switch (key) {
       case "r":
       case "reasoning":
-        if (value !== undefined) throw new SpecError(spec, "`reasoning` does not take a value");
+        if (value !== undefined) throw specError(spec, "`reasoning` does not take a value");
         reasoning = "strip";
         break;
       case "s":
       case "summarize":
-        if (value !== undefined) throw new SpecError(spec, "`summarize` does not take a value");
+        if (value !== undefined) throw specError(spec, "`summarize` does not take a value");
         summarize = true;
         break;
       case "t":
@@ -103,7 +101,7 @@ export function parseSpec(spec: string): CompactionSpec {
               ? TOOL_MODES[value]
               : undefined;
         if (!mode) {
-          throw new SpecError(
+          throw specError(
             spec,
             `unknown tool_calls mode: \`${value}\` (use strip, strip-requests, strip-responses or omit)`,
           );
@@ -112,7 +110,7 @@ export function parseSpec(spec: string): CompactionSpec {
         break;
       }
       default:
-        throw new SpecError(
+        throw specError(
           spec,
           `unknown policy '${key}' (use r, t, s or reasoning, tools, summarize)`,
         );
@@ -122,23 +120,22 @@ export function parseSpec(spec: string): CompactionSpec {
   return rangeText === undefined ? base : { ...base, range: parseRange(spec, rangeText) };
 }
 
-/** A spec range that selects no turn of the conversation. */
-export class EmptyRangeError extends Error {
-  override readonly name = "EmptyRangeError";
-}
-
 /**
  * Resolves a spec's range to absolute turns of a conversation with
  * `turnCount` turns. Without a range, `keep_first`/`keep_last` of `defaults`
  * apply. An absolute `to` past the end is clamped to the last turn; a range
- * that selects nothing is an {@link EmptyRangeError}.
+ * that selects nothing is an {@link UnprocessableError} (`empty-range`).
  */
 export function resolveSpecRange(
   spec: CompactionSpec,
   turnCount: number,
   defaults: Pick<CompactionRule, "keep_first" | "keep_last">,
 ): TurnRange {
-  if (turnCount === 0) throw new EmptyRangeError("the conversation has no turns to compact");
+  if (turnCount === 0)
+    throw new UnprocessableError(
+      "the conversation has no turns to compact",
+      PROBLEM_VARIANTS.emptyRange,
+    );
   const last = turnCount - 1;
   const resolve = (bound: SpecBound) =>
     "absolute" in bound ? bound.absolute : last - bound.fromEnd;
@@ -155,8 +152,9 @@ export function resolveSpecRange(
   // from >= 0 and to <= last (keep_first/keep_last are never negative), so
   // this also catches a range wholly before or after the conversation.
   if (from > to) {
-    throw new EmptyRangeError(
+    throw new UnprocessableError(
       `the range selects no turn: it resolves to ${from}..${to} but the conversation has turns 0..${last}`,
+      PROBLEM_VARIANTS.emptyRange,
     );
   }
   return { from_turn: from, to_turn: to };

@@ -1,18 +1,15 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  canonicalTimestamp,
-  formatTimestamp,
-  TimestampError,
-  timestampNanos,
-} from "./timestamp.ts";
+import { InvalidInputError } from "./errors.ts";
+import { canonicalTimestamp, formatTimestamp, timestampNanos } from "./timestamp.ts";
 
 /** The error `timestampNanos` throws for `text`, as a log line shows it. */
 function failure(text: string): string {
   try {
     timestampNanos(text);
   } catch (error) {
-    expect(error).toBeInstanceOf(TimestampError);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error).toMatchObject({ status: 400, type: "/problems/invalid-timestamp" });
     return String(error);
   }
   throw new Error(`"${text}" was accepted`);
@@ -47,10 +44,10 @@ describe("timestamps", () => {
 
   it("reject zone offsets beyond 23:59, naming the offset as the problem", () => {
     expect(failure("2026-01-01T00:00:00+24:00")).toBe(
-      'TimestampError: invalid timestamp "2026-01-01T00:00:00+24:00": zone offset out of range',
+      'InvalidInputError: invalid timestamp "2026-01-01T00:00:00+24:00": zone offset out of range',
     );
     expect(failure("2026-01-01T00:00:00-00:60")).toBe(
-      'TimestampError: invalid timestamp "2026-01-01T00:00:00-00:60": zone offset out of range',
+      'InvalidInputError: invalid timestamp "2026-01-01T00:00:00-00:60": zone offset out of range',
     );
     expect(failure("2026-01-01T00:00:00+25:99")).toMatch(/zone offset out of range$/);
   });
@@ -102,7 +99,7 @@ describe("timestamps", () => {
 
   it("reject a date or time out of range, saying so", () => {
     expect(failure("2026-02-29T00:00:00Z")).toBe(
-      'TimestampError: invalid timestamp "2026-02-29T00:00:00Z": date or time out of range',
+      'InvalidInputError: invalid timestamp "2026-02-29T00:00:00Z": date or time out of range',
     );
     for (const bad of [
       "1900-02-29T00:00:00Z",
@@ -117,14 +114,14 @@ describe("timestamps", () => {
       "2026-01-01T00:00:60Z",
     ]) {
       expect(failure(bad)).toBe(
-        `TimestampError: invalid timestamp "${bad}": date or time out of range`,
+        `InvalidInputError: invalid timestamp "${bad}": date or time out of range`,
       );
     }
   });
 
   it("reject malformed values with a message that shows the accepted forms", () => {
     expect(failure("yesterday")).toBe(
-      'TimestampError: invalid timestamp "yesterday": expected RFC 3339 (2026-03-18T13:19:07.360486Z) or JP\'s form (2026-03-18 13:19:07.360486)',
+      'InvalidInputError: invalid timestamp "yesterday": expected RFC 3339 (2026-03-18T13:19:07.360486Z) or JP\'s form (2026-03-18 13:19:07.360486)',
     );
     for (const bad of [
       "",

@@ -5,22 +5,20 @@
  * microseconds) decides "latest wins" correctly, which `Date` cannot.
  */
 
+import { InvalidInputError, PROBLEM_VARIANTS } from "./errors.ts";
+
 const TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))?$/;
 
 const NANOS_PER_SECOND = 1_000_000_000n;
 
-/** Error thrown for a string that is neither RFC 3339 nor JP's stored timestamp form. */
-export class TimestampError extends Error {
-  override readonly name = "TimestampError";
-}
-
 /** Parses an RFC 3339 or JP-stored timestamp into nanoseconds since the Unix epoch. */
 export function timestampNanos(text: string): bigint {
   const match = TIMESTAMP.exec(text);
   if (!match) {
-    throw new TimestampError(
+    throw new InvalidInputError(
       `invalid timestamp "${text}": expected RFC 3339 (2026-03-18T13:19:07.360486Z) or JP's form (2026-03-18 13:19:07.360486)`,
+      PROBLEM_VARIANTS.invalidTimestamp,
     );
   }
   const [, y, mo, d, h, mi, s, fraction = "", sign, oh, om] = match;
@@ -38,14 +36,20 @@ export function timestampNanos(text: string): bigint {
   // With the time in range, an impossible date (a day 00 or past the month's
   // end, a month 00 or 13 and up) rolls into another month.
   if (hour > 23 || minute > 59 || second > 59 || date.getUTCMonth() !== month - 1) {
-    throw new TimestampError(`invalid timestamp "${text}": date or time out of range`);
+    throw new InvalidInputError(
+      `invalid timestamp "${text}": date or time out of range`,
+      PROBLEM_VARIANTS.invalidTimestamp,
+    );
   }
   let offsetSeconds = 0;
   if (sign) {
     const offsetHour = Number(oh);
     const offsetMinute = Number(om);
     if (offsetHour > 23 || offsetMinute > 59)
-      throw new TimestampError(`invalid timestamp "${text}": zone offset out of range`);
+      throw new InvalidInputError(
+        `invalid timestamp "${text}": zone offset out of range`,
+        PROBLEM_VARIANTS.invalidTimestamp,
+      );
     offsetSeconds = (sign === "-" ? -1 : 1) * (offsetHour * 3600 + offsetMinute * 60);
   }
   const seconds = BigInt(date.getTime() / 1000 - offsetSeconds);

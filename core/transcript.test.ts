@@ -9,13 +9,9 @@ import {
   turnStart,
   twoTurnStream,
 } from "../test/helpers/builders.ts";
+import { InvalidInputError } from "./errors.ts";
 import type { Entry } from "./events.ts";
-import {
-  buildSummaryMessages,
-  renderTranscript,
-  TranscriptBudgetError,
-  truncateMiddle,
-} from "./transcript.ts";
+import { buildSummaryMessages, renderTranscript, truncateMiddle } from "./transcript.ts";
 
 const band = (events: Entry[], from_turn = 0, to_turn = from_turn) => ({
   from_turn,
@@ -341,19 +337,21 @@ describe("renderTranscript", () => {
       return undefined;
     };
     const tooSmall = error({ itemBudget: 99 });
-    expect(tooSmall).toBeInstanceOf(TranscriptBudgetError);
+    expect(tooSmall).toBeInstanceOf(InvalidInputError);
     expect(tooSmall).toMatchObject({
-      name: "TranscriptBudgetError",
+      name: "InvalidInputError",
+      status: 400,
       message: "itemBudget must be a whole number of at least 100 (got 99)",
     });
     expect(error({ totalBudget: 999 })).toMatchObject({
-      name: "TranscriptBudgetError",
+      name: "InvalidInputError",
+      status: 400,
       message: "totalBudget must be a whole number of at least 1000 (got 999)",
     });
     expect(error({ totalBudget: 1_500.5 })).toMatchObject({
       message: "totalBudget must be a whole number of at least 1000 (got 1500.5)",
     });
-    expect(error({ itemBudget: Number.NaN })).toBeInstanceOf(TranscriptBudgetError);
+    expect(error({ itemBudget: Number.NaN })).toBeInstanceOf(InvalidInputError);
   });
 
   it("says so when the band holds no messages", () => {

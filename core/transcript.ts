@@ -35,6 +35,8 @@
  *
  * Pure: no I/O, deterministic.
  */
+
+import { InvalidInputError } from "./errors.ts";
 import type {
   ChatRequest,
   ChatResponse,
@@ -80,11 +82,6 @@ export interface SummaryMessages {
   readonly system: string;
   /** What the transcript is, and the transcript. */
   readonly user: string;
-}
-
-/** A budget outside its range. */
-export class TranscriptBudgetError extends Error {
-  override readonly name = "TranscriptBudgetError";
 }
 
 /**
@@ -201,9 +198,7 @@ function renderItem(
 
 function checkBudget(name: string, value: number, min: number): number {
   if (!Number.isSafeInteger(value) || value < min) {
-    throw new TranscriptBudgetError(
-      `${name} must be a whole number of at least ${min} (got ${value})`,
-    );
+    throw new InvalidInputError(`${name} must be a whole number of at least ${min} (got ${value})`);
   }
   return value;
 }

@@ -5,11 +5,7 @@
 import * as z from "zod";
 import { DEFAULT_MODEL_CATALOG, type ModelCatalog } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
-
-/** The environment is invalid; the message names each bad variable. */
-export class EnvironmentError extends Error {
-  override readonly name = "EnvironmentError";
-}
+import { SetupError } from "./errors.ts";
 
 const jsonOf = <T extends z.ZodType>(schema: T) =>
   z.string().transform((text, ctx): z.output<T> => {
@@ -69,7 +65,7 @@ export interface Environment {
 export function readEnvironment(env: Readonly<Record<string, string | undefined>>): Environment {
   const result = EnvSchema.safeParse(env);
   if (!result.success) {
-    throw new EnvironmentError(
+    throw new SetupError(
       `invalid environment: ${result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join("; ")}`,
     );
   }
@@ -80,13 +76,13 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
       serviceConfig = parseConfigTree(JSON.parse(e.AUTOCOMPACT_CONFIG));
     } catch (error) {
       const reason = error instanceof ConfigError ? error.message : "must be valid JSON";
-      throw new EnvironmentError(`invalid environment: AUTOCOMPACT_CONFIG: ${reason}`, {
+      throw new SetupError(`invalid environment: AUTOCOMPACT_CONFIG: ${reason}`, {
         cause: error,
       });
     }
   }
   if (e.SUMMARIZER === "openai-compatible" && !e.OPENAI_BASE_URL) {
-    throw new EnvironmentError(
+    throw new SetupError(
       "invalid environment: OPENAI_BASE_URL: required when SUMMARIZER is openai-compatible",
     );
   }

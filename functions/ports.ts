@@ -99,11 +99,6 @@ export type AppendCondition =
   | { readonly compactions_version: number }
   | { readonly uncompacted: true; readonly add_projected_chars: number };
 
-/** A conditional write lost a race or found different state: re-read and decide again. */
-export class ConditionFailedError extends Error {
-  override readonly name = "ConditionFailedError";
-}
-
 /**
  * Storage of conversations. Every method is strongly consistent; every write
  * is conditional on the head state the caller read, so concurrent writers
@@ -208,11 +203,6 @@ export interface SummaryRequest {
 
 /** A generated summary and what it cost (core's {@link BandSummary}). */
 export type SummaryResult = BandSummary;
-
-/** A summarizer answered with no text (empty or blank); nothing is ever committed from it. */
-export class EmptySummaryError extends Error {
-  override readonly name = "EmptySummaryError";
-}
 
 /**
  * Generates summaries (Bedrock Converse, or any OpenAI-compatible endpoint).

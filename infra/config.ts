@@ -17,6 +17,7 @@ import {
   resolveAutoConfig,
   toConfigTree,
 } from "../core/config.ts";
+import { InvalidInputError } from "../core/errors.ts";
 import { DEFAULT_SUMMARY_TIMEOUT_MS } from "../functions/summarizers/common.ts";
 
 /** Log levels of the Lambdas (Powertools Logger and Lambda's application log level). */
@@ -159,10 +160,12 @@ export interface AutocompactSettings {
 }
 
 /** The settings are invalid; the message names each bad key. */
-export class SettingsError extends Error {
+export class SettingsError extends InvalidInputError {
   override readonly name = "SettingsError";
-  constructor(readonly issues: readonly string[]) {
-    super(`invalid autocompact settings: ${issues.join("; ")}`);
+  constructor(readonly messages: readonly string[]) {
+    super(`invalid autocompact settings: ${messages.join("; ")}`, {
+      issues: messages.map((detail) => ({ detail })),
+    });
   }
 }
 
@@ -309,7 +312,7 @@ export function resolveSettings(input: AutocompactSettingsInput = {}): Autocompa
       autoConfig = parseConfigTree(s.autoConfig);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      issues.push(...error.issues.map((issue) => `autoConfig: ${issue}`));
+      issues.push(...error.messages.map((message) => `autoConfig: ${message}`));
     }
   }
 

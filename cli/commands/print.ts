@@ -1,9 +1,11 @@
 /** `autocompact print`: a conversation of a running service, raw or compacted. */
+
+import { InvalidInputError } from "../../core/errors.ts";
 import { estimateView } from "../../core/estimate.ts";
 import { type Entry, parseStream } from "../../core/events.ts";
 import { project } from "../../core/projection.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
-import { defineCommand, EXIT, InputError, write } from "../command.ts";
+import { defineCommand, EXIT, write } from "../command.ts";
 import { renderProjection } from "../render.ts";
 
 const OPTIONS = {
@@ -24,7 +26,8 @@ ${SERVICE_HELP}
 Exit codes: 0 ok, 1 a request failed, 2 bad usage.`;
 
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
-  if (positionals.length > 0) throw new InputError(`unexpected argument "${positionals[0]}"`);
+  if (positionals.length > 0)
+    throw new InvalidInputError(`unexpected argument "${positionals[0]}"`);
   const conversation = conversationOf(values);
   const client = serviceClient(values, io);
   if (values.text) {
@@ -33,7 +36,8 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       `/v1/conversations/${conversation}/events`,
     );
     const parsed = parseStream(body.events);
-    if (!parsed.ok) throw new InputError("the service returned a stream this client cannot read");
+    if (!parsed.ok)
+      throw new InvalidInputError("the service returned a stream this client cannot read");
     const projection = project(parsed.entries);
     const text = renderProjection(parsed.entries, projection, estimateView(projection.entries), {
       color: Boolean(io.stdout.isTTY) && !io.env.NO_COLOR,

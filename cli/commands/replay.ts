@@ -4,11 +4,13 @@
  * stored identical turn answers 200), so an interrupted replay can simply be
  * run again.
  */
+
+import { InvalidInputError } from "../../core/errors.ts";
 import type { Entry } from "../../core/events.ts";
 import { splitTurns } from "../../core/turns.ts";
 import { signWebhook } from "../../functions/api/webhooks.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
-import { defineCommand, EXIT, InputError, type Io, UsageError, write } from "../command.ts";
+import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 import { MODEL_OPTIONS, modelInfo } from "../options.ts";
 
@@ -105,7 +107,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       evaluated = body.evaluated_through;
       if (evaluated !== null && evaluated >= turns.length - 1) break;
       if (Date.now() > deadline) {
-        throw new InputError(
+        throw new InvalidInputError(
           `turns evaluated through ${evaluated ?? "none"} of ${turns.length - 1} after ${timeoutText} s: the compactor may be failing (see the service's log, e.g. auto_compaction.failed)`,
         );
       }

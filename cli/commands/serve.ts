@@ -4,8 +4,9 @@
  * stay light.
  */
 import { mergeLayers } from "../../core/config.ts";
+import { InvalidInputError } from "../../core/errors.ts";
 import { LOCAL_DEV_KEY } from "../client.ts";
-import { defineCommand, EXIT, InputError, UsageError, write } from "../command.ts";
+import { defineCommand, EXIT, UsageError, write } from "../command.ts";
 import { CONFIG_OPTIONS, configLayers, loadConfigLayer } from "../options.ts";
 
 const OPTIONS = {
@@ -46,12 +47,13 @@ printed at start.`;
 /** The summarizer chosen by SUMMARIZER (and OPENAI_BASE_URL, …), as in the Lambdas. */
 async function localSummarizer(env: Readonly<Record<string, string | undefined>>) {
   if (!env.SUMMARIZER || env.SUMMARIZER === "none") return undefined;
-  const { readEnvironment, EnvironmentError } = await import("../../functions/env.ts");
+  const { readEnvironment } = await import("../../functions/env.ts");
+  const { SetupError } = await import("../../functions/errors.ts");
   const { summarizerFromEnvironment } = await import("../../functions/summarizers/from-env.ts");
   try {
     return await summarizerFromEnvironment(readEnvironment({ ...env, TABLE_NAME: "autocompact" }));
   } catch (error) {
-    if (error instanceof EnvironmentError) throw new UsageError(error.message);
+    if (error instanceof SetupError) throw new UsageError(error.message);
     throw error;
   }
 }
@@ -79,21 +81,22 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     ...(layers.length > 0 ? { config: mergeLayers(...layers) } : {}),
     ...(summarizer ? { summarizer } : {}),
   };
-  const { JavaMissingError, DynamoDbLocalStartError } = await import(
-    "../../functions/local/dynamodb-local.ts"
-  );
+  const { SetupError } = await import("../../functions/errors.ts");
   let service: Awaited<ReturnType<typeof startLocalService>>;
   try {
     service = await startLocalService(options);
   } catch (error) {
     // Expected trouble at start gets one clear line, not an "unexpected error".
-    if (error instanceof JavaMissingError || error instanceof DynamoDbLocalStartError) {
-      throw new InputError(error.message.split("\n")[0] ?? error.message, { cause: error });
+    if (error instanceof SetupError) {
+      throw new InvalidInputError(error.message.split("\n")[0] ?? error.message, { cause: error });
     }
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      throw new InputError(`port ${portText} is in use: choose another with --port or PORT`, {
-        cause: error,
-      });
+      throw new InvalidInputError(
+        `port ${portText} is in use: choose another with --port or PORT`,
+        {
+          cause: error,
+        },
+      );
     }
     throw error;
   }

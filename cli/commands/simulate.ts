@@ -2,8 +2,9 @@
 import { writeFile } from "node:fs/promises";
 import { summaryAudit } from "../../core/auto-compaction.ts";
 import { resolveContextWindow } from "../../core/catalog.ts";
-import { configForStream, SummarizerRequiredError, simulateStream } from "../../core/replay.ts";
-import { defineCommand, EXIT, InputError, UsageError, write } from "../command.ts";
+import { InvalidInputError, SummaryRequiredError } from "../../core/errors.ts";
+import { configForStream, simulateStream } from "../../core/replay.ts";
+import { defineCommand, EXIT, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 import {
   CONFIG_HELP,
@@ -94,8 +95,8 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       ...(summarizer ? { summarize: summarizeWith(summarizer) } : {}),
     });
   } catch (error) {
-    if (error instanceof SummarizerRequiredError) {
-      throw new InputError(`${error.message}: ${SUMMARIZER_HINT}`);
+    if (error instanceof SummaryRequiredError) {
+      throw new InvalidInputError(`${error.message}: ${SUMMARIZER_HINT}`);
     }
     throw error;
   }
@@ -104,7 +105,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       await writeFile(values.out, `${JSON.stringify(simulation.entries, null, 2)}\n`);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new InputError(`cannot write ${values.out}: ${reason}`, { cause: error });
+      throw new InvalidInputError(`cannot write ${values.out}: ${reason}`, { cause: error });
     }
   }
   const lines = simulation.firings.map((firing) =>

@@ -3,7 +3,9 @@
  * deployed table (or DynamoDB Local with --endpoint). A key is printed once;
  * only its SHA-256 is stored.
  */
-import { defineCommand, EXIT, InputError, UsageError, write } from "../command.ts";
+
+import { InvalidInputError } from "../../core/errors.ts";
+import { defineCommand, EXIT, UsageError, write } from "../command.ts";
 import { loadConfigLayer } from "../options.ts";
 
 const OPTIONS = {
@@ -46,9 +48,8 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       throw new UsageError("--webhook-secret must look like whsec_<base64>");
   }
   const { DynamoDBClient } = await import("@aws-sdk/client-dynamodb");
-  const { DynamoTenantDirectory, TenantExistsError } = await import(
-    "../../functions/store/tenants-dynamodb.ts"
-  );
+  const { DynamoTenantDirectory } = await import("../../functions/store/tenants-dynamodb.ts");
+  const { ConditionFailedError } = await import("../../functions/errors.ts");
   const { dynamoClientConfig } = await import("../../functions/store/dynamodb-client.ts");
   const client = new DynamoDBClient(
     dynamoClientConfig({
@@ -73,8 +74,8 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
           ...(values["webhook-secret"] ? { webhookSecrets: values["webhook-secret"] } : {}),
         });
       } catch (error) {
-        if (error instanceof TenantExistsError)
-          throw new InputError(`${error.message}: use \`tenant add-key\` for another key`);
+        if (error instanceof ConditionFailedError)
+          throw new InvalidInputError(`${error.message}: use \`tenant add-key\` for another key`);
         throw error;
       }
     } else {
@@ -83,8 +84,8 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     await write(io.stdout, `${JSON.stringify({ tenant: values.id, api_key: key })}\n`);
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof InputError || error instanceof UsageError) throw error;
-    throw new InputError(`tenant ${action}: ${(error as Error).message}`, { cause: error });
+    if (error instanceof InvalidInputError) throw error;
+    throw new InvalidInputError(`tenant ${action}: ${(error as Error).message}`, { cause: error });
   } finally {
     client.destroy();
   }

@@ -12,6 +12,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 import { parseConfigTree, RuleLayer } from "../../core/config.ts";
+import { InvalidInputError } from "../../core/errors.ts";
 import { parseStream } from "../../core/events.ts";
 import type { ConversationService } from "../conversations/service.ts";
 import { hashApiKey } from "../keys.ts";
@@ -19,7 +20,6 @@ import type { Clock, Tenant, TenantDirectory } from "../ports.ts";
 import { systemClock } from "../ports.ts";
 import {
   PayloadTooLargeError,
-  RequestValidationError,
   toProblem,
   UnauthorizedError,
   UnsupportedMediaTypeError,
@@ -44,15 +44,15 @@ export interface AppDeps {
 
 type Env = { Variables: { tenant: Tenant } };
 
-function invalid(error: z.ZodError, what: string): RequestValidationError {
+function invalid(error: z.ZodError, what: string): InvalidInputError {
   const errors = error.issues.map((issue) => ({
     pointer: `/${issue.path.map(String).join("/")}`.replace(/\/$/, ""),
     detail: issue.message,
   }));
   const first = errors[0];
-  return new RequestValidationError(
+  return new InvalidInputError(
     `${what} is invalid: ${first ? `${first.pointer || "(root)"}: ${first.detail}` : "unknown problem"}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`,
-    errors,
+    { issues: errors },
   );
 }
 
@@ -74,7 +74,7 @@ const validationHook: Hook<unknown, Env, string, undefined> = (result, c) => {
   if (result.success) return;
   conversationId(c.req.param("id"));
   if (result.target === "param") {
-    throw new RequestValidationError(
+    throw new InvalidInputError(
       `position must be a whole number from 1 (got "${c.req.param("position")}")`,
     );
   }
@@ -97,21 +97,18 @@ function depthExceeds(value: unknown, limit: number): boolean {
 
 function parseJson(text: string): unknown {
   if (text.trim() === "")
-    throw new RequestValidationError("the request body is empty: send a JSON object");
+    throw new InvalidInputError("the request body is empty: send a JSON object");
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new RequestValidationError(
+    throw new InvalidInputError(
       `the request body is not valid JSON (${(error as Error).message})`,
-      [],
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
   if (depthExceeds(value, MAX_JSON_DEPTH)) {
-    throw new RequestValidationError(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+    throw new InvalidInputError(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   return value;
 }
@@ -122,20 +119,18 @@ const COMPACTION_HINT =
 /** Reads a manual compaction request, naming the bad key of a rule. */
 function compactionRequest(body: unknown): z.output<typeof CompactionBody> {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new RequestValidationError(
-      `the compaction request must be an object: ${COMPACTION_HINT}`,
-    );
+    throw new InvalidInputError(`the compaction request must be an object: ${COMPACTION_HINT}`);
   }
   const keys = Object.keys(body);
   const record = body as Record<string, unknown>;
   if (keys.length !== 1 || !(keys[0] === "spec" || keys[0] === "rule")) {
-    throw new RequestValidationError(
+    throw new InvalidInputError(
       `the compaction request needs exactly one of "spec" or "rule" (got ${keys.length === 0 ? "neither" : keys.map((k) => `"${k}"`).join(", ")}): ${COMPACTION_HINT}`,
     );
   }
   if (keys[0] === "spec") {
     if (typeof record.spec !== "string" || record.spec.trim() === "") {
-      throw new RequestValidationError(`spec must be a non-empty string such as "r+t:..-3"`);
+      throw new InvalidInputError(`spec must be a non-empty string such as "r+t:..-3"`);
     }
     return { spec: record.spec };
   }
@@ -146,10 +141,9 @@ function compactionRequest(body: unknown): z.output<typeof CompactionBody> {
         ? `rule.${issue.keys.join(", rule.")}: unknown key (known: ${Object.keys(RuleLayer.shape).join(", ")})`
         : `rule${issue.path.length > 0 ? `.${issue.path.map(String).join(".")}` : ""}: ${issue.message}`,
     );
-    throw new RequestValidationError(
-      issues.join("; "),
-      issues.map((detail) => ({ pointer: "/rule", detail })),
-    );
+    throw new InvalidInputError(issues.join("; "), {
+      issues: issues.map((detail) => ({ pointer: "/rule", detail })),
+    });
   }
   return { rule: result.data };
 }
@@ -265,9 +259,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
         detail: issue.message,
       }));
       const first = parsed.issues[0];
-      throw new RequestValidationError(
+      throw new InvalidInputError(
         `events[${first?.index}]${first?.path ? `.${first.path}` : ""}: ${first?.message}${parsed.issues.length > 1 ? ` (and ${parsed.issues.length - 1} more)` : ""}`,
-        errors,
+        { issues: errors },
       );
     }
     const outcome = await deps.service.appendTurn(tenant, id, {

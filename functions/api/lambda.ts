@@ -8,7 +8,8 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { handle } from "hono/aws-lambda";
 import { ConversationService } from "../conversations/service.ts";
-import { EnvironmentError, readEnvironment } from "../env.ts";
+import { readEnvironment } from "../env.ts";
+import { SetupError } from "../errors.ts";
 import { SqsTurnQueue } from "../queue/sqs.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
@@ -25,8 +26,7 @@ const API_SUMMARY_TIMEOUT_MS = 25_000;
 export const SERVICE_NAME = "autocompact-api";
 
 const env = readEnvironment(process.env);
-if (!env.queueUrl)
-  throw new EnvironmentError("invalid environment: QUEUE_URL: required by the API");
+if (!env.queueUrl) throw new SetupError("invalid environment: QUEUE_URL: required by the API");
 
 const logger = new Logger({ serviceName: SERVICE_NAME, logLevel: env.logLevel as LogLevel });
 const dynamodb = new DynamoDBClient(dynamoClientConfig());

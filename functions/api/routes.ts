@@ -126,6 +126,7 @@ export const appendTurn = createRoute({
     ),
     413: tooLarge,
     415: notJson,
+    422: problem("The turn cannot be stored: past DynamoDB's item size limits."),
     503: contention,
   },
 });

@@ -10,7 +10,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { SignatureError } from "./errors.ts";
+import { INVALID_SIGNATURE, UnauthorizedError } from "./errors.ts";
 
 /** Allowed clock difference between signer and verifier. */
 export const TOLERANCE_SECONDS = 300;
@@ -41,7 +41,7 @@ function expectedSignature(secret: string, id: string, timestamp: number, body: 
   }
 }
 
-/** Throws {@link SignatureError} unless one of the signatures matches one of the secrets. */
+/** Throws {@link UnauthorizedError} (`invalid-signature`) unless one of the signatures matches one of the secrets. */
 export function verifyWebhook(
   secrets: readonly string[],
   headers: WebhookHeaders,
@@ -49,16 +49,18 @@ export function verifyWebhook(
   nowSeconds: number,
 ): void {
   if (!headers.id || !headers.timestamp || !headers.signature) {
-    throw new SignatureError(
+    throw new UnauthorizedError(
       "this tenant requires signed turns: send webhook-id, webhook-timestamp and webhook-signature headers",
+      INVALID_SIGNATURE,
     );
   }
   if (!/^\d+$/.test(headers.timestamp))
-    throw new SignatureError("webhook-timestamp must be Unix seconds");
+    throw new UnauthorizedError("webhook-timestamp must be Unix seconds", INVALID_SIGNATURE);
   const timestamp = Number(headers.timestamp);
   if (Math.abs(nowSeconds - timestamp) > TOLERANCE_SECONDS) {
-    throw new SignatureError(
+    throw new UnauthorizedError(
       `webhook-timestamp is more than ${TOLERANCE_SECONDS} s away from the server's clock`,
+      INVALID_SIGNATURE,
     );
   }
   const offered = headers.signature
@@ -75,7 +77,8 @@ export function verifyWebhook(
     )
       return;
   }
-  throw new SignatureError(
+  throw new UnauthorizedError(
     "no webhook-signature matches: check the signing secret and that the body is sent unchanged",
+    INVALID_SIGNATURE,
   );
 }

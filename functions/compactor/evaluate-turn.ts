@@ -19,12 +19,11 @@ import { tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
 import { projectedCharsFromSizes, type TurnSize } from "../../core/sizes.ts";
-import { ContentionError } from "../conversations/errors.ts";
 import { autoKey, effectiveConfig, type ServiceSettings } from "../conversations/state.ts";
 import { missingSummarizerError, summarizeBand } from "../conversations/summaries.ts";
+import { ConditionFailedError, ContentionError } from "../errors.ts";
 import {
   type Clock,
-  ConditionFailedError,
   type ConversationStore,
   type EvaluationMessage,
   type StoredCompaction,

@@ -14,6 +14,7 @@ import type { Logger } from "@aws-lambda-powertools/logger";
 import { type Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { summaryAudit } from "../../core/auto-compaction.ts";
+import { InvalidInputError } from "../../core/errors.ts";
 import type { Compaction } from "../../core/events.ts";
 import type { EvaluationMessage } from "../ports.ts";
 import { decodeMessageBody } from "../queue/message.ts";
@@ -33,11 +34,6 @@ export interface CompactorHandlerDeps {
 
 /** The handler: usable as a Lambda `SQSHandler` and by the in-process queue. */
 export type CompactorHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
-
-/** A record whose body is not an evaluation message. */
-export class InvalidMessageError extends Error {
-  override readonly name = "InvalidMessageError";
-}
 
 /** Which policies a band applies, for the log: `summary`, or `reasoning`/`tool_calls` joined by `+`. */
 export function policyOf(compaction: Compaction | undefined): string {
@@ -66,7 +62,7 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
         body: record.body.length > 1024 ? `${record.body.slice(0, 1024)}…` : record.body,
       });
       metrics.addMetric("Failed", MetricUnit.Count, 1);
-      throw new InvalidMessageError(`message ${record.messageId}: ${decoded.error}`);
+      throw new InvalidInputError(`message ${record.messageId}: ${decoded.error}`);
     }
     const message = decoded.message;
     const ids = { tenant: message.tenant, conversation: message.conversation, turn: message.turn };

@@ -12,6 +12,12 @@ import {
   mergeLayers,
   parseConfigTree,
 } from "../../core/config.ts";
+import {
+  InvalidInputError,
+  PROBLEM_VARIANTS,
+  SummaryRequiredError,
+  UnprocessableError,
+} from "../../core/errors.ts";
 import { estimateView, tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { type ManualRequest, planManualCompaction } from "../../core/manual.ts";
@@ -20,8 +26,13 @@ import { buildCompaction, nextCompactionTimestamp } from "../../core/rules.ts";
 import { measureTurn, type TurnSize } from "../../core/sizes.ts";
 import { indexTurns, isConversationEvent } from "../../core/turns.ts";
 import {
-  type Clock,
   ConditionFailedError,
+  ContentionError,
+  NotFoundError,
+  TurnConflictError,
+} from "../errors.ts";
+import {
+  type Clock,
   type ConversationHead,
   type ConversationRef,
   type ConversationStore,
@@ -34,14 +45,6 @@ import {
   type Tenant,
   type TurnQueue,
 } from "../ports.ts";
-import {
-  CompactionRequestError,
-  ContentionError,
-  ConversationNotFoundError,
-  InvalidTurnError,
-  SummarizerUnavailableError,
-  TurnConflictError,
-} from "./errors.ts";
 import {
   effectiveConfig,
   interleave,
@@ -97,26 +100,30 @@ export function turnDigest(input: TurnInput): string {
 export function checkTurnShape(input: TurnInput): void {
   const compaction = input.events.findIndex((e) => e.type === "compaction");
   if (compaction >= 0) {
-    throw new InvalidTurnError(
+    throw new InvalidInputError(
       `events[${compaction}] is a compaction: add compactions with POST /v1/conversations/{id}/compactions, not in a turn`,
+      PROBLEM_VARIANTS.invalidTurn,
     );
   }
   const { turnCount } = indexTurns(input.events);
   if (turnCount === 0) {
     const types = [...new Set(input.events.map((e) => e.type))].join(", ");
-    throw new InvalidTurnError(
+    throw new InvalidInputError(
       `a turn needs at least one conversation event (turn_start, chat_request, chat_response, tool_call_request, tool_call_response, inquiry_*); got only: ${types}`,
+      PROBLEM_VARIANTS.invalidTurn,
     );
   }
   if (turnCount > 1) {
-    throw new InvalidTurnError(
+    throw new InvalidInputError(
       `events hold ${turnCount} turns: post one turn per request (each turn_start after an event starts a new turn)`,
+      PROBLEM_VARIANTS.invalidTurn,
     );
   }
   const first = input.events.find(isConversationEvent);
   if (input.turn > 0 && first?.type !== "turn_start") {
-    throw new InvalidTurnError(
+    throw new InvalidInputError(
       `turn ${input.turn} must begin with a turn_start event (only turn 0 may start implicitly)`,
+      PROBLEM_VARIANTS.invalidTurn,
     );
   }
 }
@@ -210,7 +217,8 @@ export class ConversationService {
           });
         } catch (error) {
           if (error instanceof ConfigError) {
-            throw new InvalidTurnError(`the turn's config_delta: ${error.message}`, {
+            throw new InvalidInputError(`the turn's config_delta: ${error.message}`, {
+              ...PROBLEM_VARIANTS.invalidTurn,
               cause: error,
             });
           }
@@ -272,7 +280,7 @@ export class ConversationService {
   async #requireHead(ref: ConversationRef): Promise<ConversationHead> {
     const head = await this.#store.getHead(ref);
     if (!head || (head.turn_count === 0 && head.config === undefined)) {
-      throw new ConversationNotFoundError(`no conversation "${ref.conversation}"`);
+      throw new NotFoundError(`no conversation "${ref.conversation}"`);
     }
     return head;
   }
@@ -326,7 +334,7 @@ export class ConversationService {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const head = await this.#requireHead(ref);
       if (head.turn_count === 0)
-        throw new CompactionRequestError("the conversation has no turns to compact yet");
+        throw new UnprocessableError("the conversation has no turns to compact yet");
       const stored = await this.#store.listCompactions(ref);
       const existing = stored.map((c) => c.compaction);
       const config = effectiveConfig(this.#settings, tenant, head);
@@ -379,7 +387,7 @@ export class ConversationService {
         selector.position !== undefined &&
         (selector.position < 1 || selector.position > stored.length)
       ) {
-        throw new CompactionRequestError(
+        throw new UnprocessableError(
           stored.length === 0
             ? `no compaction at position ${selector.position}: the conversation has no compactions`
             : `no compaction at position ${selector.position}: positions are 1 to ${stored.length}`,
@@ -446,7 +454,7 @@ export class ConversationService {
       config: layer,
     });
     if (effective.rule.summary && !this.#summarizer) {
-      throw new SummarizerUnavailableError(
+      throw new SummaryRequiredError(
         "conversation.compaction.auto.rule.summary: this service has no summarizer configured, so a summary rule could never run (set SUMMARIZER locally, or the stack's summarizer setting)",
       );
     }
@@ -484,11 +492,12 @@ function parseTurnConfig(entry: Entry, index: number): AutoConfigLayer {
   try {
     return parseConfigTree((entry as { delta?: unknown }).delta ?? {});
   } catch (error) {
-    if (error instanceof Error && "issues" in error) {
-      const issues = (error as { issues: string[] }).issues.map(
-        (issue) => `events[${index}].delta: ${issue}`,
-      );
-      throw new InvalidTurnError(issues.join("; "), { cause: error });
+    if (error instanceof ConfigError) {
+      const issues = error.messages.map((message) => `events[${index}].delta: ${message}`);
+      throw new InvalidInputError(issues.join("; "), {
+        ...PROBLEM_VARIANTS.invalidTurn,
+        cause: error,
+      });
     }
     throw error;
   }

@@ -5,6 +5,7 @@
  * `EmptySummaryError` (the port's contract).
  */
 import type { SummaryRuleConfig } from "../../core/config.ts";
+import { SummaryRequiredError } from "../../core/errors.ts";
 import type { Entry } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
 import type {
@@ -14,11 +15,10 @@ import type {
   SummaryRequest,
   SummaryResult,
 } from "../ports.ts";
-import { SummarizerUnavailableError } from "./errors.ts";
 
 /** A band needs a summary and this service has no summarizer. */
-export function missingSummarizerError(range: TurnRange): SummarizerUnavailableError {
-  return new SummarizerUnavailableError(
+export function missingSummarizerError(range: TurnRange): SummaryRequiredError {
+  return new SummaryRequiredError(
     `turns ${range.from_turn}..${range.to_turn} need a summary but no summarizer is configured`,
   );
 }

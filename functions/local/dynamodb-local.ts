@@ -14,17 +14,8 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import type { DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import { SetupError } from "../errors.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
-
-/** Java is absent or older than DynamoDB Local needs. */
-export class JavaMissingError extends Error {
-  override readonly name = "JavaMissingError";
-}
-
-/** The server did not come up (exited, or did not answer in time). */
-export class DynamoDbLocalStartError extends Error {
-  override readonly name = "DynamoDbLocalStartError";
-}
 
 export interface DynamoDbLocalOptions {
   /** TCP port; a free one is chosen when absent. */
@@ -58,12 +49,12 @@ const JAVA_HINT =
 
 let javaChecked: number | undefined;
 
-/** The major version of `java` on PATH; throws {@link JavaMissingError} when it is missing or below 17. */
+/** The major version of `java` on PATH; throws {@link SetupError} when it is missing or below 17. */
 export function checkJava(): number {
   if (javaChecked !== undefined) return javaChecked;
   const result = spawnSync("java", ["-version"], { encoding: "utf8", timeout: 20_000 });
   if (result.error) {
-    throw new JavaMissingError(
+    throw new SetupError(
       `DynamoDB Local needs Java ${MIN_JAVA} or newer: ${JAVA_HINT} (running \`java -version\` failed: ${result.error.message})`,
       { cause: result.error },
     );
@@ -73,12 +64,12 @@ export function checkJava(): number {
   const parts = version?.split(/[.+_-]/) ?? [];
   const major = Number(parts[0] === "1" ? parts[1] : parts[0]);
   if (!Number.isInteger(major)) {
-    throw new JavaMissingError(
+    throw new SetupError(
       `DynamoDB Local needs Java ${MIN_JAVA} or newer: ${JAVA_HINT} (could not read a version from \`java -version\`: ${output.trim().split("\n")[0] ?? ""})`,
     );
   }
   if (major < MIN_JAVA) {
-    throw new JavaMissingError(
+    throw new SetupError(
       `DynamoDB Local needs Java ${MIN_JAVA} or newer: ${JAVA_HINT} (found Java ${version})`,
     );
   }
@@ -332,14 +323,14 @@ async function startOn(
   try {
     for (;;) {
       if (exited) {
-        throw new DynamoDbLocalStartError(
+        throw new SetupError(
           `DynamoDB Local exited before answering on port ${port}${spawnError ? `: ${spawnError.message}` : ""}\n${tail.join("\n")}`,
           { cause: spawnError },
         );
       }
       if (await answersListTables(port)) return { endpoint, port, pid: child.pid, stop };
       if (Date.now() > deadline) {
-        throw new DynamoDbLocalStartError(
+        throw new SetupError(
           `DynamoDB Local did not answer on ${endpoint} within ${timeoutMs} ms\n${tail.join("\n")}`,
         );
       }

@@ -7,6 +7,7 @@
 import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import * as z from "zod";
+import { CorruptDataError } from "../errors.ts";
 import type { QueuedMessage, QueueJournal } from "./in-process.ts";
 
 const QueuedMessageSchema = z.object({
@@ -25,11 +26,6 @@ const JournalFile = z.object({
   version: z.literal(1),
   messages: z.array(QueuedMessageSchema),
 });
-
-/** The journal file exists but cannot be read as one. */
-export class CorruptJournalError extends Error {
-  override readonly name = "CorruptJournalError";
-}
 
 let tmpCounter = 0;
 
@@ -56,12 +52,12 @@ export class FileQueueJournal implements QueueJournal {
     try {
       json = JSON.parse(text);
     } catch (error) {
-      throw new CorruptJournalError(`queue journal ${this.#path} is not JSON`, { cause: error });
+      throw new CorruptDataError(`queue journal ${this.#path} is not JSON`, { cause: error });
     }
     const parsed = JournalFile.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new CorruptJournalError(
+      throw new CorruptDataError(
         `queue journal ${this.#path} is not a version 1 journal${issue ? ` (${issue.path.join(".") || "(root)"}: ${issue.message})` : ""}`,
       );
     }

@@ -24,8 +24,8 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { QueueError } from "../errors.ts";
 import { type Clock, type EvaluationMessage, systemClock, type TurnQueue } from "../ports.ts";
-import { QueueError } from "./errors.ts";
 import { encodeMessageBody, messageDeduplicationId, messageGroupId } from "./message.ts";
 
 /** A message as the journal keeps it. */

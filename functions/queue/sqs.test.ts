@@ -1,7 +1,7 @@
 import { SendMessageCommand, SQSClient, SQSServiceException } from "@aws-sdk/client-sqs";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, it } from "vitest";
-import { QueueError } from "./errors.ts";
+import { QueueError } from "../errors.ts";
 import { decodeMessageBody, messageDeduplicationId, messageGroupId } from "./message.ts";
 import { SqsTurnQueue } from "./sqs.ts";
 

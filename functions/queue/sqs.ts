@@ -5,8 +5,8 @@
  * once). The client comes from the caller: no SDK client at module scope.
  */
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { QueueError } from "../errors.ts";
 import type { EvaluationMessage, TurnQueue } from "../ports.ts";
-import { QueueError } from "./errors.ts";
 import { encodeMessageBody, messageDeduplicationId, messageGroupId } from "./message.ts";
 
 export class SqsTurnQueue implements TurnQueue {

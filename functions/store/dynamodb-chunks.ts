@@ -10,9 +10,9 @@ import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { gunzip as gunzipCallback, gzip as gzipCallback, gzipSync } from "node:zlib";
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { CorruptDataError } from "../errors.ts";
 import type { StoredTurn } from "../ports.ts";
 import { chunkSk } from "./dynamodb-keys.ts";
-import { CorruptTurnError } from "./errors.ts";
 
 const gzip = promisify(gzipCallback);
 const gunzip = promisify(gunzipCallback);
@@ -98,7 +98,7 @@ function split(blob: Buffer, size: number): Buffer[] {
 /**
  * The events of turn `turn` from its chunk items (in any order), checked
  * against the `storage` map its TURN item recorded. Throws
- * {@link CorruptTurnError} when chunks are missing, altered or undecodable.
+ * {@link CorruptDataError} when chunks are missing, altered or undecodable.
  */
 export async function decodeEvents(
   turn: number,
@@ -107,22 +107,22 @@ export async function decodeEvents(
 ): Promise<StoredTurn["events"]> {
   const where = `turn ${turn}`;
   if (storage.encoding !== EVENTS_ENCODING) {
-    throw new CorruptTurnError(`${where}: unknown events encoding ${storage.encoding}`);
+    throw new CorruptDataError(`${where}: unknown events encoding ${storage.encoding}`);
   }
   const ordered = [...chunks].sort((a, b) => Number(a.chunk?.N) - Number(b.chunk?.N));
   if (ordered.length !== storage.chunks) {
-    throw new CorruptTurnError(
+    throw new CorruptDataError(
       `${where}: ${ordered.length} of ${storage.chunks} event chunks found`,
     );
   }
   const blob = Buffer.concat(ordered.map((chunk) => chunk.data?.B ?? new Uint8Array()));
   const hash = createHash("sha256").update(blob).digest("hex");
   if (blob.length !== storage.bytes || hash !== storage.hash) {
-    throw new CorruptTurnError(`${where}: event chunks do not match their recorded hash`);
+    throw new CorruptDataError(`${where}: event chunks do not match their recorded hash`);
   }
   try {
     return JSON.parse((await gunzip(blob)).toString("utf8"));
   } catch (error) {
-    throw new CorruptTurnError(`${where}: events cannot be decoded`, { cause: error });
+    throw new CorruptDataError(`${where}: events cannot be decoded`, { cause: error });
   }
 }

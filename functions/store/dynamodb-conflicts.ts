@@ -16,8 +16,8 @@
  * too; the SDK does not classify it as retryable.
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { ContentionError } from "../errors.ts";
 import type { HeadVersion } from "../ports.ts";
-import { RetriesExhaustedError } from "./errors.ts";
 
 /** One entry of a TransactionCanceledException's `CancellationReasons`, per transaction item. */
 export interface CancellationReason {
@@ -95,7 +95,7 @@ export type ConflictRetry = <T>(operation: string, write: () => Promise<T>) => P
  * sleeps a random time below `min(maxDelayMs, baseDelayMs * 2^(n-1))`. Each
  * attempt must be a fresh request: a cancelled transaction was not applied,
  * so sending it again (with a new ClientRequestToken) is safe. Past the
- * bound it throws {@link RetriesExhaustedError} with the last conflict as
+ * bound it throws {@link ContentionError} (503) with the last conflict as
  * its cause; any other error is thrown as is, at once.
  */
 export function conflictRetry(options: ConflictRetryOptions = {}): ConflictRetry {
@@ -111,7 +111,14 @@ export function conflictRetry(options: ConflictRetryOptions = {}): ConflictRetry
       } catch (error) {
         if (!isTransactionConflict(error)) throw error;
         if (attempt >= maxAttempts) {
-          throw new RetriesExhaustedError(operation, attempt, { cause: error });
+          const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+          throw new ContentionError(
+            `${operation} still failing after ${attempt} attempts (${what})`,
+            {
+              attempts: attempt,
+              cause: error,
+            },
+          );
         }
         const cap = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
         await sleep(Math.floor(random() * cap));

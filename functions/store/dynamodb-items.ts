@@ -7,11 +7,11 @@ import { promisify } from "node:util";
 import { gunzip as gunzipCallback, gzip as gzipCallback } from "node:zlib";
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { convertToAttr, unmarshall } from "@aws-sdk/util-dynamodb";
+import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
 import { EMPTY_TURN_SIZE } from "../../core/sizes.ts";
 import type { ConversationHead, StoredCompaction, StoredTurn, TurnSizeRecord } from "../ports.ts";
 import type { EventStorage } from "./dynamodb-chunks.ts";
 import { compactionSk, turnSk } from "./dynamodb-keys.ts";
-import { WriteTooLargeError } from "./errors.ts";
 
 const gzip = promisify(gzipCallback);
 const gunzip = promisify(gunzipCallback);
@@ -112,7 +112,7 @@ export function toTurnRecord(item: Item): TurnRecord {
 /**
  * The CMP item of a compaction: its JSON inline as a string, or gzipped as
  * Binary when above {@link COMPACTION_INLINE_BYTES} (a long summary). Throws
- * {@link WriteTooLargeError} when even the compressed JSON cannot fit.
+ * {@link UnprocessableError} (`too-large-to-store`) when even the compressed JSON cannot fit.
  */
 export async function toCompactionItem(pk: string, compaction: StoredCompaction): Promise<Item> {
   const item: Item = {
@@ -128,8 +128,9 @@ export async function toCompactionItem(pk: string, compaction: StoredCompaction)
   } else {
     const packed = await gzip(json);
     if (packed.length > COMPACTION_MAX_BYTES) {
-      throw new WriteTooLargeError(
+      throw new UnprocessableError(
         `compaction ${compaction.key} is ${json.length} bytes of JSON (${packed.length} compressed); at most ${COMPACTION_MAX_BYTES} compressed bytes fit in an item`,
+        PROBLEM_VARIANTS.tooLargeToStore,
       );
     }
     item.compaction_gz = { B: packed };

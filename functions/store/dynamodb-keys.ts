@@ -4,8 +4,9 @@
  * (see functions/store/dynamodb.ts) is spelled here and nowhere else, so a
  * change of the format is a change of this file.
  */
+
+import { InvalidInputError } from "../../core/errors.ts";
 import type { ConversationRef } from "../ports.ts";
-import { InvalidKeyError } from "./errors.ts";
 
 /** Turn numbers are stored zero-padded to this many digits so keys sort numerically. */
 const TURN_DIGITS = 9;
@@ -21,7 +22,7 @@ function escapeId(id: string, what: string): string {
   // A lone surrogate cannot be encoded as UTF-8: DynamoDB would store a
   // replacement character and two ids would share one key.
   if (LONE_SURROGATE.test(id))
-    throw new InvalidKeyError(`${what} id contains a lone UTF-16 surrogate`);
+    throw new InvalidInputError(`${what} id contains a lone UTF-16 surrogate`);
   return id.replaceAll("%", "%25").replaceAll("#", "%23");
 }
 
@@ -48,7 +49,7 @@ export function isTurnNumber(turn: number): boolean {
 
 function padTurn(turn: number): string {
   if (!isTurnNumber(turn)) {
-    throw new InvalidKeyError(`turn must be an integer in [0, ${MAX_TURN}], got ${turn}`);
+    throw new InvalidInputError(`turn must be an integer in [0, ${MAX_TURN}], got ${turn}`);
   }
   return String(turn).padStart(TURN_DIGITS, "0");
 }

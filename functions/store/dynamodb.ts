@@ -46,17 +46,18 @@ import {
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import type { AutoConfigLayer } from "../../core/config.ts";
-import {
-  type AppendCondition,
-  ConditionFailedError,
-  type ConversationHead,
-  type ConversationRef,
-  type ConversationStore,
-  type HeadUpdate,
-  type HeadVersion,
-  type StoredCompaction,
-  type StoredTurn,
-  type TurnSizeRecord,
+import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
+import { ConditionFailedError } from "../errors.ts";
+import type {
+  AppendCondition,
+  ConversationHead,
+  ConversationRef,
+  ConversationStore,
+  HeadUpdate,
+  HeadVersion,
+  StoredCompaction,
+  StoredTurn,
+  TurnSizeRecord,
 } from "../ports.ts";
 import { DEFAULT_CHUNK_BYTES, decodeEvents, encodeEvents } from "./dynamodb-chunks.ts";
 import {
@@ -93,7 +94,6 @@ import {
   TURN_SK_PREFIX,
   turnSk,
 } from "./dynamodb-keys.ts";
-import { WriteTooLargeError } from "./errors.ts";
 
 /** Compressed events up to this size are written in the same transaction as their turn. */
 export const DEFAULT_MAX_TRANSACTION_BYTES = 2 * 1024 * 1024;
@@ -366,8 +366,9 @@ export class DynamoConversationStore implements ConversationStore {
     const pk = partitionKey(ref);
     const unique = [...new Set(keys)];
     if (unique.length + 1 > MAX_TRANSACTION_ITEMS) {
-      throw new WriteTooLargeError(
+      throw new UnprocessableError(
         `cannot remove ${unique.length} compactions atomically: one DynamoDB transaction holds at most ${MAX_TRANSACTION_ITEMS - 1} deletes and the head`,
+        PROBLEM_VARIANTS.tooLargeToStore,
       );
     }
     const deletes: TransactWriteItem[] = unique.map((key) => ({

@@ -6,9 +6,9 @@
  */
 
 import type { AutoConfigLayer } from "../../core/config.ts";
+import { ConditionFailedError } from "../errors.ts";
 import {
   type AppendCondition,
-  ConditionFailedError,
   type ConversationHead,
   type ConversationRef,
   type ConversationStore,

@@ -11,16 +11,12 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { marshall, unmarshall } from "@aws-sdk/util-dynamodb";
 import { type AutoConfigLayer, parseAutoLayer } from "../../core/config.ts";
+import { ConditionFailedError } from "../errors.ts";
 import { generateApiKey, hashApiKey } from "../keys.ts";
 import type { Tenant, TenantDirectory } from "../ports.ts";
 
 const tenantKey = (id: string) => ({ pk: `TENANT#${id}`, sk: "TENANT" });
 const apiKeyKey = (hash: string) => ({ pk: `KEY#${hash}`, sk: "KEY" });
-
-/** A tenant id that already exists. */
-export class TenantExistsError extends Error {
-  override readonly name = "TenantExistsError";
-}
 
 export class DynamoTenantDirectory implements TenantDirectory {
   constructor(
@@ -96,7 +92,7 @@ export class DynamoTenantDirectory implements TenantDirectory {
       );
     } catch (error) {
       if ((error as { name?: string }).name === "TransactionCanceledException") {
-        throw new TenantExistsError(`tenant "${id}" already exists`, { cause: error });
+        throw new ConditionFailedError(`tenant "${id}" already exists`, { cause: error });
       }
       throw error;
     }

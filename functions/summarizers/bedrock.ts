@@ -9,6 +9,7 @@ import {
   type ConverseResponse,
 } from "@aws-sdk/client-bedrock-runtime";
 import { buildSummaryMessages, type TranscriptBudget } from "../../core/transcript.ts";
+import { SummarizerError } from "../errors.ts";
 import type { Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
 import {
   bandName,
@@ -20,7 +21,6 @@ import {
   type SummarizerOptions,
   withTimeout,
 } from "./common.ts";
-import { SummarizerError } from "./errors.ts";
 
 /** Options of {@link BedrockSummarizer}. */
 export interface BedrockSummarizerOptions extends SummarizerOptions {
@@ -78,7 +78,7 @@ export class BedrockSummarizer implements Summarizer {
         const status = e.$metadata?.httpStatusCode;
         return new SummarizerError(
           `${what} failed: ${e.name ?? "Error"}: ${e.message ?? String(error)}${status === undefined ? "" : ` (HTTP ${status})`}`,
-          { cause: error, model, ...(status === undefined ? {} : { status }) },
+          { cause: error, model, ...(status === undefined ? {} : { upstreamStatus: status }) },
         );
       },
     );

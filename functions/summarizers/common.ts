@@ -4,8 +4,8 @@
  * an empty answer is an error, never a summary.
  */
 import type { TranscriptBudget } from "../../core/transcript.ts";
+import { EmptySummaryError, SummarizerError } from "../errors.ts";
 import type { SummaryRequest } from "../ports.ts";
-import { EmptySummaryError, SummarizerError, SummaryTimeoutError } from "./errors.ts";
 
 /** The longest summary asked for, in output tokens. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4_096;
@@ -43,7 +43,7 @@ export function bandName(request: Pick<SummaryRequest, "from_turn" | "to_turn">)
 
 /**
  * Runs `call` with a signal that aborts after `timeoutMs`. A failure after the
- * abort is a {@link SummaryTimeoutError}; any other failure is passed to
+ * abort is a {@link SummarizerError} with `timeoutMs` (504); any other failure is passed to
  * `wrap` (which returns the error to throw).
  */
 export async function withTimeout<T>(
@@ -58,7 +58,7 @@ export async function withTimeout<T>(
     return await call(controller.signal);
   } catch (error) {
     if (controller.signal.aborted) {
-      throw new SummaryTimeoutError(`${describe.what}: no answer within ${timeoutMs} ms`, {
+      throw new SummarizerError(`${describe.what}: no answer within ${timeoutMs} ms`, {
         timeoutMs,
         cause: error,
         model: describe.model,

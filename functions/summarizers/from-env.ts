@@ -8,7 +8,8 @@
  * Bedrock client.
  */
 import { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
-import { type Environment, EnvironmentError } from "../env.ts";
+import type { Environment } from "../env.ts";
+import { SetupError } from "../errors.ts";
 import type { Summarizer } from "../ports.ts";
 import { BedrockSummarizer } from "./bedrock.ts";
 import { OpenAiCompatibleSummarizer } from "./openai.ts";
@@ -25,7 +26,7 @@ async function openAiKey(env: Environment): Promise<string | undefined> {
       new GetSecretValueCommand({ SecretId: env.openaiApiKeySecretId }),
     );
     if (!secret.SecretString) {
-      throw new EnvironmentError(
+      throw new SetupError(
         `invalid environment: OPENAI_API_KEY_SECRET_ID: secret "${env.openaiApiKeySecretId}" has no string value`,
       );
     }
@@ -49,7 +50,7 @@ export async function summarizerFromEnvironment(
       return undefined;
     case "bedrock":
       if (!env.summaryModelId) {
-        throw new EnvironmentError(
+        throw new SetupError(
           "invalid environment: SUMMARY_MODEL_ID: required when SUMMARIZER is bedrock (a Bedrock model or inference profile id)",
         );
       }
@@ -59,7 +60,7 @@ export async function summarizerFromEnvironment(
       });
     case "openai-compatible": {
       if (!env.openaiBaseUrl) {
-        throw new EnvironmentError(
+        throw new SetupError(
           "invalid environment: OPENAI_BASE_URL: required when SUMMARIZER is openai-compatible",
         );
       }

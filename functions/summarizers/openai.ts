@@ -12,6 +12,7 @@
  */
 import * as z from "zod";
 import { buildSummaryMessages, type TranscriptBudget } from "../../core/transcript.ts";
+import { SummarizerError } from "../errors.ts";
 import type { Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
 import {
   bandName,
@@ -23,7 +24,6 @@ import {
   type SummarizerOptions,
   withTimeout,
 } from "./common.ts";
-import { SummarizerError } from "./errors.ts";
 
 /** Options of {@link OpenAiCompatibleSummarizer}. */
 export interface OpenAiCompatibleOptions extends SummarizerOptions {
@@ -153,7 +153,7 @@ export class OpenAiCompatibleSummarizer implements Summarizer {
     const latency = elapsedMs(started);
     if (status < 200 || status > 299) {
       throw new SummarizerError(`${what}: HTTP ${status}: ${errorMessage(answer)}`, {
-        status,
+        upstreamStatus: status,
         ...(model === undefined ? {} : { model }),
       });
     }
@@ -167,14 +167,14 @@ export class OpenAiCompatibleSummarizer implements Summarizer {
           : "not JSON";
       throw new SummarizerError(`${what}: unexpected answer: ${reason}`, {
         cause: error,
-        status,
+        upstreamStatus: status,
         ...(model === undefined ? {} : { model }),
       });
     }
     const choice = parsed.choices[0];
     if (choice?.finish_reason === "content_filter") {
       throw new SummarizerError(`${what}: the model refused (finish reason content_filter)`, {
-        status,
+        upstreamStatus: status,
         ...(model === undefined ? {} : { model }),
       });
     }

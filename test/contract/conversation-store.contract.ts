@@ -8,13 +8,13 @@ import { describe, expect, it } from "vitest";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { measureTurn } from "../../core/sizes.ts";
 import { indexTurns } from "../../core/turns.ts";
-import {
-  ConditionFailedError,
-  type ConversationRef,
-  type ConversationStore,
-  type HeadVersion,
-  type StoredCompaction,
-  type StoredTurn,
+import { ConditionFailedError } from "../../functions/errors.ts";
+import type {
+  ConversationRef,
+  ConversationStore,
+  HeadVersion,
+  StoredCompaction,
+  StoredTurn,
 } from "../../functions/ports.ts";
 import {
   at,

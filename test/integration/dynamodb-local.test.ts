@@ -68,7 +68,7 @@ describe("startDynamoDbLocal", () => {
   it.each([
     ["missing", undefined],
     ["too old", "echo 'java version \"1.8.0_292\"' >&2"],
-  ])("throws JavaMissingError when java is %s", async (_case, script) => {
+  ])("throws SetupError when java is %s", async (_case, script) => {
     const bin = await tempDir();
     if (script !== undefined) {
       await writeFile(join(bin, "java"), `#!/bin/sh\n${script}\n`);
@@ -85,7 +85,7 @@ describe("startDynamoDbLocal", () => {
       { env: { ...process.env, PATH: bin }, cwd: process.cwd() },
     );
     const result = JSON.parse(stdout.trim());
-    expect(result.name).toBe("JavaMissingError");
+    expect(result.name).toBe("SetupError");
     expect(result.message).toMatch(/^DynamoDB Local needs Java 17 or newer: install a JRE/);
     if (script !== undefined) expect(result.message).toContain("1.8.0_292");
   });

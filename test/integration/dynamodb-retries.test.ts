@@ -14,12 +14,12 @@ import {
   TransactionCanceledException,
 } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConditionFailedError, ContentionError } from "../../functions/errors.ts";
 import { localClientConfig } from "../../functions/local/dynamodb-local.ts";
-import { ConditionFailedError, type ConversationRef } from "../../functions/ports.ts";
+import type { ConversationRef } from "../../functions/ports.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { DYNAMODB_RETRY } from "../../functions/store/dynamodb-client.ts";
 import type { ConflictRetryOptions } from "../../functions/store/dynamodb-conflicts.ts";
-import { RetriesExhaustedError } from "../../functions/store/errors.ts";
 import { freshRef, storedTurn } from "../contract/conversation-store.contract.ts";
 import { message, request, turnStart } from "../helpers/builders.ts";
 import { freshTable, localClient, localEndpoint } from "../helpers/dynamodb.ts";
@@ -274,8 +274,9 @@ describe("the store's retry of transaction conflicts", () => {
     const caught = await store
       .addCompaction(ref, autoCompaction, { turn_count: 1, compactions_version: 0 }, {})
       .catch((thrown: unknown) => thrown);
-    expect(caught).toBeInstanceOf(RetriesExhaustedError);
-    expect((caught as RetriesExhaustedError).attempts).toBe(5);
+    expect(caught).toBeInstanceOf(ContentionError);
+    expect(caught).toMatchObject({ status: 503, type: "/problems/contention" });
+    expect((caught as ContentionError).attempts).toBe(5);
     expect(((caught as Error).cause as Error).name).toBe(name.split(" ")[0]);
     expect((caught as Error).message).toContain("AddCompaction");
     expect(sent("TransactWriteItems")).toBe(5);

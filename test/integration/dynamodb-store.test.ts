@@ -11,19 +11,16 @@ import {
   QueryCommand,
 } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InvalidInputError } from "../../core/errors.ts";
+import { ConditionFailedError, CorruptDataError } from "../../functions/errors.ts";
 import { listUnevaluatedConversations } from "../../functions/local/unevaluated-conversations.ts";
-import { ConditionFailedError, type ConversationRef } from "../../functions/ports.ts";
+import type { ConversationRef } from "../../functions/ports.ts";
 import {
   DynamoConversationStore,
   type DynamoStoreOptions,
 } from "../../functions/store/dynamodb.ts";
 import { MAX_TURN, parsePartitionKey, partitionKey } from "../../functions/store/dynamodb-keys.ts";
 import { createTable } from "../../functions/store/dynamodb-table.ts";
-import {
-  CorruptTurnError,
-  InvalidKeyError,
-  WriteTooLargeError,
-} from "../../functions/store/errors.ts";
 import { freshRef, noise, storedTurn } from "../contract/conversation-store.contract.ts";
 import { compaction, message, request, toolResult, turnStart } from "../helpers/builders.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
@@ -134,11 +131,11 @@ describe("DynamoConversationStore layout", () => {
   it("rejects ids and turns that cannot be keys", async () => {
     const store = new DynamoConversationStore(client, table);
     await expect(store.getHead({ tenant: "bad\ud800", conversation: "c" })).rejects.toBeInstanceOf(
-      InvalidKeyError,
+      InvalidInputError,
     );
     await expect(
       store.appendTurn(freshRef(), small(MAX_TURN + 1), { compactions_version: 0 }, {}),
-    ).rejects.toBeInstanceOf(InvalidKeyError);
+    ).rejects.toBeInstanceOf(InvalidInputError);
     expect(await store.getTurn(freshRef(), -1)).toBeUndefined();
     expect(await store.getTurn(freshRef(), 1.5)).toBeUndefined();
   });
@@ -254,8 +251,8 @@ describe("DynamoConversationStore turns too big for one transaction", () => {
         Key: { pk: { S: partitionKey(ref) }, sk: { S: first as string } },
       }),
     );
-    await expect(store.getTurn(ref, 0)).rejects.toBeInstanceOf(CorruptTurnError);
-    await expect(store.readTurns(ref)).rejects.toBeInstanceOf(CorruptTurnError);
+    await expect(store.getTurn(ref, 0)).rejects.toBeInstanceOf(CorruptDataError);
+    await expect(store.readTurns(ref)).rejects.toBeInstanceOf(CorruptDataError);
     await client.send(
       new PutItemCommand({
         TableName: table,
@@ -316,7 +313,11 @@ describe("DynamoConversationStore limits", () => {
     };
     await expect(
       store.addCompaction(ref, huge, { turn_count: 1, compactions_version: 1 }, {}),
-    ).rejects.toBeInstanceOf(WriteTooLargeError);
+    ).rejects.toMatchObject({
+      name: "UnprocessableError",
+      status: 422,
+      type: "/problems/too-large-to-store",
+    });
   });
 
   it("removes up to 99 compactions in one transaction and refuses more", async () => {
@@ -338,7 +339,11 @@ describe("DynamoConversationStore limits", () => {
         { turn_count: 1, compactions_version: 1 },
         {},
       ),
-    ).rejects.toBeInstanceOf(WriteTooLargeError);
+    ).rejects.toMatchObject({
+      name: "UnprocessableError",
+      status: 422,
+      type: "/problems/too-large-to-store",
+    });
   });
 
   it("creates a table once and validates its name", async () => {

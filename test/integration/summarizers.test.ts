@@ -10,13 +10,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Entry } from "../../core/events.ts";
 import { DEFAULT_SUMMARY_PROMPT } from "../../core/transcript.ts";
 import { readEnvironment } from "../../functions/env.ts";
+import { EmptySummaryError, SummarizerError } from "../../functions/errors.ts";
 import type { Summarizer, SummaryRequest } from "../../functions/ports.ts";
 import { BedrockSummarizer } from "../../functions/summarizers/bedrock.ts";
-import {
-  EmptySummaryError,
-  SummarizerError,
-  SummaryTimeoutError,
-} from "../../functions/summarizers/errors.ts";
 import { summarizerFromEnvironment } from "../../functions/summarizers/from-env.ts";
 import { OpenAiCompatibleSummarizer } from "../../functions/summarizers/openai.ts";
 import { message, request, toolCall, toolResult, turnStart } from "../helpers/builders.ts";
@@ -174,18 +170,18 @@ describe("BedrockSummarizer (Converse through the real SDK client)", () => {
     }));
     const error = await rejection(summarizer().summarize(summaryRequest()));
     expect(error).toBeInstanceOf(SummarizerError);
-    expect(error).not.toBeInstanceOf(SummaryTimeoutError);
+    expect(error).toMatchObject({ status: 502, type: "/problems/summarizer-failed" });
     expect(error.message).toMatch(/InternalServerException: the model is overloaded \(HTTP 500\)/);
-    expect((error as SummarizerError).status).toBe(500);
+    expect((error as SummarizerError).upstreamStatus).toBe(500);
     expect(error.cause).toBeInstanceOf(Error);
   });
 
-  it("aborts after the timeout with a SummaryTimeoutError when the model never answers", async () => {
+  it("aborts after the timeout with a summary-timeout SummarizerError (504) when the model never answers", async () => {
     stub.reply(() => "hang");
     const started = Date.now();
     const error = await rejection(summarizer(300).summarize(summaryRequest()));
-    expect(error).toBeInstanceOf(SummaryTimeoutError);
-    expect((error as SummaryTimeoutError).timeoutMs).toBe(300);
+    expect(error).toBeInstanceOf(SummarizerError);
+    expect(error).toMatchObject({ status: 504, type: "/problems/summary-timeout", timeoutMs: 300 });
     expect(error.message).toContain("no answer within 300 ms");
     expect(Date.now() - started).toBeLessThan(10_000);
   });
@@ -300,13 +296,13 @@ describe("OpenAiCompatibleSummarizer (chat completions through fetch)", () => {
       expect(error).toBeInstanceOf(SummarizerError);
       expect(error.message).toContain("HTTP 500");
       expect(error.message).toContain(expected);
-      expect((error as SummarizerError).status).toBe(500);
+      expect((error as SummarizerError).upstreamStatus).toBe(500);
     }
     stub.reply(() => ({ status: 401, json: { error: { message: "Incorrect API key provided" } } }));
     const unauthorized = await rejection(
       summarizer({ apiKey: "sk-wrong" }).summarize(summaryRequest()),
     );
-    expect((unauthorized as SummarizerError).status).toBe(401);
+    expect((unauthorized as SummarizerError).upstreamStatus).toBe(401);
     expect(unauthorized.message).not.toContain("sk-wrong");
   });
 
@@ -323,11 +319,12 @@ describe("OpenAiCompatibleSummarizer (chat completions through fetch)", () => {
     }
   });
 
-  it("aborts after the timeout with a SummaryTimeoutError when the server never answers", async () => {
+  it("aborts after the timeout with a summary-timeout SummarizerError (504) when the server never answers", async () => {
     stub.reply(() => "hang");
     const started = Date.now();
     const error = await rejection(summarizer({ timeoutMs: 300 }).summarize(summaryRequest()));
-    expect(error).toBeInstanceOf(SummaryTimeoutError);
+    expect(error).toBeInstanceOf(SummarizerError);
+    expect(error).toMatchObject({ status: 504, type: "/problems/summary-timeout", timeoutMs: 300 });
     expect(error.message).toContain("no answer within 300 ms");
     expect(Date.now() - started).toBeLessThan(10_000);
   });

@@ -16,9 +16,8 @@ import { project, SUMMARY_REQUEST_CONTENT } from "../../core/projection.ts";
 import { DEFAULT_SUMMARY_PROMPT } from "../../core/transcript.ts";
 import { utf8Length } from "../../core/utf8.ts";
 import { createCompactorHandler } from "../../functions/compactor/handler.ts";
+import { EmptySummaryError, SummarizerError } from "../../functions/errors.ts";
 import type { EvaluationMessage, Tenant } from "../../functions/ports.ts";
-import { EmptySummaryError } from "../../functions/ports.ts";
-import { SummarizerError, SummaryTimeoutError } from "../../functions/summarizers/errors.ts";
 import { OpenAiCompatibleSummarizer } from "../../functions/summarizers/openai.ts";
 import { message, request, toolCall, toolResult, turnStart } from "../helpers/builders.ts";
 import {
@@ -197,17 +196,18 @@ describe("auto compaction with a summary rule", () => {
     expect(status).toMatchObject({ evaluated_through: 7, estimated_tokens: after / 4 });
   });
 
-  const failures: [string, StubReply, abstract new (...args: never[]) => Error][] = [
+  const failures: [string, StubReply, abstract new (...args: never[]) => Error, string][] = [
     [
       "an error (500)",
       { status: 500, json: { error: { message: "model overloaded" } } },
       SummarizerError,
+      "/problems/summarizer-failed",
     ],
-    ["a timeout", "hang", SummaryTimeoutError],
-    ["an empty answer", chatCompletion(""), EmptySummaryError],
+    ["a timeout", "hang", SummarizerError, "/problems/summary-timeout"],
+    ["an empty answer", chatCompletion(""), EmptySummaryError, "/problems/empty-summary"],
   ];
 
-  for (const [name, reply, errorClass] of failures) {
+  for (const [name, reply, errorClass, type] of failures) {
     it(`commits nothing on ${name}: the evaluation throws and a retry after recovery fires`, async () => {
       const h = autoHarness(300);
       await postAndEvaluate(h, 0, 6);
@@ -222,7 +222,9 @@ describe("auto compaction with a summary rule", () => {
 
       stub.reply(() => reply);
       for (let receive = 1; receive <= 2; receive++) {
-        await expect(h.evaluate(m)).rejects.toBeInstanceOf(errorClass);
+        const failure = h.evaluate(m);
+        await expect(failure).rejects.toBeInstanceOf(errorClass);
+        await expect(failure).rejects.toMatchObject({ type });
         expect(await h.service.summary(ALICE, CONVERSATION)).toEqual(before);
         expect(await h.service.events(ALICE, CONVERSATION)).toEqual(rawStream(8));
       }

@@ -3,12 +3,10 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/api/app.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
+import { ConditionFailedError } from "../../functions/errors.ts";
 import { hashApiKey } from "../../functions/keys.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
-import {
-  DynamoTenantDirectory,
-  TenantExistsError,
-} from "../../functions/store/tenants-dynamodb.ts";
+import { DynamoTenantDirectory } from "../../functions/store/tenants-dynamodb.ts";
 import { freshTable, localClient, localEndpoint } from "../helpers/dynamodb.ts";
 import { RecordingQueue } from "../helpers/service.ts";
 
@@ -31,7 +29,7 @@ describe("tenants in DynamoDB", () => {
       webhook_secrets: ["whsec_c2VjcmV0"],
     });
     expect(await directory.findByKeyHash(hashApiKey("ak_other"))).toBeUndefined();
-    await expect(directory.createTenant("acme")).rejects.toBeInstanceOf(TenantExistsError);
+    await expect(directory.createTenant("acme")).rejects.toBeInstanceOf(ConditionFailedError);
     const second = await directory.addApiKey("acme");
     expect((await directory.findByKeyHash(hashApiKey(second)))?.id).toBe("acme");
     await expect(directory.addApiKey("nobody")).rejects.toThrow(/no tenant/);

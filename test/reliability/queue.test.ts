@@ -16,9 +16,9 @@ import { Metrics } from "@aws-lambda-powertools/metrics";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createCompactorHandler } from "../../functions/compactor/handler.ts";
+import { CorruptDataError, QueueError } from "../../functions/errors.ts";
 import type { EvaluationMessage } from "../../functions/ports.ts";
-import { QueueError } from "../../functions/queue/errors.ts";
-import { CorruptJournalError, FileQueueJournal } from "../../functions/queue/file-journal.ts";
+import { FileQueueJournal } from "../../functions/queue/file-journal.ts";
 import {
   InProcessQueue,
   type InProcessQueueOptions,
@@ -451,7 +451,7 @@ for (let turn = 0; ; turn++) {
     const queue = newQueue({ journal: new FileQueueJournal(path) });
     const error = await queue.ready().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QueueError);
-    expect((error as QueueError).cause).toBeInstanceOf(CorruptJournalError);
+    expect((error as QueueError).cause).toBeInstanceOf(CorruptDataError);
     expect((error as QueueError).message).toContain(path);
   });
 

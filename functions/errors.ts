@@ -1,0 +1,136 @@
+/**
+ * Errors of the service around core: what ports and adapters raise (a stale
+ * write, a summarizer failure, stored data that does not read back) and what
+ * the use cases answer with (not found, turn conflict, contention). All are
+ * {@link AutocompactError}s (core/errors.ts), so each carries its HTTP answer;
+ * an internal fault (status 500) never shows its message to a client.
+ */
+import { AutocompactError, type ErrorOptions } from "../core/errors.ts";
+
+const INTERNAL = { status: 500, slug: "internal", title: "Internal error" } as const;
+
+/** The posted turn does not fit the stored stream (a gap, or different content for a stored turn). */
+export class TurnConflictError extends AutocompactError {
+  override readonly name = "TurnConflictError";
+  constructor(
+    message: string,
+    /** The turn the conversation expects next. */
+    readonly expectedTurn: number,
+    options: ErrorOptions = {},
+  ) {
+    super(message, { status: 409, slug: "turn-conflict", title: "Turn conflict" }, options);
+  }
+
+  override problemExtensions(): Record<string, unknown> {
+    return { expected_turn: this.expectedTurn };
+  }
+}
+
+/** No conversation with that id for this tenant (another tenant's is not found either). */
+export class NotFoundError extends AutocompactError {
+  override readonly name = "NotFoundError";
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, { status: 404, slug: "not-found", title: "Conversation not found" }, options);
+  }
+}
+
+/** Optimistic or transactional writes kept losing races; the caller may retry later (503). */
+export class ContentionError extends AutocompactError {
+  override readonly name = "ContentionError";
+  /** How many times the write was tried, when one bounded retry gave up. */
+  readonly attempts: number | undefined;
+
+  constructor(message: string, options: ErrorOptions & { attempts?: number } = {}) {
+    super(
+      message,
+      { status: 503, slug: "contention", title: "Too many concurrent writes" },
+      options,
+    );
+    this.attempts = options.attempts;
+  }
+}
+
+/**
+ * The summarizer's service failed, timed out (504) or answered something
+ * unusable (502); `cause` is the underlying error. A summary failure is
+ * thrown, never turned into a summary: nothing is committed from it.
+ */
+export class SummarizerError extends AutocompactError {
+  override readonly name: string = "SummarizerError";
+  /** The HTTP status the summarizer's service answered with, when it answered. */
+  readonly upstreamStatus: number | undefined;
+  /** The model the summary was asked of. */
+  readonly model: string | undefined;
+  /** The timeout that elapsed, in ms, when the request was aborted for it. */
+  readonly timeoutMs: number | undefined;
+
+  constructor(
+    message: string,
+    options: ErrorOptions & { upstreamStatus?: number; model?: string; timeoutMs?: number } = {},
+  ) {
+    super(
+      message,
+      options.timeoutMs === undefined
+        ? { status: 502, slug: "summarizer-failed", title: "The summarizer failed" }
+        : { status: 504, slug: "summary-timeout", title: "The summarizer timed out" },
+      options,
+    );
+    this.upstreamStatus = options.upstreamStatus;
+    this.model = options.model;
+    this.timeoutMs = options.timeoutMs;
+  }
+}
+
+/** A summarizer answered with no text (empty or blank): the summarizer port's contract. */
+export class EmptySummaryError extends SummarizerError {
+  override readonly name = "EmptySummaryError";
+  constructor(message: string, options: { cause?: unknown; model?: string } = {}) {
+    super(message, { ...options, slug: "empty-summary", title: "The summarizer returned nothing" });
+  }
+}
+
+/** A conditional write lost a race or found different state: re-read and decide again. */
+export class ConditionFailedError extends AutocompactError {
+  override readonly name = "ConditionFailedError";
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, INTERNAL, options);
+  }
+}
+
+/**
+ * Stored data that does not read back (a turn's chunks missing or not
+ * matching their hash, a queue journal that is not JSON). Never expected:
+ * it means the data was changed outside autocompact.
+ */
+export class CorruptDataError extends AutocompactError {
+  override readonly name = "CorruptDataError";
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, INTERNAL, options);
+  }
+}
+
+/** The in-process or SQS queue could not take, keep or hand over a message. */
+export class QueueError extends AutocompactError {
+  override readonly name = "QueueError";
+  /** The message ends with the cause's name and message, so one log line says why. */
+  constructor(message: string, options: ErrorOptions = {}) {
+    const cause = options.cause;
+    const why =
+      cause === undefined
+        ? ""
+        : ` (${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)})`;
+    super(`${message}${why}`, INTERNAL, options);
+  }
+}
+
+/**
+ * The service cannot start as configured: an invalid environment variable
+ * (the message names it), Java missing for DynamoDB Local, or DynamoDB Local
+ * not answering. Said in one line, never with a stack trace.
+ */
+export class SetupError extends AutocompactError {
+  override readonly name = "SetupError";
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, INTERNAL, options);
+  }
+}
