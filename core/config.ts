@@ -6,7 +6,7 @@
  * `conversation.compaction.auto.trigger_ratio`.
  */
 import * as z from "zod";
-import { InvalidInputError, PROBLEM_VARIANTS } from "./errors.ts";
+import { InvalidInputError, joinIssues, PROBLEM_VARIANTS } from "./errors.ts";
 import { type ConfigDelta, type Entry, formatPath, type ToolCallPolicy } from "./events.ts";
 
 /** The key under which D50 places automatic compaction. */
@@ -15,12 +15,27 @@ export const AUTO_CONFIG_KEY = "conversation.compaction.auto";
 /** Tool call modes of a rule, as strings for config ergonomics (RFD 064). */
 export const ToolCallMode = z.enum(["strip", "strip-requests", "strip-responses", "omit"]);
 
+/** The longest model id (a turn's model, a summary's model), in UTF-16 code units. */
+export const MAX_MODEL_ID_LENGTH = 256;
+/** The longest summary instructions: a config is stored in one DynamoDB item (400 KB). */
+export const MAX_INSTRUCTIONS_LENGTH = 16_384;
+
+/** A non-empty string of at most `max` characters (UTF-16 code units); the bound is in the schema's `maxLength`. */
+export function boundedText(max: number) {
+  return z
+    .string()
+    .min(1, "must not be empty")
+    .max(max, {
+      error: (issue) => `must be at most ${max} characters (got ${(issue.input as string).length})`,
+    });
+}
+
 /** The summarizer model of a rule's `summary` block. */
-const SummaryModel = z.strictObject({ id: z.string().min(1, "must not be empty") });
+const SummaryModel = z.strictObject({ id: boundedText(MAX_MODEL_ID_LENGTH) });
 
 /** The summarizer settings of a rule: a `summary` block makes a rule summarize. */
 export const SummaryRuleConfig = z.strictObject({
-  instructions: z.string().min(1, "must not be empty").optional(),
+  instructions: boundedText(MAX_INSTRUCTIONS_LENGTH).optional(),
   model: SummaryModel.optional(),
 });
 
@@ -96,7 +111,7 @@ export const DEFAULT_AUTO_CONFIG: AutoConfig = Object.freeze({
 export class ConfigError extends InvalidInputError {
   override readonly name = "ConfigError";
   constructor(readonly messages: readonly string[]) {
-    super(messages.join("; "), {
+    super(joinIssues(messages), {
       ...PROBLEM_VARIANTS.invalidConfig,
       issues: messages.map((detail) => ({ detail })),
     });

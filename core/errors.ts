@@ -51,6 +51,25 @@ export class AutocompactError extends Error {
   problemExtensions(): Record<string, unknown> {
     return {};
   }
+
+  /** Headers the answer carries (`Retry-After`, `WWW-Authenticate`, …). */
+  responseHeaders(): Record<string, string> {
+    return {};
+  }
+}
+
+/**
+ * At most this many issues are listed in an answer (`errors`, or joined in a
+ * detail); the rest are counted (`errors_omitted`, "(and N more)"), so a
+ * request with 400,000 bad events answers in kilobytes, not 29 MB.
+ */
+export const MAX_LISTED_ISSUES = 100;
+
+/** `details` joined with "; ", the first {@link MAX_LISTED_ISSUES} of them, then "(and N more)". */
+export function joinIssues(details: readonly string[]): string {
+  const listed = details.slice(0, MAX_LISTED_ISSUES).join("; ");
+  const omitted = details.length - MAX_LISTED_ISSUES;
+  return omitted > 0 ? `${listed} (and ${omitted} more)` : listed;
 }
 
 /** Input that does not validate (400); `issues` locate each problem when there are several. */
@@ -63,8 +82,13 @@ export class InvalidInputError extends AutocompactError {
     this.issues = options.issues ?? [];
   }
 
+  /** `errors`: the first {@link MAX_LISTED_ISSUES} issues; `errors_omitted`: how many more there are. */
   override problemExtensions(): Record<string, unknown> {
-    return this.issues.length > 0 ? { errors: this.issues } : {};
+    if (this.issues.length === 0) return {};
+    const omitted = this.issues.length - MAX_LISTED_ISSUES;
+    return omitted > 0
+      ? { errors: this.issues.slice(0, MAX_LISTED_ISSUES), errors_omitted: omitted }
+      : { errors: this.issues };
   }
 }
 

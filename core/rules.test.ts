@@ -7,7 +7,7 @@ import {
   buildCompaction,
   extendSummaryRange,
   nextCompactionTimestamp,
-  resetCompactions,
+  resetSelection,
   rollingRange,
 } from "./rules.ts";
 
@@ -195,43 +195,40 @@ describe("reset", () => {
   const a = compaction(0, 1, 1, { source: "manual", reasoning: "strip" });
   const b = compaction(2, 3, 2, { source: "auto", reasoning: "strip" });
   const c = compaction(4, 5, 3, { source: "auto", reasoning: "strip" });
-  const stream = [...messageTurns(3), a, ...messageTurns(2), b, c];
+  const listed = [a, b, c];
 
-  it("removes all compactions and nothing else", () => {
-    const { entries, removed } = resetCompactions(stream, { all: true });
-    expect(removed).toEqual([a, b, c]);
-    expect(entries).toEqual([...messageTurns(3), ...messageTurns(2)]);
+  it("removes all compactions", () => {
+    expect(resetSelection(listed, {})).toEqual([0, 1, 2]);
+    expect(resetSelection([], {})).toEqual([]);
   });
 
   it("removes one by its 1-based position", () => {
-    expect(resetCompactions(stream, { position: 2 }).removed).toEqual([b]);
-    expect(() => resetCompactions(stream, { position: 0 })).toThrow(UnprocessableError);
-    expect(() => resetCompactions(stream, { position: 0 })).toThrow(
+    expect(resetSelection(listed, { position: 2 })).toEqual([1]);
+    expect(() => resetSelection(listed, { position: 0 })).toThrow(UnprocessableError);
+    expect(() => resetSelection(listed, { position: 0 })).toThrow(
       expect.objectContaining({ status: 422, type: "/problems/invalid-compaction" }),
     );
-    expect(() => resetCompactions(stream, { position: 4 })).toThrow(/positions are 1 to 3/);
-    expect(() => resetCompactions(messageTurns(1), { position: 1 })).toThrow(/has no compactions/);
+    expect(() => resetSelection(listed, { position: 4 })).toThrow(/positions are 1 to 3/);
+    expect(() => resetSelection([], { position: 1 })).toThrow(
+      "no compaction at position 1: the conversation has no compactions",
+    );
   });
 
   it("removes the first and the last position", () => {
-    expect(resetCompactions(stream, { position: 1 })).toEqual({
-      entries: [...messageTurns(3), ...messageTurns(2), b, c],
-      removed: [a],
-    });
-    expect(resetCompactions(stream, { position: 3 })).toEqual({
-      entries: [...messageTurns(3), a, ...messageTurns(2), b],
-      removed: [c],
-    });
+    expect(resetSelection(listed, { position: 1 })).toEqual([0]);
+    expect(resetSelection(listed, { position: 3 })).toEqual([2]);
   });
 
   it("refuses a position that is not a whole number", () => {
-    expect(() => resetCompactions(stream, { position: 1.5 })).toThrow(
+    expect(() => resetSelection(listed, { position: 1.5 })).toThrow(
       "no compaction at position 1.5: positions are 1 to 3",
     );
   });
 
-  it("removes all of one source", () => {
-    expect(resetCompactions(stream, { source: "auto" }).removed).toEqual([b, c]);
-    expect(resetCompactions(stream, { source: "manual" }).entries).toContain(b);
+  it("removes all of one source, or the one position only when it has that source", () => {
+    expect(resetSelection(listed, { source: "auto" })).toEqual([1, 2]);
+    expect(resetSelection(listed, { source: "manual" })).toEqual([0]);
+    expect(resetSelection(listed, { position: 2, source: "auto" })).toEqual([1]);
+    expect(resetSelection(listed, { position: 2, source: "manual" })).toEqual([]);
   });
 });

@@ -125,51 +125,34 @@ export function extendSummaryRange(
   return { from_turn: from, to_turn: to };
 }
 
-/** Which compactions a reset removes. */
-export type ResetSelector =
-  | { readonly all: true }
-  | { readonly position: number }
-  | { readonly source: CompactionSource };
+/** Which compactions a reset removes: all of them, narrowed to one 1-based position and/or one source. */
+export interface ResetSelector {
+  readonly position?: number;
+  readonly source?: CompactionSource;
+}
 
 /**
- * Removes compactions from a stream: all, one by its 1-based position among
- * the stream's compactions (as they are listed), or all of one source. Raw
- * events are never touched. Returns the new stream and how many were removed.
+ * The 0-based indices, among a conversation's compactions in stream order
+ * (as they are listed), that a reset removes. Raw events are never touched.
+ * A position that names no compaction is an {@link UnprocessableError}.
  */
-export function resetCompactions(
-  entries: readonly Entry[],
+export function resetSelection(
+  compactions: readonly Pick<Compaction, "source">[],
   selector: ResetSelector,
-): { entries: Entry[]; removed: Compaction[] } {
-  const count = compactionsOf(entries).length;
-  if ("position" in selector) {
-    if (
-      !Number.isInteger(selector.position) ||
-      selector.position < 1 ||
-      selector.position > count
-    ) {
-      throw new UnprocessableError(
-        count === 0
-          ? `no compaction at position ${selector.position}: the conversation has no compactions`
-          : `no compaction at position ${selector.position}: positions are 1 to ${count}`,
-      );
-    }
+): number[] {
+  const { position, source } = selector;
+  const count = compactions.length;
+  if (position !== undefined && (!Number.isInteger(position) || position < 1 || position > count)) {
+    throw new UnprocessableError(
+      count === 0
+        ? `no compaction at position ${position}: the conversation has no compactions`
+        : `no compaction at position ${position}: positions are 1 to ${count}`,
+    );
   }
-  const removed: Compaction[] = [];
-  const kept: Entry[] = [];
-  let position = 0;
-  for (const entry of entries) {
-    if (entry.type !== "compaction") {
-      kept.push(entry);
-      continue;
-    }
-    position++;
-    const compaction = entry as Compaction;
-    const remove =
-      "all" in selector ||
-      ("position" in selector && selector.position === position) ||
-      ("source" in selector && selector.source === compaction.source);
-    if (remove) removed.push(compaction);
-    else kept.push(entry);
-  }
-  return { entries: kept, removed };
+  return compactions.flatMap((compaction, index) =>
+    (position === undefined || position === index + 1) &&
+    (source === undefined || source === compaction.source)
+      ? [index]
+      : [],
+  );
 }

@@ -12,6 +12,15 @@ const TIMESTAMP =
 
 const NANOS_PER_SECOND = 1_000_000_000n;
 
+/**
+ * The instants a timestamp may denote once in UTC: years 0001 to 9999. Past
+ * them `toISOString` writes six signed digits, so the canonical form would be
+ * neither RFC 3339 nor complete (`+010000-01-01T00:30`, its seconds lost);
+ * year 0 is refused too, as readers such as Python's `datetime` start at 0001.
+ */
+const EARLIEST_SECONDS = -62_135_596_800n; // 0001-01-01T00:00:00Z
+const LATEST_SECONDS = 253_402_300_799n; // 9999-12-31T23:59:59Z
+
 /** Parses an RFC 3339 or JP-stored timestamp into nanoseconds since the Unix epoch. */
 export function timestampNanos(text: string): bigint {
   const match = TIMESTAMP.exec(text);
@@ -53,6 +62,13 @@ export function timestampNanos(text: string): bigint {
     offsetSeconds = (sign === "-" ? -1 : 1) * (offsetHour * 3600 + offsetMinute * 60);
   }
   const seconds = BigInt(date.getTime() / 1000 - offsetSeconds);
+  if (seconds < EARLIEST_SECONDS || seconds > LATEST_SECONDS) {
+    const year = new Date(Number(seconds) * 1000).getUTCFullYear();
+    throw new InvalidInputError(
+      `invalid timestamp "${text}": in UTC it falls in year ${year}; years 0001 to 9999 only`,
+      PROBLEM_VARIANTS.invalidTimestamp,
+    );
+  }
   const nanos = BigInt(fraction.padEnd(9, "0"));
   return seconds * NANOS_PER_SECOND + nanos;
 }

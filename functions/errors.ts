@@ -39,14 +39,24 @@ export class ContentionError extends AutocompactError {
   override readonly name = "ContentionError";
   /** How many times the write was tried, when one bounded retry gave up. */
   readonly attempts: number | undefined;
+  /** The `Retry-After` the answer carries, in seconds. */
+  readonly retryAfterSeconds: number;
 
-  constructor(message: string, options: ErrorOptions & { attempts?: number } = {}) {
+  constructor(
+    message: string,
+    options: ErrorOptions & { attempts?: number; retryAfterSeconds?: number } = {},
+  ) {
     super(
       message,
       { status: 503, slug: "contention", title: "Too many concurrent writes" },
       options,
     );
     this.attempts = options.attempts;
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
+  }
+
+  override responseHeaders(): Record<string, string> {
+    return { "Retry-After": String(this.retryAfterSeconds) };
   }
 }
 

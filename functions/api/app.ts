@@ -5,28 +5,32 @@
  * keys are checked by `hono/bearer-auth`. Handlers are thin: parse with zod,
  * call the service, map the result; every error becomes an RFC 9457 problem.
  */
-import { type Hook, OpenAPIHono } from "@hono/zod-openapi";
+
+import type { Logger } from "@aws-lambda-powertools/logger";
+import { type Hook, OpenAPIHono, z } from "@hono/zod-openapi";
 import { bearerAuth } from "hono/bearer-auth";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { z } from "zod";
 import { parseConfigTree, RuleLayer } from "../../core/config.ts";
-import { InvalidInputError } from "../../core/errors.ts";
+import { InvalidInputError, joinIssues } from "../../core/errors.ts";
 import { parseStream } from "../../core/events.ts";
 import type { ConversationService } from "../conversations/service.ts";
 import { hashApiKey } from "../keys.ts";
 import type { Clock, Tenant, TenantDirectory } from "../ports.ts";
 import { systemClock } from "../ports.ts";
 import {
-  PayloadTooLargeError,
+  BEARER_CHALLENGE,
+  type Problem,
+  problemHeaders,
+  REJECTED,
+  RequestRejectedError,
   toProblem,
   UnauthorizedError,
-  UnsupportedMediaTypeError,
 } from "./errors.ts";
 import { DOCUMENT, registerComponents } from "./openapi.ts";
 import * as routes from "./routes.ts";
-import { type CompactionBody, ConversationId, TurnBody } from "./schemas.ts";
+import { type CompactionBody, ConversationId, MAX_SPEC_LENGTH, TurnBody } from "./schemas.ts";
 import { verifyWebhook } from "./webhooks.ts";
 
 /** Default request body limit: below Lambda's 6 MB synchronous payload limit. */
@@ -38,17 +42,68 @@ export interface AppDeps {
   readonly tenants: TenantDirectory;
   readonly clock?: Clock;
   readonly bodyLimitBytes?: number;
-  /** Called with every unexpected (5xx) error, for logging. */
-  readonly onUnexpectedError?: (error: unknown, request: { method: string; path: string }) => void;
+  /** Called with every 5xx answer, for logging: see {@link serverErrorLogger}. */
+  readonly onServerError?: (error: unknown, request: FailedRequest) => void;
+}
+
+/** The request a 5xx answered, and the problem it answered with. */
+export interface FailedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly problem: Problem;
+}
+
+/**
+ * Logs a 5xx answer as what it is: an unexpected fault (500) at ERROR as
+ * `api.unexpected_error` with the error; a known one (contention, a failed
+ * or slow summarizer) at WARN as `api.<problem type>`, with its detail.
+ */
+export function serverErrorLogger(
+  logger: Pick<Logger, "error" | "warn">,
+): (error: unknown, request: FailedRequest) => void {
+  return (error, { method, path, problem }) => {
+    if (problem.status === 500) {
+      logger.error("api.unexpected_error", { error: error as Error, method, path });
+      return;
+    }
+    const event = `api.${problem.type.replace("/problems/", "")}`;
+    logger.warn(event, { method, path, status: problem.status, detail: problem.detail });
+  };
 }
 
 type Env = { Variables: { tenant: Tenant } };
 
-function invalid(error: z.ZodError, what: string): InvalidInputError {
-  const errors = error.issues.map((issue) => ({
-    pointer: `/${issue.path.map(String).join("/")}`.replace(/\/$/, ""),
-    detail: issue.message,
-  }));
+/** A JSON pointer (RFC 6901) to `path`. */
+function pointer(path: readonly PropertyKey[]): string {
+  return path.map((key) => `/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
+}
+
+/** The keys of the object `schema` has at `path`, if it is one. */
+function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): string[] | undefined {
+  let current: z.ZodType | undefined = schema;
+  for (const key of [...path, undefined]) {
+    while (current instanceof z.ZodOptional || current instanceof z.ZodNullable)
+      current = current.unwrap() as z.ZodType;
+    if (!(current instanceof z.ZodObject)) return undefined;
+    if (key === undefined) return Object.keys(current.shape);
+    current = current.shape[String(key)] as z.ZodType | undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The 400 of a value that `schema` refused: every problem located by JSON
+ * pointer (each unknown key its own, so a listing can be capped), the first
+ * one in the detail.
+ */
+function invalid(error: z.ZodError, what: string, schema?: z.ZodType): InvalidInputError {
+  const errors = error.issues.flatMap((issue) => {
+    if (issue.code !== "unrecognized_keys")
+      return [{ pointer: pointer(issue.path), detail: issue.message }];
+    const known = schema && knownKeys(schema, issue.path);
+    const detail = `unknown key${known ? ` (known: ${known.join(", ")})` : ""}`;
+    return issue.keys.map((key) => ({ pointer: pointer([...issue.path, key]), detail }));
+  });
   const first = errors[0];
   return new InvalidInputError(
     `${what} is invalid: ${first ? `${first.pointer || "(root)"}: ${first.detail}` : "unknown problem"}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`,
@@ -58,7 +113,7 @@ function invalid(error: z.ZodError, what: string): InvalidInputError {
 
 function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
   const result = schema.safeParse(value);
-  if (!result.success) throw invalid(result.error, what);
+  if (!result.success) throw invalid(result.error, what, schema);
   return result.data;
 }
 
@@ -93,6 +148,20 @@ function depthExceeds(value: unknown, limit: number): boolean {
     for (const child of Object.values(current)) stack.push([child, depth + 1]);
   }
   return false;
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The body as text; bytes that are not UTF-8 are refused, never replaced with U+FFFD. */
+async function bodyText(request: { arrayBuffer(): Promise<ArrayBuffer> }): Promise<string> {
+  const bytes = await request.arrayBuffer();
+  try {
+    return UTF8.decode(bytes);
+  } catch (error) {
+    throw new InvalidInputError("the request body is not valid UTF-8: send JSON encoded as UTF-8", {
+      cause: error,
+    });
+  }
 }
 
 function parseJson(text: string): unknown {
@@ -132,16 +201,25 @@ function compactionRequest(body: unknown): z.output<typeof CompactionBody> {
     if (typeof record.spec !== "string" || record.spec.trim() === "") {
       throw new InvalidInputError(`spec must be a non-empty string such as "r+t:..-3"`);
     }
+    if (record.spec.length > MAX_SPEC_LENGTH) {
+      throw new InvalidInputError(
+        `spec must be at most ${MAX_SPEC_LENGTH} characters (got ${record.spec.length})`,
+      );
+    }
     return { spec: record.spec };
   }
   const result = RuleLayer.safeParse(record.rule);
   if (!result.success) {
-    const issues = result.error.issues.map((issue) =>
+    const at = (path: readonly PropertyKey[]) => ["rule", ...path.map(String)].join(".");
+    const issues = result.error.issues.flatMap((issue) =>
       issue.code === "unrecognized_keys"
-        ? `rule.${issue.keys.join(", rule.")}: unknown key (known: ${Object.keys(RuleLayer.shape).join(", ")})`
-        : `rule${issue.path.length > 0 ? `.${issue.path.map(String).join(".")}` : ""}: ${issue.message}`,
+        ? issue.keys.map(
+            (key) =>
+              `${at([...issue.path, key])}: unknown key (known: ${knownKeys(RuleLayer, issue.path)?.join(", ")})`,
+          )
+        : [`${at(issue.path)}: ${issue.message}`],
     );
-    throw new InvalidInputError(issues.join("; "), {
+    throw new InvalidInputError(joinIssues(issues), {
       issues: issues.map((detail) => ({ pointer: "/rule", detail })),
     });
   }
@@ -153,7 +231,7 @@ function problemResponse(error: Error): Response {
   const problem = toProblem(error);
   return new Response(JSON.stringify(problem), {
     status: problem.status,
-    headers: { "content-type": "application/problem+json" },
+    headers: problemHeaders(error),
   });
 }
 
@@ -171,10 +249,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     if (error instanceof HTTPException && error.res) return error.getResponse();
     const problem = toProblem(error);
     if (problem.status >= 500)
-      deps.onUnexpectedError?.(error, { method: c.req.method, path: c.req.path });
-    return c.json(problem, problem.status as ContentfulStatusCode, {
-      "content-type": "application/problem+json",
-    });
+      deps.onServerError?.(error, { method: c.req.method, path: c.req.path, problem });
+    return c.json(problem, problem.status as ContentfulStatusCode, problemHeaders(error));
   });
   app.notFound((c) =>
     c.json(
@@ -195,28 +271,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     return c.json(openapi, 200);
   });
 
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
-      onError: () => {
-        throw new PayloadTooLargeError(
-          `the body is larger than ${deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT} bytes: split large tool outputs or raise the limit`,
-        );
-      },
-    }),
-  );
-  app.use("/v1/conversations/*", async (c, next) => {
-    if (c.req.method === "POST" || c.req.method === "PUT") {
-      const type = c.req.header("content-type") ?? "";
-      if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
-        throw new UnsupportedMediaTypeError(
-          `send the body as JSON with \`content-type: application/json\` (got ${type ? `"${type}"` : "no content-type"})`,
-        );
-      }
-    }
-    await next();
-  });
+  // Authentication first: an unauthenticated request is a 401 whatever its body.
   app.use(
     "/v1/conversations/*",
     bearerAuth<Env>({
@@ -226,19 +281,64 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
         if (tenant) c.set("tenant", tenant);
         return tenant !== undefined;
       },
-      // 401 problems with today's details (the library answers 400 to a malformed header).
+      // 401 problems with today's details (the library answers 400 to a malformed header),
+      // each with its RFC 6750 challenge.
       noAuthenticationHeader: { message: () => problemResponse(new UnauthorizedError(SEND_KEY)) },
       invalidAuthenticationHeader: {
-        message: () => problemResponse(new UnauthorizedError(SEND_KEY)),
+        message: () =>
+          problemResponse(
+            new UnauthorizedError(SEND_KEY, {
+              challenge: `${BEARER_CHALLENGE}, error="invalid_request"`,
+            }),
+          ),
       },
-      invalidToken: { message: () => problemResponse(new UnauthorizedError("unknown API key")) },
+      invalidToken: {
+        message: () =>
+          problemResponse(
+            new UnauthorizedError("unknown API key", {
+              challenge: `${BEARER_CHALLENGE}, error="invalid_token"`,
+            }),
+          ),
+      },
     }),
   );
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
+      onError: () => {
+        throw new RequestRejectedError(
+          REJECTED.payloadTooLarge,
+          `the body is larger than ${deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT} bytes: split large tool outputs or raise the limit`,
+        );
+      },
+    }),
+  );
+  app.use("/v1/conversations/*", async (c, next) => {
+    if (c.req.method === "POST" || c.req.method === "PUT") {
+      // Nothing decodes a compressed body: it would be read as (invalid) JSON text.
+      const encoding = c.req.header("content-encoding")?.trim();
+      if (encoding && encoding.toLowerCase() !== "identity") {
+        throw new RequestRejectedError(
+          REJECTED.unsupportedMediaType,
+          `the body is sent with \`content-encoding: ${encoding}\`: send it uncompressed (identity-encoded JSON, no content-encoding header)`,
+        );
+      }
+      const type = c.req.header("content-type") ?? "";
+      if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
+        throw new RequestRejectedError(
+          REJECTED.unsupportedMediaType,
+          `send the body as JSON with \`content-type: application/json\` (got ${type ? `"${type}"` : "no content-type"})`,
+        );
+      }
+    }
+    await next();
+  });
 
   app.openapi(routes.appendTurn, async (c) => {
     const tenant = c.get("tenant");
     const { id } = c.req.valid("param");
-    const text = await c.req.text();
+    const text = await bodyText(c.req);
     if (tenant.webhook_secrets && tenant.webhook_secrets.length > 0) {
       verifyWebhook(
         tenant.webhook_secrets,
@@ -289,7 +389,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   );
   app.openapi(routes.addCompaction, async (c) => {
     const { id } = c.req.valid("param");
-    const request = compactionRequest(parseJson(await c.req.text()));
+    const request = compactionRequest(parseJson(await bodyText(c.req)));
     return c.json(await deps.service.compact(c.get("tenant"), id, request), 201);
   });
   app.openapi(routes.resetCompactions, async (c) => {
@@ -306,7 +406,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   );
   app.openapi(routes.putConfig, async (c) => {
     const { id } = c.req.valid("param");
-    const layer = parseConfigTree(parseJson(await c.req.text()), { strict: true });
+    const layer = parseConfigTree(parseJson(await bodyText(c.req)), { strict: true });
     return c.json(await deps.service.putConfig(c.get("tenant"), id, layer), 200);
   });
 

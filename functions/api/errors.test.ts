@@ -20,10 +20,10 @@ import {
 } from "../errors.ts";
 import {
   INVALID_SIGNATURE,
-  PayloadTooLargeError,
+  REJECTED,
+  RequestRejectedError,
   toProblem,
   UnauthorizedError,
-  UnsupportedMediaTypeError,
 } from "./errors.ts";
 
 /** Every error a route can raise, with the answer it must give (literals, not read from the classes). */
@@ -57,8 +57,18 @@ const ANSWERS: [Error, number, string, string][] = [
   ],
   [new NotFoundError("x"), 404, "/problems/not-found", "Conversation not found"],
   [new TurnConflictError("x", 3), 409, "/problems/turn-conflict", "Turn conflict"],
-  [new PayloadTooLargeError("x"), 413, "/problems/payload-too-large", "Payload too large"],
-  [new UnsupportedMediaTypeError("x"), 415, "/problems/unsupported-media-type", "Send JSON"],
+  [
+    new RequestRejectedError(REJECTED.payloadTooLarge, "x"),
+    413,
+    "/problems/payload-too-large",
+    "Payload too large",
+  ],
+  [
+    new RequestRejectedError(REJECTED.unsupportedMediaType, "x"),
+    415,
+    "/problems/unsupported-media-type",
+    "Send JSON",
+  ],
   [new UnprocessableError("x"), 422, "/problems/invalid-compaction", "Compaction cannot apply"],
   [
     new UnprocessableError("x", PROBLEM_VARIANTS.emptyRange),

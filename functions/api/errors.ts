@@ -4,32 +4,56 @@
  * type and title; only internal faults (500) hide their message. Bad input is
  * never a 5xx.
  */
-import { AutocompactError, type ErrorOptions } from "../../core/errors.ts";
+import { AutocompactError, type ErrorOptions, type ProblemKind } from "../../core/errors.ts";
 
 /** The problem variant of an {@link UnauthorizedError} for a missing or wrong webhook signature. */
 export const INVALID_SIGNATURE = { slug: "invalid-signature", title: "Invalid webhook signature" };
 
-/** Missing or unknown API key, or (`invalid-signature`) no valid webhook signature (401). */
+/** The challenge every 401 carries (RFC 9110 §11.6.1): API keys are bearer tokens (RFC 6750). */
+export const BEARER_CHALLENGE = 'Bearer realm="autocompact"';
+
+/**
+ * Missing or unknown API key, or (`invalid-signature`) no valid webhook
+ * signature (401). The answer carries `WWW-Authenticate: <challenge>`
+ * ({@link BEARER_CHALLENGE} unless a more precise one is given).
+ */
 export class UnauthorizedError extends AutocompactError {
   override readonly name = "UnauthorizedError";
-  constructor(message: string, options: ErrorOptions = {}) {
+  readonly challenge: string;
+  constructor(message: string, options: ErrorOptions & { challenge?: string } = {}) {
     super(message, { status: 401, slug: "unauthorized", title: "Unauthorized" }, options);
+    this.challenge = options.challenge ?? BEARER_CHALLENGE;
+  }
+
+  override responseHeaders(): Record<string, string> {
+    return { "WWW-Authenticate": this.challenge };
   }
 }
 
-/** A body that is not sent as JSON (415). */
-export class UnsupportedMediaTypeError extends AutocompactError {
-  override readonly name = "UnsupportedMediaTypeError";
-  constructor(message: string, options: ErrorOptions = {}) {
-    super(message, { status: 415, slug: "unsupported-media-type", title: "Send JSON" }, options);
-  }
-}
+/**
+ * The kinds of {@link RequestRejectedError}: a request refused for its form
+ * (headers, size, encoding, timing) before its content is looked at.
+ */
+export const REJECTED = {
+  /** A body that is not sent as JSON, or not identity-encoded. */
+  unsupportedMediaType: { status: 415, slug: "unsupported-media-type", title: "Send JSON" },
+  /** A body above the configured limit. */
+  payloadTooLarge: { status: 413, slug: "payload-too-large", title: "Payload too large" },
+  /** Request headers larger than the local server accepts (node:http's parser refused them). */
+  headersTooLarge: { status: 431, slug: "headers-too-large", title: "Request headers too large" },
+  /** Headers or body that did not arrive in time (node:http's `headersTimeout` or `requestTimeout`). */
+  requestTimeout: { status: 408, slug: "request-timeout", title: "Request timeout" },
+} as const satisfies Record<string, ProblemKind>;
 
-/** A body above the configured limit (413). */
-export class PayloadTooLargeError extends AutocompactError {
-  override readonly name = "PayloadTooLargeError";
-  constructor(message: string, options: ErrorOptions = {}) {
-    super(message, { status: 413, slug: "payload-too-large", title: "Payload too large" }, options);
+/** A request refused for its form before its content is looked at: one of {@link REJECTED}. */
+export class RequestRejectedError extends AutocompactError {
+  override readonly name = "RequestRejectedError";
+  constructor(
+    kind: (typeof REJECTED)[keyof typeof REJECTED],
+    message: string,
+    options: Omit<ErrorOptions, "slug" | "title"> = {},
+  ) {
+    super(message, kind, options);
   }
 }
 
@@ -59,4 +83,11 @@ export function toProblem(error: unknown): Problem {
     status: 500,
     detail: "an unexpected error occurred; it has been logged",
   };
+}
+
+/** The headers of a problem answer: its content type and those the error carries (`WWW-Authenticate`, …). */
+export function problemHeaders(error: unknown): Record<string, string> {
+  const carried =
+    error instanceof AutocompactError && error.status !== 500 ? error.responseHeaders() : {};
+  return { ...carried, "content-type": "application/problem+json" };
 }

@@ -15,7 +15,7 @@ import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
-import { createApp } from "./app.ts";
+import { createApp, serverErrorLogger } from "./app.ts";
 
 type LogLevel = NonNullable<NonNullable<ConstructorParameters<typeof Logger>[0]>["logLevel"]>;
 
@@ -43,7 +43,6 @@ export const handler = handle(
     service,
     tenants: new DynamoTenantDirectory(dynamodb, env.tableName),
     ...(env.bodyLimitBytes ? { bodyLimitBytes: env.bodyLimitBytes } : {}),
-    onUnexpectedError: (error, request) =>
-      logger.error("api.unexpected_error", { error: error as Error, ...request }),
+    onServerError: serverErrorLogger(logger),
   }),
 );

@@ -58,6 +58,18 @@ const problemOf = <T extends z.ZodType>(description: string, schema: T) => ({
 
 const problem = (description: string) => problemOf(description, ProblemSchema);
 
+/** A 401: a problem, with the challenge RFC 9110 requires. */
+const unauthorized = (description: string) => ({
+  ...problem(description),
+  headers: {
+    "WWW-Authenticate": {
+      description:
+        'The challenge: `Bearer realm="autocompact"` (with `error="invalid_token"` for an unknown key).',
+      schema: { type: "string" as const },
+    },
+  },
+});
+
 /** Answers every route can give. */
 const always = {
   429: json(
@@ -73,14 +85,18 @@ const conversation = {
   400: problem(
     "Invalid request: the conversation id, the body or the query (`errors` locates each problem).",
   ),
-  401: problem("Missing or unknown API key (`Authorization: Bearer <key>`)."),
+  401: unauthorized(
+    "Missing or unknown API key (`Authorization: Bearer <key>`), checked before the body.",
+  ),
 } as const;
 
 const notFound = problem(
   "No such conversation for this API key's tenant (another tenant's conversations are not found either).",
 );
 const tooLarge = problem("The body is larger than the limit (5 MB unless configured).");
-const notJson = problem("The body is not sent as JSON (`content-type: application/json`).");
+const notJson = problem(
+  "The body is not sent as uncompressed JSON (`content-type: application/json`, no `content-encoding`).",
+);
 const contention = problem("Too many concurrent writes to the conversation; retry the request.");
 
 export const health = createRoute({
@@ -117,7 +133,7 @@ export const appendTurn = createRoute({
     202: json("Stored; its evaluation is enqueued.", AppendResponse),
     200: json("An identical replay of a stored turn; nothing new is stored.", AppendResponse),
     ...conversation,
-    401: problem(
+    401: unauthorized(
       "Missing or unknown API key, or a missing or invalid webhook signature for a tenant that requires one.",
     ),
     409: problemOf(

@@ -8,11 +8,15 @@ import { z } from "@hono/zod-openapi";
 import {
   type AutoConfig,
   AutoConfigLayer,
+  boundedText,
+  MAX_MODEL_ID_LENGTH,
   RuleLayer,
   SummaryRuleConfig,
   ToolCallMode,
 } from "../../core/config.ts";
+import { MAX_LISTED_ISSUES } from "../../core/errors.ts";
 import { Compaction, Entry, JsonObject, UnknownEntry } from "../../core/events.ts";
+import { MAX_TURN } from "../store/dynamodb-keys.ts";
 
 // The two `z.custom` schemas of the wire format cannot describe themselves:
 // their metadata (read by the document generator only) says what they accept.
@@ -49,12 +53,13 @@ export const CompactionParams = z.object({ id: ConversationId, position: Compact
 
 /** The Standard Webhooks headers of a signed turn post (required when the tenant has signing secrets). */
 export const WebhookHeaders = z.object({
-  "webhook-id": z.string().optional().openapi({ description: "Unique message id." }),
+  "webhook-id": z.string().max(256).optional().openapi({ description: "Unique message id." }),
   "webhook-timestamp": z
     .string()
+    .max(20)
     .optional()
     .openapi({ description: "Unix seconds; accepted within ±300 s of the server's clock." }),
-  "webhook-signature": z.string().optional().openapi({
+  "webhook-signature": z.string().max(4096).optional().openapi({
     description:
       'Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` signatures (several, for key rotation).',
   }),
@@ -62,7 +67,9 @@ export const WebhookHeaders = z.object({
 
 /** The model a turn was produced with. */
 export const ModelInfoSchema = z.strictObject({
-  id: z.string().min(1).optional(),
+  id: boundedText(MAX_MODEL_ID_LENGTH)
+    .optional()
+    .openapi({ description: "The model's id, as its provider names it." }),
   context_window: z.number().int().positive().optional(),
 });
 
@@ -76,7 +83,12 @@ export const Event = Entry.clone().openapi("Event", {
 
 /** `POST /v1/conversations/{id}/turns`. Events are validated entry by entry afterwards. */
 export const TurnBody = z.strictObject({
-  turn: z.number({ error: "turn must be a whole number ≥ 0" }).int().nonnegative(),
+  // The bound is the DynamoDB key codec's: a larger turn cannot be stored.
+  turn: z
+    .number({ error: "turn must be a whole number ≥ 0" })
+    .int()
+    .nonnegative()
+    .max(MAX_TURN, `turn must be at most ${MAX_TURN}`),
   model: ModelInfoSchema.optional(),
   events: z.array(z.unknown()).min(1, "a turn needs at least one event"),
 });
@@ -90,9 +102,15 @@ export const TurnRequest = TurnBody.extend({ events: z.array(Event).min(1) }).op
   "TurnRequest",
 );
 
+/** The longest DSL spec of a manual compaction (real ones are a few characters: "r+t:..-3"). */
+export const MAX_SPEC_LENGTH = 1024;
+
 /** `POST /v1/conversations/{id}/compactions`. */
 export const CompactionBody = z
-  .union([z.strictObject({ spec: z.string().min(1) }), z.strictObject({ rule: RuleLayer })])
+  .union([
+    z.strictObject({ spec: z.string().min(1).max(MAX_SPEC_LENGTH) }),
+    z.strictObject({ rule: RuleLayer }),
+  ])
   .openapi("CompactionRequest", {
     description: 'A DSL spec (RFD 064, e.g. "r+t:..-3") or a rule, exactly one of them.',
   });
@@ -213,8 +231,19 @@ export const ProblemSchema = z
     detail: z.string().openapi({ description: "What went wrong and how to fix it." }),
     errors: z
       .array(z.object({ pointer: z.string().optional(), detail: z.string() }))
+      .max(MAX_LISTED_ISSUES)
       .optional()
-      .openapi({ description: "Each problem of an invalid request, located by JSON pointer." }),
+      .openapi({
+        description: `Each problem of an invalid request, located by JSON pointer: the first ${MAX_LISTED_ISSUES}.`,
+      }),
+    errors_omitted: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .openapi({
+        description: `How many problems are not listed in \`errors\` (only past ${MAX_LISTED_ISSUES}).`,
+      }),
   })
   .openapi("Problem", { description: "An RFC 9457 problem document." });
 

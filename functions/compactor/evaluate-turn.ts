@@ -18,15 +18,14 @@ import type { SummaryRuleConfig } from "../../core/config.ts";
 import { tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
-import { projectedCharsFromSizes, type TurnSize } from "../../core/sizes.ts";
+import { projectedCharsFromSizes } from "../../core/sizes.ts";
+import { ConversationLog, type Decision, type RetryPolicy } from "../conversations/log.ts";
 import { autoKey, effectiveConfig, type ServiceSettings } from "../conversations/state.ts";
 import { missingSummarizerError, summarizeBand } from "../conversations/summaries.ts";
-import { ConditionFailedError, ContentionError } from "../errors.ts";
 import {
   type Clock,
   type ConversationStore,
   type EvaluationMessage,
-  type StoredCompaction,
   type Summarizer,
   systemClock,
   type TenantDirectory,
@@ -57,9 +56,9 @@ export interface EvaluatorDeps {
   readonly clock?: Clock;
   readonly settings?: ServiceSettings;
   readonly summarizer?: Summarizer;
+  /** How long a band's write that keeps losing races is retried (defaults in {@link ConversationLog}). */
+  readonly retry?: RetryPolicy;
 }
-
-const MAX_ATTEMPTS = 8;
 
 /** Evaluates the trigger after `message.turn` and writes the band if it fires. */
 export async function evaluateTurn(
@@ -68,17 +67,19 @@ export async function evaluateTurn(
 ): Promise<EvaluationOutcome> {
   const ref = { tenant: message.tenant, conversation: message.conversation };
   const clock = deps.clock ?? systemClock;
+  const log = new ConversationLog(deps.store, deps.retry);
+  const what = `turn ${message.turn} of ${message.conversation}`;
   // A summary costs a model call: a retry after a lost race reuses it when the band is the same.
   let cached: { key: string; result: BandSummary } | undefined;
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const head = await deps.store.getHead(ref);
+  return log.update(ref, what, async (snapshot): Promise<Decision<EvaluationOutcome>> => {
+    const head = snapshot.head;
     if (!head || message.turn >= head.turn_count)
-      return { outcome: "skipped", reason: "unknown_turn" };
+      return { result: { outcome: "skipped", reason: "unknown_turn" } };
     if (head.evaluated_through >= message.turn)
-      return { outcome: "skipped", reason: "already_evaluated" };
+      return { result: { outcome: "skipped", reason: "already_evaluated" } };
     if (message.turn < head.turn_count - 1) {
-      await deps.store.markEvaluated(ref, message.turn);
-      return { outcome: "skipped", reason: "stale" };
+      await log.markEvaluated(ref, message.turn);
+      return { result: { outcome: "skipped", reason: "stale" } };
     }
     const tenant = await deps.tenants.getTenant(message.tenant);
     const settings = deps.settings ?? {};
@@ -90,15 +91,8 @@ export async function evaluateTurn(
       context_window: resolveContextWindow(head.model, settings.catalog),
     };
     // Read only when the trigger fires: the no-fire path costs the head read alone.
-    let stored: StoredCompaction[] = [];
-    let sizes: TurnSize[] = [];
     const firing = async () => {
-      const [records, listed] = await Promise.all([
-        deps.store.listTurnSizes(ref),
-        deps.store.listCompactions(ref),
-      ]);
-      stored = listed;
-      sizes = records.map((record) => record.size);
+      const [sizes, stored] = await Promise.all([snapshot.turnSizes(), snapshot.compactions()]);
       const compactions = stored.map((c) => c.compaction);
       return {
         compactions,
@@ -127,40 +121,29 @@ export async function evaluateTurn(
         : {}),
     });
     if (step.kind === "skip") {
-      await deps.store.markEvaluated(ref, message.turn);
-      return { outcome: "skipped", reason: step.decision.reason, decision: step.decision };
+      await log.markEvaluated(ref, message.turn);
+      return {
+        result: { outcome: "skipped", reason: step.decision.reason, decision: step.decision },
+      };
     }
     if (step.kind === "needs_summary") throw missingSummarizerError(step.decision.range);
-    const band = step.band.compaction;
-    const all = [...stored.map((c) => c.compaction), band];
-    try {
-      await deps.store.addCompaction(
-        ref,
-        {
+    return {
+      write: {
+        kind: "add_compaction",
+        compaction: {
           key: autoKey(message.turn),
           after_turn: message.turn,
           seq: head.compactions_version + 1,
-          compaction: band,
+          compaction: step.band.compaction,
         },
-        head,
-        {
-          projected_chars: projectedCharsFromSizes(sizes, all),
-          max_compacted_turn: Math.max(head.max_compacted_turn, band.to_turn),
-          evaluated_through: message.turn,
-        },
-      );
-    } catch (error) {
-      if (error instanceof ConditionFailedError) continue;
-      throw error;
-    }
-    return {
-      outcome: "fired",
-      decision: step.decision,
-      band: step.band,
-      ...(step.summary ? { summary: step.summary } : {}),
+        evaluated_through: message.turn,
+      },
+      result: {
+        outcome: "fired",
+        decision: step.decision,
+        band: step.band,
+        ...(step.summary ? { summary: step.summary } : {}),
+      },
     };
-  }
-  throw new ContentionError(
-    `turn ${message.turn} of ${message.conversation}: the head kept changing during evaluation`,
-  );
+  });
 }

@@ -264,9 +264,9 @@ describe("compactor handler: logs", () => {
 });
 
 describe("compactor handler: partial batch responses", () => {
-  it("stops at the first failure: that record and every later one are reported failed", async () => {
+  it("holds back the failing record's group only: its later records fail, other groups go on", async () => {
     const { handler, evaluate } = setup(async (message) => {
-      if (message.turn === 2) throw new Error("DynamoDB is down");
+      if (message.conversation === "c1" && message.turn === 2) throw new Error("DynamoDB is down");
       return { outcome: "skipped", reason: "stale" };
     });
 
@@ -276,6 +276,8 @@ describe("compactor handler: partial batch responses", () => {
         record("m2", msg(2)),
         record("m3", msg(3)),
         record("m4", msg(0, "other"), "g2"),
+        record("m5", msg(4)),
+        record("m6", msg(1, "other"), "g2"),
       ),
     );
 
@@ -283,10 +285,15 @@ describe("compactor handler: partial batch responses", () => {
       batchItemFailures: [
         { itemIdentifier: "m2" },
         { itemIdentifier: "m3" },
-        { itemIdentifier: "m4" },
+        { itemIdentifier: "m5" },
       ],
     });
-    expect(evaluate.mock.calls.map(([m]) => m.turn)).toEqual([1, 2]);
+    expect(evaluate.mock.calls.map(([m]) => [m.conversation, m.turn])).toEqual([
+      ["c1", 1],
+      ["c1", 2],
+      ["other", 0],
+      ["other", 1],
+    ]);
     const failure = logs().find((line) => line.message === "auto_compaction.failed");
     expect(failure).toMatchObject({
       level: "ERROR",
@@ -306,7 +313,7 @@ describe("compactor handler: partial batch responses", () => {
     const response = await handler(
       event(
         record("bad-json", "{not json"),
-        record("ok", msg(1)), // after a failure in a FIFO batch: failed too
+        record("ok", msg(1)), // after a failure in its group: failed too
       ),
     );
 
@@ -338,6 +345,37 @@ describe("compactor handler: partial batch responses", () => {
     expect(logs()[0]?.reason).toBe(
       "the body is not an evaluation message: conversation: must not be empty; turn: must be 0 or more",
     );
+  });
+
+  it("a poison message for one conversation fails neither another conversation's records nor the batch", async () => {
+    const { handler, evaluate } = setup(async () => ({ outcome: "skipped", reason: "stale" }));
+
+    const response = await handler(
+      event(
+        record("a-poison", "{not json", "group-a"),
+        record("a-1", msg(1, "a"), "group-a"),
+        record("b-1", msg(1, "b"), "group-b"),
+        record("a-2", msg(2, "a"), "group-a"),
+        record("b-2", msg(2, "b"), "group-b"),
+      ),
+    );
+
+    expect(response).toEqual({
+      batchItemFailures: [
+        { itemIdentifier: "a-poison" },
+        { itemIdentifier: "a-1" },
+        { itemIdentifier: "a-2" },
+      ],
+    });
+    expect(evaluate.mock.calls.map(([m]) => [m.conversation, m.turn])).toEqual([
+      ["b", 1],
+      ["b", 2],
+    ]);
+    expect(logs().map((line) => [line.level, line.message, line.message_id])).toEqual([
+      ["ERROR", "auto_compaction.invalid_message", "a-poison"],
+      ["DEBUG", "auto_compaction.skipped", undefined],
+      ["DEBUG", "auto_compaction.skipped", undefined],
+    ]);
   });
 
   it("answers a batch that failed entirely with a response (no throw)", async () => {

@@ -2,9 +2,11 @@
  * The compactor's Lambda handler: one SQS FIFO batch of evaluation messages,
  * answered with a partial batch response (ARCHITECTURE §2, §10).
  *
- * Records are processed in order by Powertools' FIFO processor, which stops
- * at the first failure and reports that record and every later one as failed,
- * so a conversation's messages are never evaluated out of order. A body that
+ * Records are processed in order by Powertools' FIFO processor with
+ * `skipGroupOnError`: a failed record fails the later records of its own
+ * message group (its conversation) and no others, so a conversation's messages
+ * are never evaluated out of order and a poison message holds back only its
+ * own conversation; other conversations in the batch go on. A body that
  * is not an evaluation message fails its record (it ends in the DLQ after
  * 5 receives instead of disappearing). Each outcome is logged as one JSON
  * line and counted in EMF metrics, flushed once per invocation.
@@ -143,6 +145,9 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
         new SqsFifoPartialProcessorAsync(),
         {
           ...(context ? { context } : {}),
+          // A failure holds back its own group (conversation) only (ARCHITECTURE §2);
+          // without it every later record of the batch fails, other conversations' too.
+          skipGroupOnError: true,
           // Report every record as failed instead of throwing: same redelivery,
           // and the invocation is not counted as a Lambda error.
           throwOnFullBatchFailure: false,

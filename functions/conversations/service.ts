@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import type { ModelInfo } from "../../core/catalog.ts";
 import {
+  type AutoConfig,
   type AutoConfigLayer,
   ConfigError,
   mergeLayers,
@@ -22,15 +23,10 @@ import { estimateView, tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { type ManualRequest, planManualCompaction } from "../../core/manual.ts";
 import { project } from "../../core/projection.ts";
-import { buildCompaction, nextCompactionTimestamp } from "../../core/rules.ts";
+import { buildCompaction, nextCompactionTimestamp, resetSelection } from "../../core/rules.ts";
 import { measureTurn, type TurnSize } from "../../core/sizes.ts";
 import { indexTurns, isConversationEvent } from "../../core/turns.ts";
-import {
-  ConditionFailedError,
-  ContentionError,
-  NotFoundError,
-  TurnConflictError,
-} from "../errors.ts";
+import { NotFoundError, TurnConflictError } from "../errors.ts";
 import {
   type Clock,
   type ConversationHead,
@@ -45,24 +41,15 @@ import {
   type Tenant,
   type TurnQueue,
 } from "../ports.ts";
+import { ConversationLog, type Decision, type RetryPolicy } from "./log.ts";
 import {
   effectiveConfig,
-  interleave,
   listedCompactions,
   manualKey,
-  maxCompactedTurn,
-  projectedChars,
-  rawChars,
   readStream,
   type ServiceSettings,
-  turnSizes,
 } from "./state.ts";
 import { missingSummarizerError, summarizeBand } from "./summaries.ts";
-
-/** How many times an optimistic write is retried from a fresh read. */
-const MAX_ATTEMPTS = 8;
-/** Compactions removed per transaction (DynamoDB allows 100 items, one is the head). */
-const REMOVE_BATCH = 90;
 
 /** A turn as the webhook receives it (already schema-validated). */
 export interface TurnInput {
@@ -87,6 +74,8 @@ export interface ConversationServiceDeps {
   readonly clock?: Clock;
   readonly settings?: ServiceSettings;
   readonly summarizer?: Summarizer;
+  /** How long a write that keeps losing races is retried (defaults in {@link ConversationLog}). */
+  readonly retry?: RetryPolicy;
 }
 
 /** SHA-256 of a turn's canonical content: equal digests are identical replays. */
@@ -94,6 +83,14 @@ export function turnDigest(input: TurnInput): string {
   return createHash("sha256")
     .update(JSON.stringify({ model: input.model ?? null, events: input.events }))
     .digest("hex");
+}
+
+/** The head of a conversation that exists (has a turn or its own config); else {@link NotFoundError}. */
+function requireHead(ref: ConversationRef, head: ConversationHead | undefined): ConversationHead {
+  if (!head || (head.turn_count === 0 && head.config === undefined)) {
+    throw new NotFoundError(`no conversation "${ref.conversation}"`);
+  }
+  return head;
 }
 
 /** Checks that posted events form exactly one turn of a stream. */
@@ -130,6 +127,7 @@ export function checkTurnShape(input: TurnInput): void {
 
 export class ConversationService {
   readonly #store: ConversationStore;
+  readonly #log: ConversationLog;
   readonly #queue: TurnQueue;
   readonly #clock: Clock;
   readonly #settings: ServiceSettings;
@@ -137,6 +135,7 @@ export class ConversationService {
 
   constructor(deps: ConversationServiceDeps) {
     this.#store = deps.store;
+    this.#log = new ConversationLog(deps.store, deps.retry);
     this.#queue = deps.queue;
     this.#clock = deps.clock ?? systemClock;
     this.#settings = deps.settings ?? {};
@@ -166,83 +165,91 @@ export class ConversationService {
         evaluation_enqueued: true,
       };
     };
-    if (streamLayers.length === 0 && !answersEarlierTurns(input)) {
-      // The common case needs no read: the next turn, not covered by any
-      // compaction, adds its characters to the cached projection. Anything
-      // else (a replay, a gap, a covered turn) fails the condition and takes
-      // the path below, which reads the head first.
-      const size = measureTurn(input.events, new Map());
-      try {
-        await this.#store.appendTurn(
-          ref,
-          storedTurn(input, size, digest),
-          { uncompacted: true, add_projected_chars: rawChars(size) },
-          input.model ? { model: input.model } : {},
-        );
-        return await created();
-      } catch (error) {
-        if (!(error instanceof ConditionFailedError)) throw error;
-      }
+    // The common case needs no read: the next turn, not covered by any
+    // compaction, adds its characters to the cached projection. Anything
+    // else (a replay, a gap, a covered turn, a config delta) is decided from
+    // the head.
+    if (
+      streamLayers.length === 0 &&
+      !answersEarlierTurns(input) &&
+      (await this.#log.appendUncovered(
+        ref,
+        storedTurn(input, measureTurn(input.events, new Map()), digest),
+      ))
+    ) {
+      return created();
     }
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const head = await this.#store.getHead(ref);
-      const count = head?.turn_count ?? 0;
-      if (input.turn < count)
-        return this.#replay(ref, head as ConversationHead, input.turn, digest);
-      if (input.turn > count) {
-        throw new TurnConflictError(
-          `turn ${input.turn} would leave a gap: the conversation has ${count} turn(s), so the next turn is ${count}`,
-          count,
-        );
-      }
-      const size = measureTurn(input.events, await this.#toolNamesBefore(ref, input));
-      const maxCompacted = head?.max_compacted_turn ?? -1;
-      const projected =
-        input.turn > maxCompacted
-          ? (head?.projected_chars ?? 0) + rawChars(size)
-          : projectedChars(
-              [...(await turnSizes(this.#store, ref)), size],
-              await this.#store.listCompactions(ref),
-            );
-      const model = input.model ?? head?.model;
-      const streamConfig =
-        streamLayers.length > 0
-          ? mergeLayers(head?.stream_config ?? {}, ...streamLayers)
-          : undefined;
-      if (streamConfig) {
-        try {
-          effectiveConfig(this.#settings, tenant, {
-            ...(head ?? EMPTY_HEAD),
-            stream_config: streamConfig,
-          });
-        } catch (error) {
-          if (error instanceof ConfigError) {
-            throw new InvalidInputError(`the turn's config_delta: ${error.message}`, {
-              ...PROBLEM_VARIANTS.invalidTurn,
-              cause: error,
-            });
-          }
-          throw error;
+    const outcome = await this.#log.update(
+      ref,
+      `turn ${input.turn}`,
+      async ({ head }): Promise<Decision<AppendOutcome | undefined>> => {
+        const count = head?.turn_count ?? 0;
+        if (input.turn < count) {
+          return { result: await this.#replay(ref, head as ConversationHead, input.turn, digest) };
         }
-      }
-      try {
-        await this.#store.appendTurn(
-          ref,
-          storedTurn(input, size, digest),
-          { compactions_version: head?.compactions_version ?? 0 },
-          {
-            projected_chars: projected,
+        if (input.turn > count) {
+          throw new TurnConflictError(
+            `turn ${input.turn} would leave a gap: the conversation has ${count} turn(s), so the next turn is ${count}`,
+            count,
+          );
+        }
+        const size = measureTurn(input.events, await this.#toolNamesBefore(ref, input));
+        const streamConfig =
+          streamLayers.length > 0
+            ? mergeLayers(head?.stream_config ?? {}, ...streamLayers)
+            : undefined;
+        if (streamConfig) this.#checkStreamConfig(tenant, head, streamConfig);
+        return {
+          write: {
+            kind: "append_turn",
+            turn: storedTurn(input, size, digest),
             ...(streamConfig ? { stream_config: streamConfig } : {}),
-            ...(model ? { model } : {}),
           },
-        );
-      } catch (error) {
-        if (error instanceof ConditionFailedError) continue;
-        throw error;
+          result: undefined,
+        };
+      },
+    );
+    return outcome ?? created();
+  }
+
+  /** A turn's config deltas must leave a config this service can run, exactly as a PUT must. */
+  #checkStreamConfig(
+    tenant: Tenant,
+    head: ConversationHead | undefined,
+    streamConfig: AutoConfigLayer,
+  ): void {
+    try {
+      this.#runnableConfig(tenant, { ...(head ?? EMPTY_HEAD), stream_config: streamConfig });
+    } catch (error) {
+      if (error instanceof ConfigError) {
+        throw new InvalidInputError(`the turn's config_delta: ${error.message}`, {
+          ...PROBLEM_VARIANTS.invalidTurn,
+          cause: error,
+        });
       }
-      return await created();
+      if (error instanceof SummaryRequiredError) {
+        throw new SummaryRequiredError(`the turn's config_delta: ${error.message}`, {
+          cause: error,
+        });
+      }
+      throw error;
     }
-    throw new ContentionError(`turn ${input.turn}: too many concurrent writes, retry the request`);
+  }
+
+  /**
+   * The effective config with `head`'s layers, if this service can run it:
+   * valid ({@link ConfigError} otherwise) and, when its rule summarizes,
+   * with a summarizer ({@link SummaryRequiredError} otherwise), so the
+   * compactor never meets a config it must fail on.
+   */
+  #runnableConfig(tenant: Tenant, head: ConversationHead): AutoConfig {
+    const effective = effectiveConfig(this.#settings, tenant, head);
+    if (effective.rule.summary && !this.#summarizer) {
+      throw new SummaryRequiredError(
+        "conversation.compaction.auto.rule.summary: this service has no summarizer configured, so a summary rule could never run (set SUMMARIZER locally, or the stack's summarizer setting)",
+      );
+    }
+    return effective;
   }
 
   async #replay(
@@ -278,11 +285,7 @@ export class ConversationService {
   }
 
   async #requireHead(ref: ConversationRef): Promise<ConversationHead> {
-    const head = await this.#store.getHead(ref);
-    if (!head || (head.turn_count === 0 && head.config === undefined)) {
-      throw new NotFoundError(`no conversation "${ref.conversation}"`);
-    }
-    return head;
+    return requireHead(ref, await this.#store.getHead(ref));
   }
 
   /** Turn count, evaluation progress, estimate and compactions of a conversation. */
@@ -331,11 +334,11 @@ export class ConversationService {
     request: ManualRequest,
   ): Promise<Compaction & { position: number }> {
     const ref = { tenant: tenant.id, conversation };
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const head = await this.#requireHead(ref);
+    return this.#log.update(ref, "compaction", async (snapshot) => {
+      const head = requireHead(ref, snapshot.head);
       if (head.turn_count === 0)
         throw new UnprocessableError("the conversation has no turns to compact yet");
-      const stored = await this.#store.listCompactions(ref);
+      const stored = await snapshot.compactions();
       const existing = stored.map((c) => c.compaction);
       const config = effectiveConfig(this.#settings, tenant, head);
       const plan = planManualCompaction(request, head.turn_count, existing, config.rule);
@@ -356,20 +359,14 @@ export class ConversationService {
         ...(summary ? { summaryText: summary.text } : {}),
       });
       const seq = head.compactions_version + 1;
-      const entry = { key: manualKey(seq), after_turn: head.turn_count - 1, seq, compaction };
-      const all = [...stored, entry];
-      try {
-        await this.#store.addCompaction(ref, entry, head, {
-          projected_chars: projectedChars(await turnSizes(this.#store, ref), all),
-          max_compacted_turn: maxCompactedTurn(all),
-        });
-      } catch (error) {
-        if (error instanceof ConditionFailedError) continue;
-        throw error;
-      }
-      return { position: all.length, ...compaction };
-    }
-    throw new ContentionError("too many concurrent writes, retry the request");
+      return {
+        write: {
+          kind: "add_compaction",
+          compaction: { key: manualKey(seq), after_turn: head.turn_count - 1, seq, compaction },
+        },
+        result: { position: stored.length + 1, ...compaction },
+      };
+    });
   }
 
   /** Removes compactions: all, one by 1-based position, or all of one source. */
@@ -379,61 +376,22 @@ export class ConversationService {
     selector: { position?: number; source?: "auto" | "manual" },
   ): Promise<{ removed: (Compaction & { position: number })[] }> {
     const ref = { tenant: tenant.id, conversation };
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const head = await this.#requireHead(ref);
-      const stored = await this.#store.listCompactions(ref);
-      const listed = listedCompactions(stored);
-      if (
-        selector.position !== undefined &&
-        (selector.position < 1 || selector.position > stored.length)
-      ) {
-        throw new UnprocessableError(
-          stored.length === 0
-            ? `no compaction at position ${selector.position}: the conversation has no compactions`
-            : `no compaction at position ${selector.position}: positions are 1 to ${stored.length}`,
-        );
-      }
-      const removing = stored.filter(
-        (c, i) =>
-          (selector.position === undefined || selector.position === i + 1) &&
-          (selector.source === undefined || c.compaction.source === selector.source),
+    type Removed = { removed: (Compaction & { position: number })[] };
+    return this.#log.update(ref, "reset", async (snapshot): Promise<Decision<Removed>> => {
+      requireHead(ref, snapshot.head);
+      const stored = await snapshot.compactions();
+      const indices = resetSelection(
+        stored.map((c) => c.compaction),
+        selector,
       );
-      if (removing.length === 0) return { removed: [] };
-      const keys = new Set(removing.map((c) => c.key));
-      try {
-        await this.#removeInBatches(ref, head, stored, [...keys]);
-      } catch (error) {
-        if (error instanceof ConditionFailedError) continue;
-        throw error;
-      }
-      return { removed: listed.filter((_, i) => keys.has((stored[i] as { key: string }).key)) };
-    }
-    throw new ContentionError("too many concurrent writes, retry the request");
-  }
-
-  /**
-   * Removes compactions a batch at a time (one DynamoDB transaction holds at
-   * most 100 items): every batch is one atomic step from one consistent head
-   * to the next, so a concurrent reader or writer never sees a wrong estimate.
-   */
-  async #removeInBatches(
-    ref: ConversationRef,
-    head: ConversationHead,
-    stored: readonly StoredCompaction[],
-    keys: readonly string[],
-  ): Promise<void> {
-    const sizes = await turnSizes(this.#store, ref);
-    let remaining = stored;
-    let version = { turn_count: head.turn_count, compactions_version: head.compactions_version };
-    for (let start = 0; start < keys.length; start += REMOVE_BATCH) {
-      const batch = new Set(keys.slice(start, start + REMOVE_BATCH));
-      remaining = remaining.filter((c) => !batch.has(c.key));
-      await this.#store.removeCompactions(ref, [...batch], version, {
-        projected_chars: projectedChars(sizes, remaining),
-        max_compacted_turn: maxCompactedTurn(remaining),
-      });
-      version = { ...version, compactions_version: version.compactions_version + 1 };
-    }
+      const removed = indices.map((i) => ({
+        position: i + 1,
+        ...(stored[i] as StoredCompaction).compaction,
+      }));
+      if (indices.length === 0) return { result: { removed } };
+      const keys = indices.map((i) => (stored[i] as StoredCompaction).key);
+      return { write: { kind: "remove_compactions", keys }, result: { removed } };
+    });
   }
 
   /** The conversation's own config layer and the effective config. */
@@ -448,22 +406,13 @@ export class ConversationService {
   /** Replaces the conversation's own config layer (creating the conversation if needed). */
   async putConfig(tenant: Tenant, conversation: string, layer: AutoConfigLayer) {
     const ref = { tenant: tenant.id, conversation };
-    // The layer must leave a usable effective config (ConfigError → 400).
-    const effective = effectiveConfig(this.#settings, tenant, {
+    this.#runnableConfig(tenant, {
       ...((await this.#store.getHead(ref)) ?? EMPTY_HEAD),
       config: layer,
     });
-    if (effective.rule.summary && !this.#summarizer) {
-      throw new SummaryRequiredError(
-        "conversation.compaction.auto.rule.summary: this service has no summarizer configured, so a summary rule could never run (set SUMMARIZER locally, or the stack's summarizer setting)",
-      );
-    }
-    await this.#store.putConfig(ref, layer);
+    await this.#log.putConfig(ref, layer);
     return this.getConfig(tenant, conversation);
   }
-
-  /** Interleaves turns and compactions (exposed for the read paths of tests and tools). */
-  static interleave = interleave;
 }
 
 /** The turn as the store keeps it. */

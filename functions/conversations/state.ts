@@ -6,7 +6,6 @@
 import type { ModelCatalog } from "../../core/catalog.ts";
 import { type AutoConfig, type AutoConfigLayer, resolveAutoConfig } from "../../core/config.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
-import { projectedCharsFromSizes, type TurnSize } from "../../core/sizes.ts";
 import type {
   ConversationHead,
   ConversationRef,
@@ -38,35 +37,6 @@ export function effectiveConfig(
     head?.stream_config ?? {},
     head?.config ?? {},
   );
-}
-
-/** All characters of a turn before any compaction. */
-export function rawChars(size: TurnSize): number {
-  return size.text + size.reasoning + size.tool_requests + size.tool_responses;
-}
-
-/** Projected characters of the stored turns under the given compactions. */
-export function projectedChars(
-  sizes: readonly TurnSize[],
-  compactions: readonly StoredCompaction[],
-): number {
-  return projectedCharsFromSizes(
-    sizes,
-    compactions.map((c) => c.compaction),
-  );
-}
-
-/** The largest `to_turn` of any compaction, -1 without compactions. */
-export function maxCompactedTurn(compactions: readonly StoredCompaction[]): number {
-  return compactions.reduce((max, c) => Math.max(max, c.compaction.to_turn), -1);
-}
-
-/** The turn sizes of a conversation, in order. */
-export async function turnSizes(
-  store: ConversationStore,
-  ref: ConversationRef,
-): Promise<TurnSize[]> {
-  return (await store.listTurnSizes(ref)).map((record) => record.size);
 }
 
 /** The raw stream: every turn's events with each compaction after the turn it was added after. */

@@ -1,8 +1,8 @@
 /**
  * The whole service on one machine (`npm start`): DynamoDB Local (data under
- * `.data/` unless in memory), the Hono app on node-server, and the compactor
- * handler fed by the in-process queue with SQS semantics. The same app, store
- * and handler run on Lambda; only the wiring differs.
+ * `.data/` unless in memory), the Hono app on node:http (`http-server.ts`),
+ * and the compactor handler fed by the in-process queue with SQS semantics.
+ * The same app, store and handler run on Lambda; only the wiring differs.
  *
  * Durability: a turn is acknowledged only after DynamoDB Local stored it; the
  * queue keeps a journal, and at start every conversation whose newest turn
@@ -14,10 +14,9 @@ import { join } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics } from "@aws-lambda-powertools/metrics";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { serve } from "@hono/node-server";
 import type { ModelCatalog } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
-import { createApp } from "../api/app.ts";
+import { createApp, serverErrorLogger } from "../api/app.ts";
 import { evaluateTurn } from "../compactor/evaluate-turn.ts";
 import { createCompactorHandler, METRICS_NAMESPACE } from "../compactor/handler.ts";
 import { ConversationService } from "../conversations/service.ts";
@@ -27,7 +26,9 @@ import { InProcessQueue } from "../queue/in-process.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { createTable } from "../store/dynamodb-table.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
+import { answerClientError } from "./client-error.ts";
 import { localClientConfig, startDynamoDbLocal } from "./dynamodb-local.ts";
+import { serveApp } from "./http-server.ts";
 import { listUnevaluatedConversations } from "./unevaluated-conversations.ts";
 
 /** Options of {@link startLocalService}. */
@@ -150,16 +151,17 @@ async function wire(
   const app = createApp({
     service,
     tenants,
-    onUnexpectedError: (error, request) =>
-      logger.error("api.unexpected_error", { error: error as Error, ...request }),
+    onServerError: serverErrorLogger(logger),
   });
-  let server: ReturnType<typeof serve>;
+  let server: ReturnType<typeof serveApp>;
   try {
-    server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-      const instance = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () =>
-        resolve(instance),
+    server = await new Promise<ReturnType<typeof serveApp>>((resolve, reject) => {
+      const instance = serveApp(
+        { fetch: app.fetch, port: options.port, hostname: options.host },
+        () => resolve(instance),
       );
       instance.once("error", reject);
+      instance.on("clientError", answerClientError);
     });
   } catch (error) {
     await queue.stop();

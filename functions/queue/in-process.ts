@@ -16,7 +16,12 @@
  *   last 5 minutes is accepted and dropped.
  * - Partial batch responses: the handler gets an `SQSEvent` and answers like
  *   a Lambda with `ReportBatchItemFailures` (no answer: all done; a throw or
- *   an unknown item identifier: the whole batch failed).
+ *   an unknown item identifier: the whole batch failed). A batch holds at most
+ *   one message per group, so a failed record holds back its own group only:
+ *   the group's later messages are not out, and the other records of the
+ *   batch are done or failed on their own. (A Lambda batch may hold several
+ *   messages of a group; the compactor's handler fails a failed record's later
+ *   group mates and no others, `skipGroupOnError`.)
  * - Optional journal: every change is saved (serialized, latest state wins)
  *   before `enqueue` resolves, so a process killed at any moment restarts
  *   with every message it had not deleted; messages that were out are

@@ -1,6 +1,7 @@
 /** Wires the service, app and evaluator on the in-memory fakes for tests. */
-import { createApp } from "../../functions/api/app.ts";
+import { type AppDeps, createApp } from "../../functions/api/app.ts";
 import { evaluateTurn } from "../../functions/compactor/evaluate-turn.ts";
+import type { RetryPolicy } from "../../functions/conversations/log.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
 import type { ServiceSettings } from "../../functions/conversations/state.ts";
 import { hashApiKey } from "../../functions/keys.ts";
@@ -44,6 +45,8 @@ export function harness(
     summarizer?: Summarizer;
     tenants?: TenantRecord[];
     bodyLimitBytes?: number;
+    retry?: RetryPolicy;
+    onServerError?: AppDeps["onServerError"];
   } = {},
 ) {
   const store = options.store ?? new MemoryConversationStore();
@@ -61,12 +64,14 @@ export function harness(
     clock,
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+    ...(options.retry ? { retry: options.retry } : {}),
   });
   const app = createApp({
     service,
     tenants,
     clock,
     ...(options.bodyLimitBytes ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
+    ...(options.onServerError ? { onServerError: options.onServerError } : {}),
   });
   const evaluatorDeps = {
     store,
@@ -74,6 +79,7 @@ export function harness(
     clock,
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+    ...(options.retry ? { retry: options.retry } : {}),
   };
   const evaluate = (message: EvaluationMessage) => evaluateTurn(evaluatorDeps, message);
   const request = (

@@ -171,6 +171,30 @@ describe("POST /turns", () => {
     );
   });
 
+  it("answers 422, as PUT /config does, for a config delta enabling a summary rule without a summarizer, and stores nothing", async () => {
+    const h = harness();
+    const enablesSummary = {
+      conversation: { compaction: { auto: { enabled: true, rule: { summary: {} } } } },
+    };
+    const put = await h.request("PUT", "/v1/conversations/conv-2/config", enablesSummary);
+    expect(put.status).toBe(422);
+    const response = await h.request("POST", "/v1/conversations/conv-1/turns", {
+      turn: 0,
+      events: [
+        { type: "config_delta", timestamp: "2026-01-01T00:00:00Z", delta: enablesSummary },
+        ...(turns[0] ?? []),
+      ],
+    });
+    expect(response.status).toBe(422);
+    expect(await problem(response)).toMatchObject({
+      type: "/problems/summarizer-unavailable",
+      detail:
+        "the turn's config_delta: conversation.compaction.auto.rule.summary: this service has no summarizer configured, so a summary rule could never run (set SUMMARIZER locally, or the stack's summarizer setting)",
+    });
+    expect(await h.store.getHead({ tenant: "alice", conversation: "conv-1" })).toBeUndefined();
+    expect(h.queue.take()).toEqual([]);
+  });
+
   it("answers 415 for a body not sent as JSON, and names the event types of a turn with no conversation event", async () => {
     const h = harness();
     const body = JSON.stringify({ turn: 0, events: turns[0] });

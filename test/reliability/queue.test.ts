@@ -520,4 +520,48 @@ describe("in-process queue + compactor handler", () => {
     expect(evaluated.sort()).toEqual(["c1#0", "c2#0"]);
     expect(queue.deadLetters().map((d) => [d.body, d.receive_count])).toEqual([["not json", 5]]);
   });
+
+  it("a poison message holds back its own conversation only: the others evaluate at once, its later turns after it", async () => {
+    vi.spyOn(process.stdout, "write").mockReturnValue(true);
+    vi.spyOn(process.stderr, "write").mockReturnValue(true);
+    const logger = new Logger({ serviceName: "compactor-test", logLevel: "SILENT" });
+    const metrics = new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" });
+    const evaluated: string[] = [];
+    const handler = createCompactorHandler({
+      evaluate: async (message) => {
+        const key = `${message.conversation}#${message.turn}`;
+        if (key === "a#0") throw new Error("poison");
+        evaluated.push(key);
+        return { outcome: "skipped", reason: "stale" };
+      },
+      logger,
+      metrics,
+    });
+    // Every batch the poison is in also carries b's oldest message, behind it.
+    const batches: string[][] = [];
+    const queue = newQueue({ visibilityTimeoutMs: 50 });
+    await queue.enqueue(msg("a", 0)); // poison
+    await queue.enqueue(msg("a", 1));
+    await queue.enqueue(msg("b", 0));
+    await queue.enqueue(msg("b", 1));
+    queue.start(async (event) => {
+      batches.push(event.Records.map(keyOf));
+      return handler(event);
+    });
+    await queue.drain();
+    vi.restoreAllMocks();
+
+    expect(batches[0]).toEqual(["a#0", "b#0"]);
+    // b was never failed along with a: each of its messages evaluated once, at its first receive.
+    expect(evaluated.filter((key) => key.startsWith("b#"))).toEqual(["b#0", "b#1"]);
+    expect(batches.flat().filter((key) => key.startsWith("b#"))).toEqual(["b#0", "b#1"]);
+    // a's later turn waited for the poison, and then evaluated.
+    expect(evaluated.filter((key) => key.startsWith("a#"))).toEqual(["a#1"]);
+    expect(batches.findIndex((batch) => batch.includes("a#1"))).toBeGreaterThan(
+      batches.findLastIndex((batch) => batch.includes("a#0")),
+    );
+    expect(
+      queue.deadLetters().map((d) => [keyOf({ body: d.body } as SQSRecord), d.receive_count]),
+    ).toEqual([["a#0", 5]]);
+  });
 });

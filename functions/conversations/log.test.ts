@@ -1,0 +1,245 @@
+import { describe, expect, it, vi } from "vitest";
+import { projectedCharsFromSizes } from "../../core/sizes.ts";
+import { storedTurn } from "../../test/contract/conversation-store.contract.ts";
+import { compaction, message, request, turnStart } from "../../test/helpers/builders.ts";
+import { ConditionFailedError, ContentionError } from "../errors.ts";
+import type { ConversationRef, StoredCompaction } from "../ports.ts";
+import { MemoryConversationStore } from "../store/memory.ts";
+import { ConversationLog, type LogWrite } from "./log.ts";
+
+const ref: ConversationRef = { tenant: "t", conversation: "c" };
+
+/** Turn `n`: a request and an answer of `chars` characters each. */
+const turn = (n: number, chars = 100) =>
+  storedTurn(n, [
+    ...(n > 0 ? [turnStart(n)] : []),
+    request("q".repeat(chars), n),
+    message("a".repeat(chars), n),
+  ]);
+
+const band = (
+  key: string,
+  from: number,
+  to: number,
+  after: number,
+  seq: number,
+): StoredCompaction => ({
+  key,
+  after_turn: after,
+  seq,
+  compaction: compaction(from, to, seq, {
+    source: "manual",
+    reasoning: "strip",
+    tool_calls: { policy: "omit" },
+  }),
+});
+
+/** The head's cached numbers, and the same numbers worked out from everything stored. */
+async function cachedAndRecomputed(store: MemoryConversationStore) {
+  const head = await store.getHead(ref);
+  const sizes = (await store.listTurnSizes(ref)).map((r) => r.size);
+  const compactions = await store.listCompactions(ref);
+  return {
+    cached: { projected: head?.projected_chars, maxCompacted: head?.max_compacted_turn },
+    recomputed: {
+      projected: projectedCharsFromSizes(
+        sizes,
+        compactions.map((c) => c.compaction),
+      ),
+      maxCompacted: compactions.reduce((max, c) => Math.max(max, c.compaction.to_turn), -1),
+    },
+  };
+}
+
+const write = (log: ConversationLog, w: LogWrite) =>
+  log.update(ref, "test", async () => ({ write: w, result: undefined }));
+
+describe("ConversationLog", () => {
+  it("keeps projected_chars and max_compacted_turn equal to a recomputation after every kind of write", async () => {
+    const store = new MemoryConversationStore();
+    const log = new ConversationLog(store);
+    const check = async () => {
+      const { cached, recomputed } = await cachedAndRecomputed(store);
+      expect(cached).toEqual(recomputed);
+    };
+    for (let n = 0; n < 4; n++) {
+      expect(await log.appendUncovered(ref, turn(n))).toBe(true);
+      await check();
+    }
+    // 4 turns of 200 characters (turn 0 has no turn_start): 800 in all.
+    expect((await store.getHead(ref))?.projected_chars).toBe(800);
+    await write(log, { kind: "add_compaction", compaction: band("MAN#1", 1, 2, 3, 1) });
+    await check();
+    expect(await store.getHead(ref)).toMatchObject({ max_compacted_turn: 2 });
+    await write(log, { kind: "append_turn", turn: turn(4, 50) });
+    await check();
+    // A compaction reaching past the last turn: the next turn is covered and is recomputed.
+    await write(log, {
+      kind: "add_compaction",
+      compaction: band("MAN#2", 0, 5, 4, 2),
+      evaluated_through: 4,
+    });
+    await check();
+    expect(await store.getHead(ref)).toMatchObject({ max_compacted_turn: 5, evaluated_through: 4 });
+    expect(await log.appendUncovered(ref, turn(5))).toBe(false);
+    await write(log, { kind: "append_turn", turn: turn(5, 300) });
+    await check();
+    await write(log, { kind: "remove_compactions", keys: ["MAN#2"] });
+    await check();
+    expect(await store.getHead(ref)).toMatchObject({ max_compacted_turn: 2, turn_count: 6 });
+    await write(log, { kind: "remove_compactions", keys: ["MAN#1"] });
+    await check();
+    expect(await store.getHead(ref)).toMatchObject({
+      max_compacted_turn: -1,
+      projected_chars: 800 + 100 + 600,
+    });
+  });
+
+  it("removes more compactions than one transaction holds, one consistent batch at a time", async () => {
+    const store = new MemoryConversationStore();
+    const log = new ConversationLog(store);
+    for (let n = 0; n < 3; n++) await log.appendUncovered(ref, turn(n));
+    const keys: string[] = [];
+    for (let i = 1; i <= 95; i++) {
+      const key = `MAN#${String(i).padStart(3, "0")}`;
+      keys.push(key);
+      await write(log, { kind: "add_compaction", compaction: band(key, 0, 1, 2, i) });
+    }
+    const removals = vi.spyOn(store, "removeCompactions");
+    await write(log, { kind: "remove_compactions", keys });
+    expect(removals.mock.calls.map(([, batch]) => batch.length)).toEqual([90, 5]);
+    expect(removals.mock.calls.map(([, , version]) => version.compactions_version)).toEqual([
+      95, 96,
+    ]);
+    expect(await store.getHead(ref)).toMatchObject({
+      compactions_version: 97,
+      max_compacted_turn: -1,
+    });
+  });
+
+  it("appends in one round trip only the next turn that no compaction covers", async () => {
+    const store = new MemoryConversationStore();
+    const log = new ConversationLog(store);
+    const reads = vi.spyOn(store, "getHead");
+    expect(await log.appendUncovered(ref, turn(0))).toBe(true);
+    expect(await log.appendUncovered(ref, turn(2))).toBe(false);
+    expect(await log.appendUncovered(ref, turn(0))).toBe(false);
+    expect(reads).not.toHaveBeenCalled();
+    expect(await store.getHead(ref)).toMatchObject({ turn_count: 1, projected_chars: 200 });
+  });
+
+  it("reads compactions and sizes at most once per attempt, and only when asked", async () => {
+    const store = new MemoryConversationStore();
+    const log = new ConversationLog(store);
+    for (let n = 0; n < 3; n++) await log.appendUncovered(ref, turn(n));
+    const compactions = vi.spyOn(store, "listCompactions");
+    const sizes = vi.spyOn(store, "listTurnSizes");
+    await log.update(ref, "read nothing", async () => ({ result: 1 }));
+    expect([compactions.mock.calls.length, sizes.mock.calls.length]).toEqual([0, 0]);
+    await log.update(ref, "add", async (snapshot) => {
+      await snapshot.compactions();
+      await snapshot.turnSizes();
+      await snapshot.compactions();
+      return {
+        write: { kind: "add_compaction", compaction: band("MAN#1", 0, 1, 2, 1) },
+        result: 2,
+      };
+    });
+    expect([compactions.mock.calls.length, sizes.mock.calls.length]).toEqual([1, 1]);
+  });
+
+  it("decides again from a fresh read after a lost race, with a jittered, doubling, capped backoff", async () => {
+    const store = new MemoryConversationStore();
+    await store.appendTurn(ref, turn(0), { compactions_version: 0 }, { projected_chars: 200 });
+    let failures = 9;
+    const addCompaction = store.addCompaction.bind(store);
+    vi.spyOn(store, "addCompaction").mockImplementation(async (...args) => {
+      if (failures-- > 0) throw new ConditionFailedError("lost the race");
+      return addCompaction(...args);
+    });
+    const sleeps: number[] = [];
+    const log = new ConversationLog(store, {
+      baseDelayMs: 10,
+      maxDelayMs: 500,
+      random: () => 0.5,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+      now: () => 0,
+    });
+    const heads: (number | undefined)[] = [];
+    const result = await log.update(ref, "add", async ({ head }) => {
+      heads.push(head?.compactions_version);
+      return {
+        write: { kind: "add_compaction", compaction: band("MAN#1", 0, 0, 0, 1) },
+        result: "landed",
+      };
+    });
+    expect(result).toBe("landed");
+    expect(heads).toHaveLength(10);
+    // Half of min(500, 10 * 2^(n-1)) for n = 1..9.
+    expect(sleeps).toEqual([5, 10, 20, 40, 80, 160, 250, 250, 250]);
+  });
+
+  it("gives up once its time budget is spent: a 503 contention with Retry-After", async () => {
+    const store = new MemoryConversationStore();
+    await store.appendTurn(ref, turn(0), { compactions_version: 0 }, { projected_chars: 200 });
+    vi.spyOn(store, "removeCompactions").mockRejectedValue(new ConditionFailedError("lost"));
+    await write(new ConversationLog(store), {
+      kind: "add_compaction",
+      compaction: band("MAN#1", 0, 0, 0, 1),
+    });
+    let clock = 0;
+    const log = new ConversationLog(store, {
+      budgetMs: 3_000,
+      sleep: async () => {},
+      now: () => {
+        clock += 1_000;
+        return clock;
+      },
+    });
+    const error = await log
+      .update(ref, "reset", async () => ({
+        write: { kind: "remove_compactions", keys: ["MAN#1"] },
+        result: undefined,
+      }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContentionError);
+    // now() is read at the start (1,000) and after each loss (2,000, 3,000, 4,000): three attempts.
+    expect(error).toMatchObject({
+      message: "reset: too many concurrent writes, retry the request",
+      status: 503,
+      attempts: 3,
+    });
+    expect((error as ContentionError).responseHeaders()).toEqual({ "Retry-After": "1" });
+    expect((error as ContentionError).cause).toBeInstanceOf(ConditionFailedError);
+  });
+
+  it("passes any other failure through at once, without retrying", async () => {
+    const store = new MemoryConversationStore();
+    const boom = new Error("disk on fire");
+    vi.spyOn(store, "appendTurn").mockRejectedValue(boom);
+    const log = new ConversationLog(store, { sleep: async () => expect.fail("no retry") });
+    let decisions = 0;
+    await expect(
+      log.update(ref, "append", async () => {
+        decisions++;
+        return { write: { kind: "append_turn", turn: turn(0) }, result: undefined };
+      }),
+    ).rejects.toBe(boom);
+    expect(decisions).toBe(1);
+    await expect(log.appendUncovered(ref, turn(0))).rejects.toBe(boom);
+  });
+
+  it("refuses a compaction write on a conversation that does not exist", async () => {
+    const store = new MemoryConversationStore();
+    const log = new ConversationLog(store, { now: () => 0, budgetMs: 0 });
+    await expect(
+      write(log, { kind: "add_compaction", compaction: band("MAN#1", 0, 0, 0, 1) }),
+    ).rejects.toBeInstanceOf(ContentionError);
+    await expect(
+      write(log, { kind: "remove_compactions", keys: ["MAN#1"] }),
+    ).rejects.toBeInstanceOf(ContentionError);
+    expect(await store.getHead(ref)).toBeUndefined();
+  });
+});

@@ -1,0 +1,270 @@
+/**
+ * The conversation log: the one owner of a conversation head's invariants
+ * and of the optimistic read → decide → write loop. Callers (the API's
+ * operations, the compactor) read a {@link Snapshot}, decide, and hand back
+ * one {@link LogWrite}; the log computes what the head must cache and makes
+ * the write conditional on the head it was decided from. After every write
+ * that lands:
+ *
+ * - `projected_chars` is the projected size of every stored turn under every
+ *   compaction (core's `projectedCharsFromSizes`), so a trigger decision
+ *   reads the head alone;
+ * - `max_compacted_turn` is the largest `to_turn` of any compaction (-1 for
+ *   none), so appending a turn no compaction covers needs no read;
+ * - `evaluated_through` only rises.
+ *
+ * A write that loses a race is decided again from a fresh read, after a
+ * jittered backoff, for up to a few seconds; past that it is a
+ * {@link ContentionError} (503 with `Retry-After`).
+ */
+import type { ModelInfo } from "../../core/catalog.ts";
+import type { AutoConfigLayer } from "../../core/config.ts";
+import { projectedCharsFromSizes, type TurnSize } from "../../core/sizes.ts";
+import { ConditionFailedError, ContentionError } from "../errors.ts";
+import type {
+  ConversationHead,
+  ConversationRef,
+  ConversationStore,
+  HeadUpdate,
+  StoredCompaction,
+  StoredTurn,
+} from "../ports.ts";
+
+/** Compactions removed per transaction (DynamoDB allows 100 items, one is the head). */
+const REMOVE_BATCH = 90;
+
+/** The head as one attempt read it, and the reads a decision may need (each made at most once). */
+export interface Snapshot {
+  /** `undefined` for a conversation that does not exist yet. */
+  readonly head: ConversationHead | undefined;
+  /** Every compaction, in stream order. */
+  compactions(): Promise<readonly StoredCompaction[]>;
+  /** Every stored turn's sizes, in turn order. */
+  turnSizes(): Promise<readonly TurnSize[]>;
+}
+
+/** One versioned write: what changes, never the numbers the head caches (the log computes those). */
+export type LogWrite =
+  | {
+      readonly kind: "append_turn";
+      readonly turn: StoredTurn;
+      /** The stream's config deltas merged so far, when this turn changes them. */
+      readonly stream_config?: AutoConfigLayer;
+    }
+  | {
+      readonly kind: "add_compaction";
+      readonly compaction: StoredCompaction;
+      /** Set by the compactor: the band's write also records the evaluation. */
+      readonly evaluated_through?: number;
+    }
+  | { readonly kind: "remove_compactions"; readonly keys: readonly string[] };
+
+/** What a decision returns: its result, and the write that must land first when there is one. */
+export type Decision<T> = { readonly result: T; readonly write?: LogWrite };
+
+/** How long the log keeps retrying a write that loses races. */
+export interface RetryPolicy {
+  /** Stop retrying once this much time has passed (default 3,000 ms; API Gateway gives up at 30 s). */
+  readonly budgetMs?: number;
+  /** The first backoff's upper bound; each further one doubles it (default 10 ms). */
+  readonly baseDelayMs?: number;
+  /** The largest backoff (default 500 ms). */
+  readonly maxDelayMs?: number;
+  /** Injectable for tests. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly random?: () => number;
+  readonly now?: () => number;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** All characters of a turn before any compaction. */
+function rawChars(size: TurnSize): number {
+  return size.text + size.reasoning + size.tool_requests + size.tool_responses;
+}
+
+/** The largest `to_turn` of any compaction, -1 without compactions. */
+function maxCompactedTurn(compactions: readonly StoredCompaction[]): number {
+  return compactions.reduce((max, c) => Math.max(max, c.compaction.to_turn), -1);
+}
+
+function projectedChars(
+  sizes: readonly TurnSize[],
+  compactions: readonly StoredCompaction[],
+): number {
+  return projectedCharsFromSizes(
+    sizes,
+    compactions.map((c) => c.compaction),
+  );
+}
+
+/** See the module comment. */
+export class ConversationLog {
+  readonly #store: ConversationStore;
+  readonly #retry: Required<RetryPolicy>;
+
+  constructor(store: ConversationStore, retry: RetryPolicy = {}) {
+    this.#store = store;
+    this.#retry = {
+      budgetMs: retry.budgetMs ?? 3_000,
+      baseDelayMs: retry.baseDelayMs ?? 10,
+      maxDelayMs: retry.maxDelayMs ?? 500,
+      sleep: retry.sleep ?? defaultSleep,
+      random: retry.random ?? Math.random,
+      now: retry.now ?? Date.now,
+    };
+  }
+
+  /**
+   * Appends the next turn in one round trip when no compaction covers it
+   * (`max_compacted_turn < turn`): its characters then add to the projected
+   * total whatever the compactions are, so the head need not be read. False
+   * when that condition or the turn number does not hold; then decide from
+   * a {@link Snapshot} with {@link update}.
+   */
+  async appendUncovered(ref: ConversationRef, turn: StoredTurn): Promise<boolean> {
+    try {
+      await this.#store.appendTurn(
+        ref,
+        turn,
+        { uncompacted: true, add_projected_chars: rawChars(turn.size) },
+        turn.model ? { model: turn.model } : {},
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailedError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Reads the head, asks `decide`, and applies the write it returns,
+   * conditional on that head; a lost race decides again from a fresh read.
+   * `what` names the operation in the {@link ContentionError} that ends a
+   * retry budget spent on lost races.
+   */
+  async update<T>(
+    ref: ConversationRef,
+    what: string,
+    decide: (snapshot: Snapshot) => Promise<Decision<T>>,
+  ): Promise<T> {
+    const started = this.#retry.now();
+    for (let attempt = 1; ; attempt++) {
+      const snapshot = this.#snapshot(ref, await this.#store.getHead(ref));
+      const decision = await decide(snapshot);
+      if (decision.write === undefined) return decision.result;
+      try {
+        await this.#apply(ref, snapshot, decision.write);
+        return decision.result;
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        if (this.#retry.now() - started >= this.#retry.budgetMs) {
+          throw new ContentionError(`${what}: too many concurrent writes, retry the request`, {
+            attempts: attempt,
+            cause: error,
+          });
+        }
+        const { baseDelayMs, maxDelayMs } = this.#retry;
+        const cap = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+        await this.#retry.sleep(Math.floor(this.#retry.random() * cap));
+      }
+    }
+  }
+
+  /** Records that turns through `turn` were evaluated without a band (never lowers it). */
+  markEvaluated(ref: ConversationRef, turn: number): Promise<void> {
+    return this.#store.markEvaluated(ref, turn);
+  }
+
+  /** Sets the conversation's own config layer (no cached number depends on it). */
+  putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void> {
+    return this.#store.putConfig(ref, config);
+  }
+
+  #snapshot(ref: ConversationRef, head: ConversationHead | undefined): Snapshot {
+    const store = this.#store;
+    let compactions: Promise<StoredCompaction[]> | undefined;
+    let sizes: Promise<TurnSize[]> | undefined;
+    return {
+      head,
+      compactions: () => {
+        compactions ??= store.listCompactions(ref);
+        return compactions;
+      },
+      turnSizes: () => {
+        sizes ??= store.listTurnSizes(ref).then((records) => records.map((r) => r.size));
+        return sizes;
+      },
+    };
+  }
+
+  async #apply(ref: ConversationRef, snapshot: Snapshot, write: LogWrite): Promise<void> {
+    const head = snapshot.head;
+    switch (write.kind) {
+      case "append_turn": {
+        const { turn } = write;
+        const covered = turn.turn <= (head?.max_compacted_turn ?? -1);
+        const projected = covered
+          ? projectedChars(
+              [...(await snapshot.turnSizes()), turn.size],
+              await snapshot.compactions(),
+            )
+          : (head?.projected_chars ?? 0) + rawChars(turn.size);
+        const update: HeadUpdate = {
+          projected_chars: projected,
+          ...(write.stream_config ? { stream_config: write.stream_config } : {}),
+          ...(turn.model ? { model: turn.model as ModelInfo } : {}),
+        };
+        await this.#store.appendTurn(
+          ref,
+          turn,
+          { compactions_version: head?.compactions_version ?? 0 },
+          update,
+        );
+        return;
+      }
+      case "add_compaction": {
+        if (!head) throw new ConditionFailedError("no head to add a compaction to");
+        const all = [...(await snapshot.compactions()), write.compaction];
+        await this.#store.addCompaction(ref, write.compaction, head, {
+          projected_chars: projectedChars(await snapshot.turnSizes(), all),
+          max_compacted_turn: maxCompactedTurn(all),
+          ...(write.evaluated_through === undefined
+            ? {}
+            : { evaluated_through: write.evaluated_through }),
+        });
+        return;
+      }
+      case "remove_compactions": {
+        if (!head) throw new ConditionFailedError("no head to remove compactions from");
+        await this.#removeInBatches(ref, head, snapshot, write.keys);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Removes compactions a batch at a time (one DynamoDB transaction holds at
+   * most 100 items): every batch is one atomic step from one consistent head
+   * to the next, so a concurrent reader or writer never sees a wrong estimate.
+   */
+  async #removeInBatches(
+    ref: ConversationRef,
+    head: ConversationHead,
+    snapshot: Snapshot,
+    keys: readonly string[],
+  ): Promise<void> {
+    const sizes = await snapshot.turnSizes();
+    let remaining = await snapshot.compactions();
+    let version = { turn_count: head.turn_count, compactions_version: head.compactions_version };
+    for (let start = 0; start < keys.length; start += REMOVE_BATCH) {
+      const batch = new Set(keys.slice(start, start + REMOVE_BATCH));
+      remaining = remaining.filter((c) => !batch.has(c.key));
+      await this.#store.removeCompactions(ref, [...batch], version, {
+        projected_chars: projectedChars(sizes, remaining),
+        max_compacted_turn: maxCompactedTurn(remaining),
+      });
+      version = { ...version, compactions_version: version.compactions_version + 1 };
+    }
+  }
+}
