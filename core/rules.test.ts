@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compaction, messageTurns } from "../test/helpers/builders.ts";
+import { compaction } from "../test/helpers/builders.ts";
 import { SummaryRequiredError, UnprocessableError } from "./errors.ts";
 import type { Compaction } from "./events.ts";
 import {

@@ -6,8 +6,7 @@
 
 import { type CompactionRule, toolCallPolicyOf } from "./config.ts";
 import { SummaryRequiredError, UnprocessableError } from "./errors.ts";
-import type { Compaction, CompactionSource, CompactionTrigger, Entry } from "./events.ts";
-import { compactionsOf } from "./projection.ts";
+import type { Compaction, CompactionSource, CompactionTrigger } from "./events.ts";
 import { formatTimestamp, timestampNanos } from "./timestamp.ts";
 
 /** An inclusive range of 0-based turns. */
