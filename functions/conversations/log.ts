@@ -20,6 +20,7 @@
 import type { ModelInfo } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { projectedCharsFromSizes, type TurnSize } from "../../core/sizes.ts";
+import { type BackoffOptions, jitteredBackoff } from "../backoff.ts";
 import { ConditionFailedError, ContentionError } from "../errors.ts";
 import type {
   ConversationHead,
@@ -62,21 +63,13 @@ export type LogWrite =
 /** What a decision returns: its result, and the write that must land first when there is one. */
 export type Decision<T> = { readonly result: T; readonly write?: LogWrite };
 
-/** How long the log keeps retrying a write that loses races. */
-export interface RetryPolicy {
+/** How long the log keeps retrying a write that loses races, and its backoff (default 10 ms doubling to 500 ms). */
+export interface RetryPolicy extends BackoffOptions {
   /** Stop retrying once this much time has passed (default 3,000 ms; API Gateway gives up at 30 s). */
   readonly budgetMs?: number;
-  /** The first backoff's upper bound; each further one doubles it (default 10 ms). */
-  readonly baseDelayMs?: number;
-  /** The largest backoff (default 500 ms). */
-  readonly maxDelayMs?: number;
   /** Injectable for tests. */
-  readonly sleep?: (ms: number) => Promise<void>;
-  readonly random?: () => number;
   readonly now?: () => number;
 }
-
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** All characters of a turn before any compaction. */
 function rawChars(size: TurnSize): number {
@@ -101,18 +94,15 @@ function projectedChars(
 /** See the module comment. */
 export class ConversationLog {
   readonly #store: ConversationStore;
-  readonly #retry: Required<RetryPolicy>;
+  readonly #budgetMs: number;
+  readonly #now: () => number;
+  readonly #backoff: (retry: number) => Promise<void>;
 
   constructor(store: ConversationStore, retry: RetryPolicy = {}) {
     this.#store = store;
-    this.#retry = {
-      budgetMs: retry.budgetMs ?? 3_000,
-      baseDelayMs: retry.baseDelayMs ?? 10,
-      maxDelayMs: retry.maxDelayMs ?? 500,
-      sleep: retry.sleep ?? defaultSleep,
-      random: retry.random ?? Math.random,
-      now: retry.now ?? Date.now,
-    };
+    this.#budgetMs = retry.budgetMs ?? 3_000;
+    this.#now = retry.now ?? Date.now;
+    this.#backoff = jitteredBackoff(retry, { baseDelayMs: 10, maxDelayMs: 500 });
   }
 
   /**
@@ -148,7 +138,7 @@ export class ConversationLog {
     what: string,
     decide: (snapshot: Snapshot) => Promise<Decision<T>>,
   ): Promise<T> {
-    const started = this.#retry.now();
+    const started = this.#now();
     for (let attempt = 1; ; attempt++) {
       const snapshot = this.#snapshot(ref, await this.#store.getHead(ref));
       const decision = await decide(snapshot);
@@ -158,15 +148,13 @@ export class ConversationLog {
         return decision.result;
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;
-        if (this.#retry.now() - started >= this.#retry.budgetMs) {
+        if (this.#now() - started >= this.#budgetMs) {
           throw new ContentionError(`${what}: too many concurrent writes, retry the request`, {
             attempts: attempt,
             cause: error,
           });
         }
-        const { baseDelayMs, maxDelayMs } = this.#retry;
-        const cap = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
-        await this.#retry.sleep(Math.floor(this.#retry.random() * cap));
+        await this.#backoff(attempt);
       }
     }
   }

@@ -16,6 +16,7 @@
  * too; the SDK does not classify it as retryable.
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { type BackoffOptions, jitteredBackoff } from "../backoff.ts";
 import { ContentionError } from "../errors.ts";
 import type { HeadVersion } from "../ports.ts";
 
@@ -71,21 +72,11 @@ export function isTransactionConflict(error: unknown): boolean {
   );
 }
 
-/** Our retry of transaction conflicts: jittered exponential backoff, bounded. */
-export interface ConflictRetryOptions {
+/** Our retry of transaction conflicts: jittered exponential backoff (default 25 ms doubling to 1,000 ms), bounded. */
+export interface ConflictRetryOptions extends BackoffOptions {
   /** Sends per write, the first included (default 8). */
   readonly maxAttempts?: number;
-  /** Upper bound of the first backoff (default 25 ms); doubles per attempt. */
-  readonly baseDelayMs?: number;
-  /** Cap of one backoff (default 1000 ms). */
-  readonly maxDelayMs?: number;
-  /** Injectable for tests. */
-  readonly sleep?: (ms: number) => Promise<void>;
-  /** Injectable for tests; in [0, 1). */
-  readonly random?: () => number;
 }
-
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A function that runs a write, retrying it while it fails with a transaction conflict. */
 export type ConflictRetry = <T>(operation: string, write: () => Promise<T>) => Promise<T>;
@@ -100,10 +91,7 @@ export type ConflictRetry = <T>(operation: string, write: () => Promise<T>) => P
  */
 export function conflictRetry(options: ConflictRetryOptions = {}): ConflictRetry {
   const maxAttempts = Math.max(1, options.maxAttempts ?? 8);
-  const baseDelayMs = options.baseDelayMs ?? 25;
-  const maxDelayMs = options.maxDelayMs ?? 1_000;
-  const sleep = options.sleep ?? defaultSleep;
-  const random = options.random ?? Math.random;
+  const backoff = jitteredBackoff(options, { baseDelayMs: 25, maxDelayMs: 1_000 });
   return async (operation, write) => {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -120,8 +108,7 @@ export function conflictRetry(options: ConflictRetryOptions = {}): ConflictRetry
             },
           );
         }
-        const cap = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
-        await sleep(Math.floor(random() * cap));
+        await backoff(attempt);
       }
     }
   };
