@@ -1,13 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { generateConversation } from "../test/helpers/conversation.ts";
-import {
-  decodeBase64Text,
-  decodeIfJp,
-  decodeJpEntries,
-  detectFormat,
-  encodeJpEntries,
-} from "./jp-format.ts";
+import { decodeBase64Text, decodeIfJp, decodeJpEntries, encodeJpEntries } from "./jp-format.ts";
+
+/** The format `decodeIfJp` decides on. */
+const formatOf = (entries: readonly unknown[]) => decodeIfJp(entries).format;
 
 const roundTrip = <T>(value: T): T => JSON.parse(JSON.stringify(value));
 
@@ -45,8 +42,8 @@ describe("JP's on-disk form", () => {
   it("detects and decodes an encoded generated conversation back to the original", () => {
     const plain = roundTrip(generateConversation({ seed: 11, turns: 15 }));
     const encoded = encodeJpEntries(plain);
-    expect(detectFormat(encoded)).toBe("jp");
-    expect(detectFormat(plain)).toBe("plain");
+    expect(formatOf(encoded)).toBe("jp");
+    expect(formatOf(plain)).toBe("plain");
     expect(decodeJpEntries(encoded)).toEqual(plain);
     expect(decodeIfJp(encoded)).toEqual({ format: "jp", entries: plain });
     expect(decodeIfJp(plain).entries).toBe(plain);
@@ -71,13 +68,13 @@ describe("JP's on-disk form", () => {
       { type: "tool_call_request", timestamp: "t", id: "1", name: "x", arguments: {} },
       { type: "tool_call_response", timestamp: "t", id: "1", content: "YT9iPmN-", is_error: false },
     ];
-    expect(detectFormat(entries)).toBe("jp");
+    expect(formatOf(entries)).toBe("jp");
     expect((decodeJpEntries(entries)[1] as { content: string }).content).toBe(content);
   });
 
   it("treats a file with any non-base64 candidate as plain, and never touches compactions or unknown entries", () => {
     expect(
-      detectFormat([
+      formatOf([
         {
           type: "tool_call_response",
           timestamp: "t",
@@ -98,7 +95,7 @@ describe("JP's on-disk form", () => {
       { type: "x", metadata: { a: "QUJD" } },
     ];
     expect(decodeJpEntries(other)).toEqual(other);
-    expect(detectFormat(other)).toBe("plain");
+    expect(formatOf(other)).toBe("plain");
   });
 
   it("rejects non-canonical base64 and invalid UTF-8", () => {
@@ -122,11 +119,11 @@ describe("JP's on-disk form", () => {
 
   it("takes the URL-safe alphabet for tool responses only, not for arguments or metadata", () => {
     const response = { type: "tool_call_response", timestamp: "t", id: "1", is_error: false };
-    expect(detectFormat([{ ...response, content: "Pz8_", metadata: { k: "Pz8/" } }])).toBe("jp");
-    expect(detectFormat([{ ...response, content: "Pz8/", metadata: { k: "Pz8_" } }])).toBe("plain");
+    expect(formatOf([{ ...response, content: "Pz8_", metadata: { k: "Pz8/" } }])).toBe("jp");
+    expect(formatOf([{ ...response, content: "Pz8/", metadata: { k: "Pz8_" } }])).toBe("plain");
     const request = { type: "tool_call_request", timestamp: "t", id: "1", name: "x" };
-    expect(detectFormat([{ ...request, arguments: { a: "Pz8/" } }])).toBe("jp");
-    expect(detectFormat([{ ...request, arguments: { a: "Pz8_" } }])).toBe("plain");
+    expect(formatOf([{ ...request, arguments: { a: "Pz8/" } }])).toBe("jp");
+    expect(formatOf([{ ...request, arguments: { a: "Pz8_" } }])).toBe("plain");
   });
 
   it("counts only strings as candidates: other values, and entries that are not events, stay as they are", () => {
@@ -167,7 +164,7 @@ describe("JP's on-disk form", () => {
     expect(decodeIfJp(encoded)).toStrictEqual({ format: "jp", entries: plain });
     expect(decodeJpEntries(encoded)).toStrictEqual(plain);
     expect(encodeJpEntries(plain)).toStrictEqual(encoded);
-    expect(detectFormat(plain.slice(0, 5))).toBe("plain");
+    expect(formatOf(plain.slice(0, 5))).toBe("plain");
   });
 
   it("reports a failure while reading entries instead of calling the file plain", () => {

@@ -112,11 +112,6 @@ export function decodeIfJp(entries: readonly unknown[]): {
   }
 }
 
-/** Decides whether raw entries are in JP's base64 form (see the module comment). */
-export function detectFormat(entries: readonly unknown[]): StreamFormat {
-  return decodeIfJp(entries).format;
-}
-
 /** Decodes raw entries from JP's form; a string that does not decode is kept as it is (as JP does). */
 export function decodeJpEntries(entries: readonly unknown[]): unknown[] {
   return entries.map((entry) =>
