@@ -1,11 +1,11 @@
 /**
- * `autocompact tenant create|add-key`: creates tenants and API keys in a
+ * `autocompact tenant …`: tenants, their API keys and webhook secrets in a
  * deployed table (or DynamoDB Local with --endpoint). A key is printed once;
- * only its SHA-256 is stored.
+ * only its SHA-256 is stored; secrets and keys to revoke come from stdin.
  */
 
 import { InvalidInputError } from "../../core/errors.ts";
-import { defineCommand, EXIT, UsageError, write } from "../command.ts";
+import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { loadConfigLayer } from "../options.ts";
 
 const OPTIONS = {
@@ -14,43 +14,80 @@ const OPTIONS = {
   region: { type: "string" },
   endpoint: { type: "string" },
   config: { type: "string" },
-  "webhook-secret": { type: "string", multiple: true },
+  "webhook-secret-stdin": { type: "boolean" },
+  "webhook-secret": { type: "string" },
 } as const;
 
-const USAGE = `Usage: autocompact tenant create --table TABLE --id TENANT [--config F] [--webhook-secret whsec_…]...
-       autocompact tenant add-key --table TABLE --id TENANT
+const ACTIONS = ["create", "add-key", "revoke-key", "add-secret", "remove-secret"] as const;
+type Action = (typeof ACTIONS)[number];
 
-Creates a tenant with a first API key, or adds another key to a tenant (for
-rotation), in the service's DynamoDB table (the stack output "TableName"). The
-key is printed once on stdout as JSON {"tenant","api_key"}; only its SHA-256 is
-stored.
+const USAGE = `Usage: autocompact tenant create --table TABLE --id TENANT [--config F] [--webhook-secret-stdin]
+       autocompact tenant add-key --table TABLE --id TENANT
+       autocompact tenant revoke-key --table TABLE --id TENANT      < key
+       autocompact tenant add-secret --table TABLE --id TENANT      < whsec_…
+       autocompact tenant remove-secret --table TABLE --id TENANT   < whsec_…
+
+Manages tenants in the service's DynamoDB table (the stack output
+"TableName"). create makes a tenant with a first API key; add-key adds another
+(for rotation); revoke-key removes one, which stops authenticating at once.
+A new key is printed once on stdout as JSON {"tenant","api_key"}; only its
+SHA-256 is stored.
+
+Webhook signing secrets (Standard Webhooks, whsec_<base64>) and keys to revoke
+are read from stdin, never from the command line, so they stay out of shell
+history and process lists. A tenant with secrets must sign its turn posts;
+rotate by add-secret (old and new both valid) then remove-secret of the old.
 
   --table TABLE           the DynamoDB table
   --id TENANT             the tenant id (letters, digits, . _ -)
   --config F              the tenant's auto config layer (TOML or inline JSON)
-  --webhook-secret S      require Standard Webhooks signatures with this secret
-                          (repeatable, for rotation)
+  --webhook-secret-stdin  create: read the tenant's first webhook secret from stdin
   --region R              AWS region (default from the environment)
   --endpoint URL          a DynamoDB endpoint (e.g. DynamoDB Local)
 
 Credentials come from the default AWS chain.`;
 
+/** The one line stdin holds (a secret or a key), trimmed. */
+async function readSecretLine(io: Io, what: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of io.stdin) chunks.push(Buffer.from(chunk as Buffer));
+  const text = Buffer.concat(chunks).toString("utf8").trim();
+  if (text === "" || text.includes("\n")) {
+    throw new UsageError(
+      `give exactly one ${what} on stdin (e.g. from a file or a password manager)`,
+    );
+  }
+  return text;
+}
+
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
-  const action = positionals[0];
-  if (action !== "create" && action !== "add-key")
-    throw new UsageError("say `tenant create` or `tenant add-key`");
+  const action = positionals[0] as Action | undefined;
+  if (action === undefined || !ACTIONS.includes(action)) {
+    throw new UsageError(`say \`tenant ${ACTIONS.join("|")}\``);
+  }
   if (!values.table) throw new UsageError("give the table with --table");
   if (!values.id || !/^[A-Za-z0-9._-]{1,64}$/.test(values.id)) {
     throw new UsageError("give the tenant id with --id (letters, digits, . _ -; at most 64)");
   }
-  for (const secret of values["webhook-secret"] ?? []) {
-    if (!secret.startsWith("whsec_"))
-      throw new UsageError("--webhook-secret must look like whsec_<base64>");
+  if (values["webhook-secret"] !== undefined) {
+    throw new UsageError(
+      "secrets are not taken on the command line (shell history, process lists): pipe it to --webhook-secret-stdin",
+    );
   }
+  const id = values.id;
+  const fromStdin =
+    action === "revoke-key"
+      ? await readSecretLine(io, "API key")
+      : action === "add-secret" ||
+          action === "remove-secret" ||
+          (action === "create" && values["webhook-secret-stdin"])
+        ? await readSecretLine(io, "webhook secret")
+        : undefined;
   const { DynamoDBClient } = await import("@aws-sdk/client-dynamodb");
   const { DynamoTenantDirectory } = await import("../../functions/store/tenants-dynamodb.ts");
   const { ConditionFailedError } = await import("../../functions/errors.ts");
   const { dynamoClientConfig } = await import("../../functions/store/dynamodb-client.ts");
+  const { hashApiKey } = await import("../../functions/keys.ts");
   const client = new DynamoDBClient(
     dynamoClientConfig({
       ...(values.region ? { region: values.region } : {}),
@@ -65,23 +102,40 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
   );
   try {
     const directory = new DynamoTenantDirectory(client, values.table);
-    let key: string;
-    if (action === "create") {
-      const config = values.config ? await loadConfigLayer(values.config) : undefined;
-      try {
-        key = await directory.createTenant(values.id, {
-          ...(config ? { config } : {}),
-          ...(values["webhook-secret"] ? { webhookSecrets: values["webhook-secret"] } : {}),
-        });
-      } catch (error) {
-        if (error instanceof ConditionFailedError)
-          throw new InvalidInputError(`${error.message}: use \`tenant add-key\` for another key`);
-        throw error;
+    const answer = async (): Promise<Record<string, unknown>> => {
+      switch (action) {
+        case "create": {
+          const config = values.config ? await loadConfigLayer(values.config) : undefined;
+          const key = await directory.createTenant(id, {
+            ...(config ? { config } : {}),
+            ...(fromStdin ? { webhookSecrets: [fromStdin] } : {}),
+          });
+          return { tenant: id, api_key: key };
+        }
+        case "add-key":
+          return { tenant: id, api_key: await directory.addApiKey(id) };
+        case "revoke-key":
+          await directory.revokeApiKey(id, hashApiKey(fromStdin as string));
+          return { tenant: id, revoked: "api_key" };
+        case "add-secret":
+          await directory.addWebhookSecret(id, fromStdin as string);
+          return { tenant: id, added: "webhook_secret" };
+        case "remove-secret":
+          await directory.removeWebhookSecret(id, fromStdin as string);
+          return { tenant: id, removed: "webhook_secret" };
       }
-    } else {
-      key = await directory.addApiKey(values.id);
+    };
+    let result: Record<string, unknown>;
+    try {
+      result = await answer();
+    } catch (error) {
+      if (error instanceof ConditionFailedError) {
+        const hint = action === "create" ? ": use `tenant add-key` for another key" : "";
+        throw new InvalidInputError(`${error.message}${hint}`, { cause: error });
+      }
+      throw error;
     }
-    await write(io.stdout, `${JSON.stringify({ tenant: values.id, api_key: key })}\n`);
+    await write(io.stdout, `${JSON.stringify(result)}\n`);
     return EXIT.ok;
   } catch (error) {
     if (error instanceof InvalidInputError) throw error;

@@ -12,6 +12,9 @@ import { timingSafeEqual } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { INVALID_SIGNATURE, UnauthorizedError } from "./errors.ts";
 
+/** Canonical base64: whole 4-character groups, padding only at the end. */
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 /** Allowed clock difference between signer and verifier. */
 export const TOLERANCE_SECONDS = 300;
 
@@ -63,9 +66,11 @@ export function verifyWebhook(
       INVALID_SIGNATURE,
     );
   }
+  // Node's base64 decoder skips characters it does not know: decode only
+  // canonical base64, so a valid signature with junk appended is no match.
   const offered = headers.signature
     .split(" ")
-    .filter((part) => part.startsWith("v1,"))
+    .filter((part) => part.startsWith("v1,") && STRICT_BASE64.test(part.slice(3)))
     .map((part) => Buffer.from(part.slice(3), "base64"));
   for (const secret of secrets) {
     const expected = expectedSignature(secret, headers.id, timestamp, body);

@@ -96,7 +96,7 @@ async function wire(
   await createTable(client, LOCAL_TABLE);
   const store = new DynamoConversationStore(client, LOCAL_TABLE);
   const tenants = new DynamoTenantDirectory(client, LOCAL_TABLE);
-  await tenants.ensureTenantWithKey(DEV_TENANT, options.devKey);
+  await tenants.setDevKey(DEV_TENANT, options.devKey);
 
   const settings = {
     ...(options.config ? { config: options.config } : {}),

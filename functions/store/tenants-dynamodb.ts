@@ -4,6 +4,7 @@
  * a key's hash to its tenant. Keys themselves are never stored.
  */
 import {
+  DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
   TransactWriteItemsCommand,
@@ -12,7 +13,7 @@ import {
 import { marshall, unmarshall } from "@aws-sdk/util-dynamodb";
 import { type AutoConfigLayer, parseAutoLayer } from "../../core/config.ts";
 import { ConditionFailedError } from "../errors.ts";
-import { generateApiKey, hashApiKey } from "../keys.ts";
+import { checkWebhookSecret, generateApiKey, hashApiKey } from "../keys.ts";
 import type { Tenant, TenantDirectory } from "../ports.ts";
 
 const tenantKey = (id: string) => ({ pk: `TENANT#${id}`, sk: "TENANT" });
@@ -60,6 +61,7 @@ export class DynamoTenantDirectory implements TenantDirectory {
     id: string,
     options: { config?: AutoConfigLayer; webhookSecrets?: string[] } = {},
   ): Promise<string> {
+    for (const secret of options.webhookSecrets ?? []) checkWebhookSecret(secret);
     const key = generateApiKey();
     try {
       await this.client.send(
@@ -114,22 +116,114 @@ export class DynamoTenantDirectory implements TenantDirectory {
     return key;
   }
 
-  /** Adds a key the operator chose (the local runtime's dev key), idempotently. */
-  async ensureTenantWithKey(id: string, key: string): Promise<void> {
-    await this.client.send(
-      new UpdateItemCommand({
+  /** Removes an API key of a tenant; the key stops authenticating at once. */
+  async revokeApiKey(id: string, keyHash: string): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteItemCommand({
+          TableName: this.tableName,
+          Key: marshall(apiKeyKey(keyHash)),
+          ConditionExpression: "tenant = :tenant",
+          ExpressionAttributeValues: marshall({ ":tenant": id }),
+        }),
+      );
+    } catch (error) {
+      if ((error as { name?: string }).name === "ConditionalCheckFailedException") {
+        throw new ConditionFailedError(`tenant "${id}" has no such API key`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Adds a webhook signing secret (rotation: old and new are both valid until
+   * the old is removed). The secret is checked as Standard Webhooks checks it.
+   */
+  async addWebhookSecret(id: string, secret: string): Promise<void> {
+    checkWebhookSecret(secret);
+    await this.#updateSecrets(id, (secrets) => {
+      if (secrets.includes(secret))
+        throw new ConditionFailedError(`tenant "${id}" already has that webhook secret`);
+      return [...secrets, secret];
+    });
+  }
+
+  /** Removes a webhook signing secret; with none left, turn posts need no signature. */
+  async removeWebhookSecret(id: string, secret: string): Promise<void> {
+    await this.#updateSecrets(id, (secrets) => {
+      if (!secrets.includes(secret))
+        throw new ConditionFailedError(`tenant "${id}" has no such webhook secret`);
+      return secrets.filter((s) => s !== secret);
+    });
+  }
+
+  /** Rewrites the tenant's secrets, conditional on the list it read (a concurrent change is retried). */
+  async #updateSecrets(id: string, change: (secrets: string[]) => string[]): Promise<void> {
+    for (;;) {
+      const tenant = await this.getTenant(id);
+      if (!tenant) throw new ConditionFailedError(`no tenant "${id}"`);
+      const before = [...(tenant.webhook_secrets ?? [])];
+      const after = change(before);
+      try {
+        await this.client.send(
+          new UpdateItemCommand({
+            TableName: this.tableName,
+            Key: marshall(tenantKey(id)),
+            UpdateExpression: "SET webhook_secrets = :after",
+            ConditionExpression:
+              before.length === 0
+                ? "attribute_exists(pk) AND (attribute_not_exists(webhook_secrets) OR size(webhook_secrets) = :zero)"
+                : "webhook_secrets = :before",
+            ExpressionAttributeValues: marshall(
+              before.length === 0
+                ? { ":after": after, ":zero": 0 }
+                : { ":after": after, ":before": before },
+            ),
+          }),
+        );
+        return;
+      } catch (error) {
+        if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
+      }
+    }
+  }
+
+  /**
+   * Makes `key` the dev tenant's key of the local runtime, creating the
+   * tenant if needed. The dev key follows the variable: the previous dev key
+   * (its hash is kept on the tenant) stops authenticating.
+   */
+  async setDevKey(id: string, key: string): Promise<void> {
+    const hash = hashApiKey(key);
+    const item = await this.client.send(
+      new GetItemCommand({
         TableName: this.tableName,
         Key: marshall(tenantKey(id)),
-        UpdateExpression: "SET created = if_not_exists(created, :now)",
-        ExpressionAttributeValues: marshall({ ":now": new Date().toISOString() }),
+        ConsistentRead: true,
       }),
     );
+    const previous = item.Item ? unmarshall(item.Item).dev_key_hash : undefined;
     await this.client.send(
-      new UpdateItemCommand({
-        TableName: this.tableName,
-        Key: marshall(apiKeyKey(hashApiKey(key))),
-        UpdateExpression: "SET tenant = :tenant",
-        ExpressionAttributeValues: marshall({ ":tenant": id }),
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: marshall(tenantKey(id)),
+              UpdateExpression: "SET created = if_not_exists(created, :now), dev_key_hash = :hash",
+              ExpressionAttributeValues: marshall({
+                ":now": new Date().toISOString(),
+                ":hash": hash,
+              }),
+            },
+          },
+          {
+            Put: { TableName: this.tableName, Item: marshall({ ...apiKeyKey(hash), tenant: id }) },
+          },
+          ...(typeof previous === "string" && previous !== hash
+            ? [{ Delete: { TableName: this.tableName, Key: marshall(apiKeyKey(previous)) } }]
+            : []),
+        ],
       }),
     );
   }

@@ -11,6 +11,19 @@ import { freshTable, localClient, localEndpoint } from "../helpers/dynamodb.ts";
 import { RecordingQueue } from "../helpers/service.ts";
 
 const run = promisify(execFile);
+
+/** Runs the CLI with `input` on stdin; resolves with its exit code and output. */
+function cli(
+  args: string[],
+  input = "",
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [bin, ...args], (error, stdout, stderr) =>
+      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(input);
+  });
+}
 const bin = new URL("../../cli/bin.mjs", import.meta.url).pathname;
 
 describe("tenants in DynamoDB", () => {
@@ -73,6 +86,123 @@ describe("tenants in DynamoDB", () => {
     });
     expect(response.status).toBe(202);
     expect((await store.getHead({ tenant: "globex", conversation: "c1" }))?.turn_count).toBe(1);
+    client.destroy();
+  });
+
+  it("revokes keys at once, and adds and removes webhook secrets checked as Standard Webhooks checks them", async () => {
+    const client = localClient();
+    const table = await freshTable(client, "tenant-credentials");
+    const directory = new DynamoTenantDirectory(client, table);
+    const first = await directory.createTenant("initech");
+    const second = await directory.addApiKey("initech");
+    await directory.revokeApiKey("initech", hashApiKey(first));
+    expect(await directory.findByKeyHash(hashApiKey(first))).toBeUndefined();
+    expect((await directory.findByKeyHash(hashApiKey(second)))?.id).toBe("initech");
+    await expect(directory.revokeApiKey("initech", hashApiKey(first))).rejects.toThrow(
+      'tenant "initech" has no such API key',
+    );
+    const other = await directory.createTenant("hooli");
+    await expect(directory.revokeApiKey("initech", hashApiKey(other))).rejects.toBeInstanceOf(
+      ConditionFailedError,
+    );
+    expect((await directory.findByKeyHash(hashApiKey(other)))?.id).toBe("hooli");
+
+    await directory.addWebhookSecret("initech", "whsec_b2xk");
+    await directory.addWebhookSecret("initech", "whsec_bmV3");
+    expect((await directory.getTenant("initech"))?.webhook_secrets).toEqual([
+      "whsec_b2xk",
+      "whsec_bmV3",
+    ]);
+    await expect(directory.addWebhookSecret("initech", "whsec_bmV3")).rejects.toThrow(
+      "already has that webhook secret",
+    );
+    await directory.removeWebhookSecret("initech", "whsec_b2xk");
+    expect((await directory.getTenant("initech"))?.webhook_secrets).toEqual(["whsec_bmV3"]);
+    await expect(directory.removeWebhookSecret("initech", "whsec_b2xk")).rejects.toThrow(
+      "has no such webhook secret",
+    );
+    await directory.removeWebhookSecret("initech", "whsec_bmV3");
+    expect((await directory.getTenant("initech"))?.webhook_secrets).toBeUndefined();
+
+    for (const [secret, reason] of [
+      ["whsec_", "Secret can't be empty."],
+      ["whsec_!!!", "incorrect padding"],
+      ["c2VjcmV0", "a webhook secret looks like whsec_<base64>"],
+    ] as const) {
+      await expect(directory.addWebhookSecret("initech", secret)).rejects.toThrow(reason);
+      await expect(
+        directory.createTenant(`t-${secret.length}`, { webhookSecrets: [secret] }),
+      ).rejects.toThrow(reason);
+    }
+    client.destroy();
+  });
+
+  it("the dev key follows the variable: the previous one stops authenticating", async () => {
+    const client = localClient();
+    const table = await freshTable(client, "tenant-dev-key");
+    const directory = new DynamoTenantDirectory(client, table);
+    await directory.setDevKey("dev", "dk_first");
+    await directory.setDevKey("dev", "dk_first");
+    expect((await directory.findByKeyHash(hashApiKey("dk_first")))?.id).toBe("dev");
+    await directory.setDevKey("dev", "dk_second");
+    expect(await directory.findByKeyHash(hashApiKey("dk_first"))).toBeUndefined();
+    expect((await directory.findByKeyHash(hashApiKey("dk_second")))?.id).toBe("dev");
+    client.destroy();
+  });
+
+  it("`autocompact tenant` takes secrets and keys on stdin only, and a revoked key gets 401 at once", async () => {
+    const client = localClient();
+    const table = await freshTable(client, "tenant-cli-secrets");
+    const base = ["--table", table, "--id", "umbrella", "--endpoint", localEndpoint()];
+    const inArgv = await cli(["tenant", "create", ...base, "--webhook-secret", "whsec_c2VjcmV0"]);
+    expect(inArgv).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("not taken on the command line"),
+    });
+    const created = await cli(
+      ["tenant", "create", ...base, "--webhook-secret-stdin"],
+      "whsec_c2VjcmV0\n",
+    );
+    expect(created.code).toBe(0);
+    const { api_key } = JSON.parse(created.stdout) as { api_key: string };
+    const directory = new DynamoTenantDirectory(client, table);
+    expect((await directory.getTenant("umbrella"))?.webhook_secrets).toEqual(["whsec_c2VjcmV0"]);
+    expect(await cli(["tenant", "add-secret", ...base], "whsec_bmV3\n")).toMatchObject({
+      code: 0,
+      stdout: '{"tenant":"umbrella","added":"webhook_secret"}\n',
+    });
+    expect(await cli(["tenant", "add-secret", ...base], "whsec_\n")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("Secret can't be empty."),
+    });
+    expect(await cli(["tenant", "remove-secret", ...base], "whsec_c2VjcmV0")).toMatchObject({
+      code: 0,
+    });
+    expect((await directory.getTenant("umbrella"))?.webhook_secrets).toEqual(["whsec_bmV3"]);
+    expect(await cli(["tenant", "add-secret", ...base], "")).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("give exactly one webhook secret on stdin"),
+    });
+
+    const app = createApp({
+      service: new ConversationService({
+        store: new DynamoConversationStore(client, table),
+        queue: new RecordingQueue(),
+      }),
+      tenants: directory,
+    });
+    const read = () =>
+      app.request("/v1/conversations/c1", { headers: { authorization: `Bearer ${api_key}` } });
+    expect((await read()).status).toBe(404);
+    expect(await cli(["tenant", "revoke-key", ...base], `${api_key}\n`)).toMatchObject({
+      code: 0,
+      stdout: '{"tenant":"umbrella","revoked":"api_key"}\n',
+    });
+    expect((await read()).status).toBe(401);
+    expect(await cli(["tenant", "revoke-key", ...base], `${api_key}\n`)).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('tenant "umbrella" has no such API key'),
+    });
     client.destroy();
   });
 });
