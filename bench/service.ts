@@ -109,7 +109,12 @@ async function benchWebhook(): Promise<Record<string, unknown>[]> {
         if (response.status !== 202) throw new Error(`webhook answered ${response.status}`);
       }
     }
-    const client = new DynamoDBClient(localClientConfig(service.dynamoEndpoint));
+    const client = new DynamoDBClient(
+      localClientConfig({
+        endpoint: service.dynamoEndpoint,
+        credentials: service.dynamoCredentials,
+      }),
+    );
     const puts: number[] = [];
     for (let i = 0; i < 300; i++) {
       const start = performance.now();
@@ -177,7 +182,7 @@ async function benchWebhook(): Promise<Record<string, unknown>[]> {
 async function benchEvaluation(): Promise<Record<string, unknown>[]> {
   const { startDynamoDbLocal } = await import("../functions/local/dynamodb-local.ts");
   const dynamo = await startDynamoDbLocal({});
-  const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
+  const client = new DynamoDBClient(localClientConfig(dynamo));
   try {
     await createTable(client, "bench");
     const store = new DynamoConversationStore(client, "bench");

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   AutocompactError,
   InvalidInputError,
+  joinIssues,
   PROBLEM_VARIANTS,
   SummaryRequiredError,
   UnprocessableError,
@@ -70,5 +71,33 @@ describe("errors carry their answer", () => {
       type: "/problems/teapot",
     });
     expect(error.title).toBe("Teapot");
+  });
+
+  it("lists at most 100 issues and counts the rest, in a detail and in the problem's errors", () => {
+    const details = (n: number) => Array.from({ length: n }, (_, i) => `e${i}`);
+    expect(joinIssues([])).toBe("");
+    expect(joinIssues(["a", "b"])).toBe("a; b");
+    expect(joinIssues(details(100))).toBe(details(100).join("; "));
+    expect(joinIssues(details(101))).toBe(`${details(100).join("; ")} (and 1 more)`);
+    expect(joinIssues(details(250))).toBe(`${details(100).join("; ")} (and 150 more)`);
+    const issues = (n: number) => details(n).map((detail) => ({ detail }));
+    expect(new InvalidInputError("x", { issues: issues(100) }).problemExtensions()).toEqual({
+      errors: issues(100),
+    });
+    expect(new InvalidInputError("x", { issues: issues(101) }).problemExtensions()).toEqual({
+      errors: issues(100),
+      errors_omitted: 1,
+    });
+  });
+
+  it("carries no extra headers unless a subclass says so", () => {
+    expect(new InvalidInputError("x").responseHeaders()).toEqual({});
+    expect(
+      new AutocompactError("x", {
+        status: 500,
+        slug: "internal",
+        title: "Internal error",
+      }).responseHeaders(),
+    ).toEqual({});
   });
 });

@@ -34,6 +34,12 @@ export interface ConversationHead {
   readonly stream_config?: AutoConfigLayer;
   /** The model of the latest turn. */
   readonly model?: ModelInfo;
+  /**
+   * Set while the conversation is being deleted (a tombstone, see
+   * {@link ConversationStore.beginDelete}): every conditional write fails,
+   * and callers treat the conversation as gone.
+   */
+  readonly deleting?: true;
 }
 
 /** A stored turn: its events, their size counts and the digest that makes replays idempotent. */
@@ -102,7 +108,9 @@ export type AppendCondition =
 /**
  * Storage of conversations. Every method is strongly consistent; every write
  * is conditional on the head state the caller read, so concurrent writers
- * never both succeed.
+ * never both succeed. A head with `deleting` set (a tombstone) fails every
+ * write's condition: appends, compactions and config throw
+ * {@link ConditionFailedError}, `markEvaluated` does nothing.
  */
 export interface ConversationStore {
   /** The head, or `undefined` for a conversation that does not exist yet. */
@@ -157,11 +165,32 @@ export interface ConversationStore {
     head: HeadUpdate,
   ): Promise<void>;
 
-  /** Sets the per-conversation config layer (creating the head if needed). */
+  /**
+   * Sets the per-conversation config layer (creating the head if needed).
+   * Throws {@link ConditionFailedError} while the conversation is being deleted.
+   */
   putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void>;
 
   /** Raises `evaluated_through` to `turn` (never lowers it). */
   markEvaluated(ref: ConversationRef, turn: number): Promise<void>;
+
+  /**
+   * The first step of a delete: turns the head into a tombstone (`deleting`
+   * set, `compactions_version` bumped, so no write computed from an earlier
+   * head can land). An existing tombstone stays (its version is bumped
+   * again). False when there is no head (nothing to delete).
+   */
+  beginDelete(ref: ConversationRef): Promise<boolean>;
+
+  /**
+   * The second step: removes every item of a tombstoned conversation
+   * (turns, events, compactions), then the head, each step conditional on
+   * the tombstone {@link beginDelete} left still being there. Does nothing
+   * without a tombstone (no head, or a live one); a call after a crash
+   * midway finishes the job, and a delete that another one finished first
+   * stops without touching what came after (a fresh conversation).
+   */
+  finishDelete(ref: ConversationRef): Promise<void>;
 }
 
 /** A message asking the compactor to evaluate a conversation after a turn. */
@@ -210,7 +239,18 @@ export type SummaryResult = BandSummary;
  * for an empty answer), so callers never check the text again.
  */
 export interface Summarizer {
-  summarize(request: SummaryRequest): Promise<SummaryResult>;
+  summarize(request: SummaryRequest, options?: SummarizeOptions): Promise<SummaryResult>;
+}
+
+/** Per-call options of {@link Summarizer.summarize}. */
+export interface SummarizeOptions {
+  /**
+   * The caller's deadline (the compactor's, per record): when it aborts, the
+   * request is abandoned and the summary fails as a timeout (`SummarizerError`
+   * with `timeoutMs`, 504), whichever of it and the summarizer's own timeout
+   * comes first.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** A source of time, injectable for tests. */

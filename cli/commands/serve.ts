@@ -68,7 +68,8 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     ...(io.env.AUTOCOMPACT_CONFIG ? [await loadConfigLayer(io.env.AUTOCOMPACT_CONFIG)] : []),
     ...(await configLayers(values)),
   ];
-  const { startLocalService, LOCAL_TABLE } = await import("../../functions/local/runtime.ts");
+  const { startLocalService } = await import("../../functions/local/runtime.ts");
+  const { LOCAL_TABLE } = await import("../../functions/local/dynamodb-local.ts");
   const summarizer = await localSummarizer(io.env);
   const devKey = io.env.AUTOCOMPACT_DEV_KEY ?? DEFAULT_DEV_KEY;
   const options = {

@@ -10,6 +10,7 @@ import { loadConfigLayer } from "../options.ts";
 
 const OPTIONS = {
   table: { type: "string" },
+  "data-dir": { type: "string" },
   id: { type: "string" },
   region: { type: "string" },
   endpoint: { type: "string" },
@@ -38,6 +39,8 @@ are read from stdin, never from the command line, so they stay out of shell
 history and process lists. A tenant with secrets must sign its turn posts;
 rotate by add-secret (old and new both valid) then remove-secret of the old.
 
+  --data-dir DIR          the data directory of \`npm start\` (default $AUTOCOMPACT_DATA_DIR):
+                          its table, database credentials and running endpoint
   --table TABLE           the DynamoDB table
   --id TENANT             the tenant id (letters, digits, . _ -)
   --config F              the tenant's auto config layer (TOML or inline JSON)
@@ -45,7 +48,31 @@ rotate by add-secret (old and new both valid) then remove-secret of the old.
   --region R              AWS region (default from the environment)
   --endpoint URL          a DynamoDB endpoint (e.g. DynamoDB Local)
 
-Credentials come from the default AWS chain.`;
+Credentials come from the default AWS chain, or, with --data-dir, from the
+local runtime's data directory (its DynamoDB Local answers no other key).`;
+
+/** The local runtime's database under `dataDir`: its table and a client config for it. */
+async function localDatabase(dataDir: string, endpoint: string | undefined) {
+  const { LOCAL_TABLE, localClientConfig, readLocalDatabase } = await import(
+    "../../functions/local/dynamodb-local.ts"
+  );
+  const found = readLocalDatabase(dataDir);
+  if (!found.credentials) {
+    throw new InvalidInputError(
+      `no local database under ${dataDir}: start the service on it first (npm start)`,
+    );
+  }
+  const at = endpoint ?? found.endpoint;
+  if (!at) {
+    throw new InvalidInputError(
+      `the service on ${dataDir} is not running: start it (npm start), or give its DynamoDB endpoint with --endpoint`,
+    );
+  }
+  return {
+    table: LOCAL_TABLE,
+    config: localClientConfig({ endpoint: at, credentials: found.credentials }),
+  };
+}
 
 /** The one line stdin holds (a secret or a key), trimmed. */
 async function readSecretLine(io: Io, what: string): Promise<string> {
@@ -65,7 +92,11 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
   if (action === undefined || !ACTIONS.includes(action)) {
     throw new UsageError(`say \`tenant ${ACTIONS.join("|")}\``);
   }
-  if (!values.table) throw new UsageError("give the table with --table");
+  const dataDir = values["data-dir"] ?? (values.table ? undefined : io.env.AUTOCOMPACT_DATA_DIR);
+  const local = dataDir === undefined ? undefined : await localDatabase(dataDir, values.endpoint);
+  const table = values.table ?? local?.table;
+  if (!table)
+    throw new UsageError("give the table with --table, or a local data directory with --data-dir");
   if (!values.id || !/^[A-Za-z0-9._-]{1,64}$/.test(values.id)) {
     throw new UsageError("give the tenant id with --id (letters, digits, . _ -; at most 64)");
   }
@@ -89,19 +120,15 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
   const { dynamoClientConfig } = await import("../../functions/store/dynamodb-client.ts");
   const { hashApiKey } = await import("../../functions/keys.ts");
   const client = new DynamoDBClient(
-    dynamoClientConfig({
-      ...(values.region ? { region: values.region } : {}),
-      ...(values.endpoint
-        ? {
-            endpoint: values.endpoint,
-            region: values.region ?? "local",
-            credentials: { accessKeyId: "local", secretAccessKey: "local" },
-          }
-        : {}),
-    }),
+    local
+      ? local.config
+      : dynamoClientConfig({
+          ...(values.region ? { region: values.region } : {}),
+          ...(values.endpoint ? { endpoint: values.endpoint } : {}),
+        }),
   );
   try {
-    const directory = new DynamoTenantDirectory(client, values.table);
+    const directory = new DynamoTenantDirectory(client, table);
     const answer = async (): Promise<Record<string, unknown>> => {
       switch (action) {
         case "create": {

@@ -378,6 +378,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(routes.listEvents, async (c) =>
     c.json({ events: await deps.service.events(c.get("tenant"), c.req.valid("param").id) }, 200),
   );
+  app.openapi(routes.deleteConversation, async (c) => {
+    await deps.service.deleteConversation(c.get("tenant"), c.req.valid("param").id);
+    return c.body(null, 204);
+  });
   app.openapi(routes.getProjection, async (c) =>
     c.json(await deps.service.projection(c.get("tenant"), c.req.valid("param").id), 200),
   );

@@ -143,7 +143,9 @@ export const appendTurn = createRoute({
     413: tooLarge,
     415: notJson,
     422: problem("The turn cannot be stored: past DynamoDB's item size limits."),
-    503: contention,
+    503: problem(
+      "Too many concurrent writes to the conversation, or it is being deleted; retry the request (after `Retry-After` seconds).",
+    ),
   },
 });
 
@@ -199,6 +201,24 @@ export const listCompactions = conversationRead(
   "The compactions in stream order.",
   CompactionsResponse,
 );
+
+export const deleteConversation = createRoute({
+  method: "delete",
+  path: "/v1/conversations/{id}",
+  operationId: "deleteConversation",
+  summary: "Delete the conversation: its stream, compactions, config and sizes",
+  description:
+    "Idempotent: 204 whether the conversation existed or not, and a delete interrupted earlier is finished. Evaluations still queued for it do nothing; turns posted while it runs get a 503 with `Retry-After`, and once it is done turn 0 starts a new conversation.",
+  request: { params: ConversationParams },
+  responses: {
+    204: { description: "The conversation is gone (or never existed)." },
+    ...conversation,
+    413: tooLarge,
+    503: problem(
+      "Too many concurrent writes while removing the conversation; repeat the request to finish the delete.",
+    ),
+  },
+});
 
 export const addCompaction = createRoute({
   method: "post",
@@ -282,5 +302,8 @@ export const putConfig = createRoute({
     413: tooLarge,
     415: notJson,
     422: problem("A summary rule on a service without a summarizer."),
+    503: problem(
+      "The conversation is being deleted; retry the request (after `Retry-After` seconds).",
+    ),
   },
 });

@@ -3,7 +3,10 @@
  * Correct under at-least-once, late, out-of-order and concurrent delivery:
  * only the newest stored turn is evaluated (`stale` otherwise), the band is
  * written once per triggering turn (`AUTO#<turn>`, if absent) and only if
- * the head is still the one the decision was computed from.
+ * the head is still the one the decision was computed from. A conversation
+ * deleted (or being deleted) is not there: its messages skip as
+ * `unknown_turn`, and a band decided before the delete began can no longer
+ * land (the tombstone bumped the version its write is conditional on).
  */
 import {
   type Band,
@@ -22,6 +25,7 @@ import { projectedCharsFromSizes } from "../../core/sizes.ts";
 import { ConversationLog, type Decision, type RetryPolicy } from "../conversations/log.ts";
 import { autoKey, effectiveConfig, type ServiceSettings } from "../conversations/state.ts";
 import { missingSummarizerError, summarizeBand } from "../conversations/summaries.ts";
+import { CorruptDataError } from "../errors.ts";
 import {
   type Clock,
   type ConversationStore,
@@ -60,10 +64,38 @@ export interface EvaluatorDeps {
   readonly retry?: RetryPolicy;
 }
 
+/** Per-message options of {@link evaluateTurn}. */
+export interface EvaluateOptions {
+  /**
+   * The record's deadline (the compactor handler's share of the invocation's
+   * remaining time): a summary still running when it aborts fails as a
+   * timeout, and nothing is committed.
+   */
+  readonly signal?: AbortSignal;
+}
+
 /** Evaluates the trigger after `message.turn` and writes the band if it fires. */
 export async function evaluateTurn(
   deps: EvaluatorDeps,
   message: EvaluationMessage,
+  options: EvaluateOptions = {},
+): Promise<EvaluationOutcome> {
+  try {
+    return await evaluate(deps, message, options);
+  } catch (error) {
+    // A delete running meanwhile removed the events a summary was reading: nothing to evaluate.
+    if (error instanceof CorruptDataError) {
+      const head = await deps.store.getHead(message);
+      if (!head || head.deleting) return { outcome: "skipped", reason: "unknown_turn" };
+    }
+    throw error;
+  }
+}
+
+async function evaluate(
+  deps: EvaluatorDeps,
+  message: EvaluationMessage,
+  options: EvaluateOptions,
 ): Promise<EvaluationOutcome> {
   const ref = { tenant: message.tenant, conversation: message.conversation };
   const clock = deps.clock ?? systemClock;
@@ -112,7 +144,7 @@ export async function evaluateTurn(
               if (cached?.key !== key) {
                 cached = {
                   key,
-                  result: await summarizeBand(summarizer, deps.store, ref, range, rule),
+                  result: await summarizeBand(summarizer, deps.store, ref, range, rule, options),
                 };
               }
               return cached.result;

@@ -4,9 +4,10 @@ import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { FireDecision, SkipDecision } from "../../core/auto-compaction.ts";
 import type { Compaction } from "../../core/events.ts";
+import { SummarizerError } from "../errors.ts";
 import type { EvaluationMessage } from "../ports.ts";
 import type { EvaluationOutcome } from "./evaluate-turn.ts";
-import { createCompactorHandler, policyOf } from "./handler.ts";
+import { type CompactorHandlerDeps, createCompactorHandler, policyOf } from "./handler.ts";
 
 // Powertools Logger and Metrics write JSON lines through their own console
 // (stdout; warnings and errors to stderr); the tests read those lines back.
@@ -108,7 +109,7 @@ function steppingClock() {
   };
 }
 
-function setup(evaluate: (message: EvaluationMessage) => Promise<EvaluationOutcome>) {
+function setup(evaluate: CompactorHandlerDeps["evaluate"]) {
   const logger = new Logger({ serviceName: "compactor-test", logLevel: "DEBUG" });
   const metrics = new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" });
   const evaluateSpy = vi.fn(evaluate);
@@ -398,6 +399,90 @@ describe("compactor handler: partial batch responses", () => {
       ["c2", 0],
       ["c1", 2],
     ]);
+  });
+});
+
+describe("compactor handler: deadlines", () => {
+  /** Rejects when `signal` aborts (as a summary aborted at the deadline does); never settles without one. */
+  const hangUntilAborted = (signal: AbortSignal | undefined) =>
+    new Promise<never>((_, reject) => {
+      signal?.addEventListener("abort", () =>
+        reject(new SummarizerError("no summary before the deadline", { timeoutMs: 1 })),
+      );
+    });
+
+  it("aborts a hanging record at its share of the remaining time; the others go on and the batch answers before the invocation times out", async () => {
+    const { handler, evaluate } = setup(async (message, options) =>
+      message.conversation === "slow"
+        ? hangUntilAborted(options?.signal)
+        : { outcome: "skipped", reason: "under_threshold", decision: skippedDecision },
+    );
+    // 3,000 ms left throughout: margin 300 ms (10%), so the first of three
+    // records may take (3000 - 300) / 3 = 900 ms.
+    const context = { getRemainingTimeInMillis: () => 3_000 };
+    let timer: NodeJS.Timeout | undefined;
+    const lambdaTimeout = new Promise<"timed out">((resolve) => {
+      timer = setTimeout(() => resolve("timed out"), 3_000);
+    });
+    const response = await Promise.race([
+      handler(
+        event(
+          record("s", msg(4, "slow"), "g-slow"),
+          record("a", msg(1, "a"), "g-a"),
+          record("b", msg(2, "b"), "g-b"),
+        ),
+        context,
+      ),
+      lambdaTimeout,
+    ]);
+    clearTimeout(timer);
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: "s" }] });
+    expect(evaluate.mock.calls.map(([m]) => m.conversation)).toEqual(["slow", "a", "b"]);
+    expect(evaluate.mock.calls.every(([, options]) => options?.signal instanceof AbortSignal)).toBe(
+      true,
+    );
+    const failure = logs().find((line) => line.message === "auto_compaction.failed");
+    expect(failure).toMatchObject({
+      conversation: "slow",
+      message_id: "s",
+      deadline_ms: 900,
+      error: { name: "SummarizerError", message: "no summary before the deadline" },
+    });
+    expect(logs().filter((line) => line.message === "auto_compaction.skipped")).toHaveLength(2);
+  });
+
+  it("shares the time left among the records not yet started, keeping back at most 5 s", async () => {
+    const { handler } = setup(async (_message, options) => hangUntilAborted(options?.signal));
+    // The invocation starts with 100 s left (10% would be 10 s: the margin is
+    // capped at 5 s); when the records start, 5.2 s are left.
+    let left = 100_000;
+    const context = {
+      getRemainingTimeInMillis: () => {
+        const now = left;
+        left = 5_200;
+        return now;
+      },
+    };
+    const response = await handler(
+      event(record("m1", msg(1, "a"), "g-a"), record("m2", msg(1, "b"), "g-b")),
+      context,
+    );
+    expect(response).toEqual({
+      batchItemFailures: [{ itemIdentifier: "m1" }, { itemIdentifier: "m2" }],
+    });
+    // (5200 - 5000) / 2 records left, then / 1.
+    expect(
+      logs()
+        .filter((line) => line.message === "auto_compaction.failed")
+        .map((line) => line.deadline_ms),
+    ).toEqual([100, 200]);
+  });
+
+  it("gives no deadline without a context", async () => {
+    const { handler, evaluate } = setup(async () => ({ outcome: "skipped", reason: "stale" }));
+    await handler(event(record("m1", msg(1))));
+    expect(evaluate.mock.calls[0]?.[1]).toEqual({});
   });
 });
 

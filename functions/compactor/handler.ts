@@ -6,7 +6,11 @@
  * `skipGroupOnError`: a failed record fails the later records of its own
  * message group (its conversation) and no others, so a conversation's messages
  * are never evaluated out of order and a poison message holds back only its
- * own conversation; other conversations in the batch go on. A body that
+ * own conversation; other conversations in the batch go on. Each record has
+ * a deadline, its share of the invocation's remaining time (Lambda's context,
+ * or the in-process queue's visibility timeout) less a margin: a summary still
+ * running then is aborted and fails its record, so a hanging summarizer never
+ * makes the invocation time out (which would fail the whole batch). A body that
  * is not an evaluation message fails its record (it ends in the DLQ after
  * 5 receives instead of disappearing). Each outcome is logged as one JSON
  * line and counted in EMF metrics, flushed once per invocation.
@@ -20,22 +24,42 @@ import { InvalidInputError } from "../../core/errors.ts";
 import type { Compaction } from "../../core/events.ts";
 import type { EvaluationMessage } from "../ports.ts";
 import { decodeMessageBody } from "../queue/message.ts";
-import type { EvaluationOutcome } from "./evaluate-turn.ts";
+import type { EvaluateOptions, EvaluationOutcome } from "./evaluate-turn.ts";
 
 /** The EMF namespace of the compactor's metrics. */
 export const METRICS_NAMESPACE = "Autocompact";
 
+/**
+ * Time kept back from the invocation's remaining time, for answering the batch
+ * after the last record: 10% of it, at most 5 s.
+ */
+export const DEADLINE_MARGIN = { ratio: 0.1, maxMs: 5_000 } as const;
+
 /** What the handler needs; the wiring (index.ts, the local runtime) supplies it. */
 export interface CompactorHandlerDeps {
-  readonly evaluate: (message: EvaluationMessage) => Promise<EvaluationOutcome>;
+  /** Evaluates one message; `options.signal` aborts at the record's deadline. */
+  readonly evaluate: (
+    message: EvaluationMessage,
+    options: EvaluateOptions,
+  ) => Promise<EvaluationOutcome>;
   readonly logger: Logger;
   readonly metrics: Metrics;
   /** Monotonic milliseconds, for `duration_ms` (default `performance.now`). */
   readonly now?: () => number;
 }
 
+/**
+ * What the handler reads of its invocation: a Lambda context, or the
+ * in-process queue's equivalent (the time left before the batch's messages
+ * become visible again).
+ */
+export type InvocationContext = Context | Pick<Context, "getRemainingTimeInMillis">;
+
 /** The handler: usable as a Lambda `SQSHandler` and by the in-process queue. */
-export type CompactorHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
+export type CompactorHandler = (
+  event: SQSEvent,
+  context?: InvocationContext,
+) => Promise<SQSBatchResponse>;
 
 /** Which policies a band applies, for the log: `summary`, or `reasoning`/`tool_calls` joined by `+`. */
 export function policyOf(compaction: Compaction | undefined): string {
@@ -53,7 +77,8 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
   const { evaluate, logger, metrics } = deps;
   const now = deps.now ?? (() => performance.now());
 
-  const recordHandler = async (record: SQSRecord): Promise<void> => {
+  /** One record; `budgetMs` is its share of the invocation's remaining time (none without a context). */
+  const handleRecord = async (record: SQSRecord, budgetMs: number | undefined): Promise<void> => {
     const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? "0") || undefined;
     const decoded = decodeMessageBody(record.body);
     if (!decoded.ok) {
@@ -69,19 +94,26 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
     const message = decoded.message;
     const ids = { tenant: message.tenant, conversation: message.conversation, turn: message.turn };
     const started = now();
+    // The record's deadline: a summary still running then is aborted (and fails
+    // the record), so a hanging summarizer cannot make the whole batch time out.
+    const deadline = budgetMs === undefined ? undefined : new AbortController();
+    const timer = deadline && setTimeout(() => deadline.abort(), budgetMs);
     let outcome: EvaluationOutcome;
     try {
-      outcome = await evaluate(message);
+      outcome = await evaluate(message, deadline ? { signal: deadline.signal } : {});
     } catch (error) {
       logger.error("auto_compaction.failed", {
         ...ids,
         message_id: record.messageId,
         receive_count: receiveCount,
         duration_ms: round(now() - started),
+        ...(budgetMs === undefined ? {} : { deadline_ms: Math.round(budgetMs) }),
         error,
       });
       metrics.addMetric("Failed", MetricUnit.Count, 1);
       throw error;
+    } finally {
+      clearTimeout(timer);
     }
     const durationMs = round(now() - started);
     metrics.addMetric("EvaluationMs", MetricUnit.Milliseconds, durationMs);
@@ -136,15 +168,29 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
   };
 
   return async (event, context) => {
-    if (context) logger.addContext(context);
+    const lambda = context && "awsRequestId" in context ? context : undefined;
+    if (lambda) logger.addContext(lambda);
+    // Each record may use an equal share of the time left for it and the records
+    // after it (less the margin): one that hangs until its deadline leaves the
+    // others their time, and the invocation answers before it times out.
+    const records = event.Records;
+    const margin = context
+      ? Math.min(DEADLINE_MARGIN.maxMs, context.getRemainingTimeInMillis() * DEADLINE_MARGIN.ratio)
+      : 0;
+    const budgetOf = (record: SQSRecord): number | undefined => {
+      if (!context) return undefined;
+      const index = records.findIndex((r) => r.messageId === record.messageId);
+      const left = index < 0 ? 1 : records.length - index;
+      return Math.max(0, (context.getRemainingTimeInMillis() - margin) / left);
+    };
     try {
       // A processor per invocation: the local runtime may run batches concurrently.
       return await processPartialResponse(
         event,
-        recordHandler,
+        (record: SQSRecord) => handleRecord(record, budgetOf(record)),
         new SqsFifoPartialProcessorAsync(),
         {
-          ...(context ? { context } : {}),
+          ...(lambda ? { context: lambda } : {}),
           // A failure holds back its own group (conversation) only (ARCHITECTURE §2);
           // without it every later record of the batch fails, other conversations' too.
           skipGroupOnError: true,

@@ -39,8 +39,12 @@ const settings: ServiceSettings = {
 const summarizer = await summarizerFromEnvironment(env);
 
 export const handler: SQSHandler = createCompactorHandler({
-  evaluate: (message) =>
-    evaluateTurn({ store, tenants, settings, ...(summarizer ? { summarizer } : {}) }, message),
+  evaluate: (message, options) =>
+    evaluateTurn(
+      { store, tenants, settings, ...(summarizer ? { summarizer } : {}) },
+      message,
+      options,
+    ),
   logger,
   metrics,
 });

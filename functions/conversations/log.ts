@@ -16,6 +16,9 @@
  * A write that loses a race is decided again from a fresh read, after a
  * jittered backoff, for up to a few seconds; past that it is a
  * {@link ContentionError} (503 with `Retry-After`).
+ *
+ * A conversation being deleted (its head a tombstone) reads as absent: a
+ * snapshot has no head and says `deleting`, and no write can land on it.
  */
 import type { ModelInfo } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
@@ -36,8 +39,10 @@ const REMOVE_BATCH = 90;
 
 /** The head as one attempt read it, and the reads a decision may need (each made at most once). */
 export interface Snapshot {
-  /** `undefined` for a conversation that does not exist yet. */
+  /** `undefined` for a conversation that does not exist yet, or is being deleted. */
   readonly head: ConversationHead | undefined;
+  /** True while the conversation is being deleted: it is gone, and any write fails. */
+  readonly deleting: boolean;
   /** Every compaction, in stream order. */
   compactions(): Promise<readonly StoredCompaction[]>;
   /** Every stored turn's sizes, in turn order. */
@@ -69,6 +74,14 @@ export interface RetryPolicy extends BackoffOptions {
   readonly budgetMs?: number;
   /** Injectable for tests. */
   readonly now?: () => number;
+}
+
+/** The answer to a write on a conversation being deleted: retry once the delete has finished. */
+export function deletingError(ref: ConversationRef, cause?: unknown): ContentionError {
+  return new ContentionError(
+    `conversation "${ref.conversation}" is being deleted: retry the request once the delete has finished`,
+    cause === undefined ? {} : { cause },
+  );
 }
 
 /** All characters of a turn before any compaction. */
@@ -164,17 +177,37 @@ export class ConversationLog {
     return this.#store.markEvaluated(ref, turn);
   }
 
-  /** Sets the conversation's own config layer (no cached number depends on it). */
-  putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void> {
-    return this.#store.putConfig(ref, config);
+  /**
+   * Sets the conversation's own config layer (no cached number depends on
+   * it); a {@link ContentionError} while the conversation is being deleted.
+   */
+  async putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void> {
+    try {
+      await this.#store.putConfig(ref, config);
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+      throw deletingError(ref, error);
+    }
   }
 
-  #snapshot(ref: ConversationRef, head: ConversationHead | undefined): Snapshot {
+  /**
+   * Deletes the conversation: tombstones its head, then removes every item
+   * and the head (the store's `beginDelete` and `finishDelete`). Nothing for
+   * a conversation that does not exist; a tombstone left by an earlier
+   * attempt is finished.
+   */
+  async delete(ref: ConversationRef): Promise<void> {
+    if (await this.#store.beginDelete(ref)) await this.#store.finishDelete(ref);
+  }
+
+  #snapshot(ref: ConversationRef, read: ConversationHead | undefined): Snapshot {
     const store = this.#store;
     let compactions: Promise<StoredCompaction[]> | undefined;
     let sizes: Promise<TurnSize[]> | undefined;
+    const deleting = read?.deleting === true;
     return {
-      head,
+      head: deleting ? undefined : read,
+      deleting,
       compactions: () => {
         compactions ??= store.listCompactions(ref);
         return compactions;

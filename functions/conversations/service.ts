@@ -1,7 +1,7 @@
 /**
  * Conversation operations behind the HTTP API: append a turn (idempotent,
- * gap- and conflict-checked), manual compaction, reset, config, and the read
- * models. Writes are optimistic: each is conditional on the head it was
+ * gap- and conflict-checked), manual compaction, reset, config, delete, and
+ * the read models. Writes are optimistic: each is conditional on the head it was
  * computed from, and retried from a fresh read when it loses a race.
  */
 import { createHash } from "node:crypto";
@@ -26,7 +26,7 @@ import { project } from "../../core/projection.ts";
 import { buildCompaction, nextCompactionTimestamp, resetSelection } from "../../core/rules.ts";
 import { measureTurn, type TurnSize } from "../../core/sizes.ts";
 import { indexTurns, isConversationEvent } from "../../core/turns.ts";
-import { NotFoundError, TurnConflictError } from "../errors.ts";
+import { CorruptDataError, NotFoundError, TurnConflictError } from "../errors.ts";
 import {
   type Clock,
   type ConversationHead,
@@ -41,7 +41,7 @@ import {
   type Tenant,
   type TurnQueue,
 } from "../ports.ts";
-import { ConversationLog, type Decision, type RetryPolicy } from "./log.ts";
+import { ConversationLog, type Decision, deletingError, type RetryPolicy } from "./log.ts";
 import {
   effectiveConfig,
   listedCompactions,
@@ -85,9 +85,12 @@ export function turnDigest(input: TurnInput): string {
     .digest("hex");
 }
 
-/** The head of a conversation that exists (has a turn or its own config); else {@link NotFoundError}. */
+/**
+ * The head of a conversation that exists (has a turn or its own config, and
+ * is not being deleted); else {@link NotFoundError}.
+ */
 function requireHead(ref: ConversationRef, head: ConversationHead | undefined): ConversationHead {
-  if (!head || (head.turn_count === 0 && head.config === undefined)) {
+  if (!head || head.deleting || (head.turn_count === 0 && head.config === undefined)) {
     throw new NotFoundError(`no conversation "${ref.conversation}"`);
   }
   return head;
@@ -182,7 +185,9 @@ export class ConversationService {
     const outcome = await this.#log.update(
       ref,
       `turn ${input.turn}`,
-      async ({ head }): Promise<Decision<AppendOutcome | undefined>> => {
+      async ({ head, deleting }): Promise<Decision<AppendOutcome | undefined>> => {
+        // The platform retries; once the delete has finished, turn 0 starts afresh.
+        if (deleting) throw deletingError(ref);
         const count = head?.turn_count ?? 0;
         if (input.turn < count) {
           return { result: await this.#replay(ref, head as ConversationHead, input.turn, digest) };
@@ -288,6 +293,21 @@ export class ConversationService {
     return requireHead(ref, await this.#store.getHead(ref));
   }
 
+  /**
+   * A read of a conversation's events. A delete running meanwhile can remove
+   * chunks the read was following ({@link CorruptDataError}): then the
+   * answer is what it is once the delete is done, not found.
+   */
+  async #readEvents<T>(ref: ConversationRef, read: () => Promise<T>): Promise<T> {
+    await this.#requireHead(ref);
+    try {
+      return await read();
+    } catch (error) {
+      if (error instanceof CorruptDataError) await this.#requireHead(ref);
+      throw error;
+    }
+  }
+
   /** Turn count, evaluation progress, estimate and compactions of a conversation. */
   async summary(tenant: Tenant, conversation: string) {
     const ref = { tenant: tenant.id, conversation };
@@ -304,15 +324,15 @@ export class ConversationService {
   /** The raw stream, compactions included. */
   async events(tenant: Tenant, conversation: string): Promise<Entry[]> {
     const ref = { tenant: tenant.id, conversation };
-    await this.#requireHead(ref);
-    return readStream(this.#store, ref);
+    return this.#readEvents(ref, () => readStream(this.#store, ref));
   }
 
   /** The projected view the next LLM call should see. */
   async projection(tenant: Tenant, conversation: string) {
     const ref = { tenant: tenant.id, conversation };
-    await this.#requireHead(ref);
-    const { entries, turns } = project(await readStream(this.#store, ref));
+    const { entries, turns } = project(
+      await this.#readEvents(ref, () => readStream(this.#store, ref)),
+    );
     return { events: entries, turns, estimated_tokens: estimateView(entries).estimated_tokens };
   }
 
@@ -396,7 +416,8 @@ export class ConversationService {
 
   /** The conversation's own config layer and the effective config. */
   async getConfig(tenant: Tenant, conversation: string) {
-    const head = await this.#store.getHead({ tenant: tenant.id, conversation });
+    const read = await this.#store.getHead({ tenant: tenant.id, conversation });
+    const head = read?.deleting ? undefined : read;
     return {
       conversation: { compaction: { auto: head?.config ?? {} } },
       effective: effectiveConfig(this.#settings, tenant, head),
@@ -406,12 +427,22 @@ export class ConversationService {
   /** Replaces the conversation's own config layer (creating the conversation if needed). */
   async putConfig(tenant: Tenant, conversation: string, layer: AutoConfigLayer) {
     const ref = { tenant: tenant.id, conversation };
-    this.#runnableConfig(tenant, {
-      ...((await this.#store.getHead(ref)) ?? EMPTY_HEAD),
-      config: layer,
-    });
+    const head = await this.#store.getHead(ref);
+    if (head?.deleting) throw deletingError(ref);
+    this.#runnableConfig(tenant, { ...(head ?? EMPTY_HEAD), config: layer });
     await this.#log.putConfig(ref, layer);
     return this.getConfig(tenant, conversation);
+  }
+
+  /**
+   * Deletes the conversation: its stream, compactions, config and sizes.
+   * Idempotent: nothing happens for a conversation that does not exist, and
+   * a delete interrupted earlier is finished. Evaluations still queued for
+   * it find no conversation and skip; turns posted while it runs get a 503
+   * (contention) and, retried after it, start afresh.
+   */
+  async deleteConversation(tenant: Tenant, conversation: string): Promise<void> {
+    await this.#log.delete({ tenant: tenant.id, conversation });
   }
 }
 

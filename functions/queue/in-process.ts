@@ -14,7 +14,9 @@
  *   group until it succeeds or is dead-lettered. Other groups keep flowing.
  * - Deduplication: a message whose deduplication id was sent within the
  *   last 5 minutes is accepted and dropped.
- * - Partial batch responses: the handler gets an `SQSEvent` and answers like
+ * - Partial batch responses: the handler gets an `SQSEvent` (and a context
+ *   whose remaining time runs out with the visibility timeout, as a Lambda's
+ *   with its timeout) and answers like
  *   a Lambda with `ReportBatchItemFailures` (no answer: all done; a throw or
  *   an unknown item identifier: the whole batch failed). A batch holds at most
  *   one message per group, so a failed record holds back its own group only:
@@ -59,8 +61,22 @@ export interface QueueJournal {
   save(messages: readonly QueuedMessage[]): Promise<void>;
 }
 
+/**
+ * What a batch handler is told about its invocation, as a Lambda context
+ * tells it: the milliseconds left before the batch's messages become visible
+ * again (the visibility timeout, by the queue's clock), after which another
+ * delivery may start. The compactor's handler derives its per-record
+ * deadlines from it.
+ */
+export interface BatchContext {
+  getRemainingTimeInMillis(): number;
+}
+
 /** A batch handler with Lambda's partial batch response contract. */
-export type QueueBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | undefined>;
+export type QueueBatchHandler = (
+  event: SQSEvent,
+  context: BatchContext,
+) => Promise<SQSBatchResponse | undefined>;
 
 export interface InProcessQueueOptions {
   /** How long a received message stays hidden (default 30 s). */
@@ -353,8 +369,12 @@ export class InProcessQueue implements TurnQueue {
 
   #dispatch(handler: QueueBatchHandler, deliveries: readonly Delivery[]): void {
     const records = deliveries.map((delivery) => this.#record(delivery));
+    const visibleAt = Math.min(...deliveries.map(({ slot }) => slot.visibleAt));
+    const context: BatchContext = {
+      getRemainingTimeInMillis: () => Math.max(0, visibleAt - this.#clock.nowMillis()),
+    };
     const invocation = (async () => {
-      const failed = await this.#invoke(handler, records);
+      const failed = await this.#invoke(handler, records, context);
       let deleted = false;
       for (const { slot, receipt } of deliveries) {
         if (failed.has(slot.id)) continue;
@@ -375,11 +395,15 @@ export class InProcessQueue implements TurnQueue {
   }
 
   /** Calls the handler; returns the ids of the messages that are not done. */
-  async #invoke(handler: QueueBatchHandler, records: readonly SQSRecord[]): Promise<Set<string>> {
+  async #invoke(
+    handler: QueueBatchHandler,
+    records: readonly SQSRecord[],
+    context: BatchContext,
+  ): Promise<Set<string>> {
     const all = new Set(records.map((record) => record.messageId));
     let response: unknown;
     try {
-      response = await handler({ Records: [...records] });
+      response = await handler({ Records: [...records] }, context);
     } catch (error) {
       this.#onError(
         new QueueError(`the batch handler threw; all ${records.length} messages will be retried`, {

@@ -122,5 +122,6 @@ export function headConflict(
   const item = reason?.Item;
   const wanted = `expected ${expected.turn_count}, ${expected.compactions_version}`;
   if (!item?.turn_count) return `no conversation head; ${wanted}`;
+  if (item.deleting) return `the conversation is being deleted; ${wanted}`;
   return `head is at turn_count ${item.turn_count.N}, compactions_version ${item.compactions_version?.N}; ${wanted}`;
 }

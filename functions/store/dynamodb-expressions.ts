@@ -83,17 +83,23 @@ export class UpdateExpressionBuilder {
     return this;
   }
 
-  /** `turn_count = :t AND max_compacted_turn < :t` (no compaction covers turn :t). */
-  uncompactedCondition(turn: number): string {
-    const value = this.value(turn);
-    return `${this.name("turn_count")} = ${value} AND ${this.name("max_compacted_turn")} < ${value}`;
+  /** `attribute_not_exists(deleting)`: the head is not a tombstone (no delete is under way). */
+  live(): string {
+    return `attribute_not_exists(${this.name("deleting")})`;
   }
 
-  /** `turn_count = :t AND compactions_version = :v` */
+  /** `turn_count = :t AND max_compacted_turn < :t` (no compaction covers turn :t), on a live head. */
+  uncompactedCondition(turn: number): string {
+    const value = this.value(turn);
+    return `${this.name("turn_count")} = ${value} AND ${this.name("max_compacted_turn")} < ${value} AND ${this.live()}`;
+  }
+
+  /** `turn_count = :t AND compactions_version = :v`, on a live head. */
   versionCondition(expected: HeadVersion): string {
     return [
       `${this.name("turn_count")} = ${this.value(expected.turn_count)}`,
       `${this.name("compactions_version")} = ${this.value(expected.compactions_version)}`,
+      this.live(),
     ].join(" AND ");
   }
 

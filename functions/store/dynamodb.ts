@@ -9,7 +9,9 @@
  *
  * - `HEAD`: turn_count, evaluated_through, projected_chars,
  *   compactions_version, max_compacted_turn, and the optional config,
- *   stream_config and model (native maps).
+ *   stream_config and model (native maps); `deleting` (a token) while a
+ *   delete is under way (dynamodb-delete.ts): every head condition
+ *   requires it absent.
  * - `TURN#<turn, 9 digits>`: the commit marker of a turn: turn, digest, size
  *   counts, model, and `storage` = {encoding, hash, chunks, bytes,
  *   json_bytes} telling where its events are. Never overwritten.
@@ -69,6 +71,7 @@ import {
   headConflict,
   isConditionFailure,
 } from "./dynamodb-conflicts.ts";
+import { DynamoConversationDeleter } from "./dynamodb-delete.ts";
 import { UpdateExpressionBuilder } from "./dynamodb-expressions.ts";
 import {
   byStreamOrder,
@@ -131,6 +134,7 @@ export class DynamoConversationStore implements ConversationStore {
   readonly #maxTransactionBytes: number;
   readonly #queryLimit: number | undefined;
   readonly #retryConflicts: ConflictRetry;
+  readonly #deleter: DynamoConversationDeleter;
 
   /**
    * @param client a client configured with `dynamoClientConfig` (its SDK
@@ -143,6 +147,12 @@ export class DynamoConversationStore implements ConversationStore {
     this.#maxTransactionBytes = options.maxTransactionBytes ?? DEFAULT_MAX_TRANSACTION_BYTES;
     this.#queryLimit = options.queryLimit;
     this.#retryConflicts = conflictRetry(options.conflictRetry);
+    this.#deleter = new DynamoConversationDeleter({
+      client,
+      table: tableName,
+      retryConflicts: this.#retryConflicts,
+      queryLimit: this.#queryLimit,
+    });
     if (!(this.#chunkBytes > 0 && this.#chunkBytes <= DEFAULT_CHUNK_BYTES)) {
       throw new RangeError(`chunkBytes must be in (0, ${DEFAULT_CHUNK_BYTES}]`);
     }
@@ -307,11 +317,13 @@ export class DynamoConversationStore implements ConversationStore {
     // Too big for one transaction: fail fast when the head moved on, then
     // write the content-addressed chunks, then commit TURN + HEAD.
     const current = await this.#get(ref, HEAD_SK);
-    const headMovedOn = uncompacted
-      ? (current?.turn_count?.N ?? "0") !== String(n) ||
-        Number(current?.max_compacted_turn?.N ?? "-1") >= n
-      : (current?.turn_count?.N ?? "0") !== String(n) ||
-        (current?.compactions_version?.N ?? "0") !== String(expectedCompactionsVersion);
+    const headMovedOn =
+      current?.deleting !== undefined ||
+      (uncompacted
+        ? (current?.turn_count?.N ?? "0") !== String(n) ||
+          Number(current?.max_compacted_turn?.N ?? "-1") >= n
+        : (current?.turn_count?.N ?? "0") !== String(n) ||
+          (current?.compactions_version?.N ?? "0") !== String(expectedCompactionsVersion));
     if (headMovedOn) {
       throw new ConditionFailedError(headConflict(expected, { Item: current ?? {} }));
     }
@@ -383,22 +395,28 @@ export class DynamoConversationStore implements ConversationStore {
 
   async putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void> {
     const update = new UpdateExpressionBuilder().set("config", config).defaults();
-    await this.#retryConflicts("PutConfig", () =>
-      this.#client.send(
-        new UpdateItemCommand({
-          TableName: this.#table,
-          Key: { pk: { S: partitionKey(ref) }, sk: { S: HEAD_SK } },
-          UpdateExpression: update.expression,
-          ExpressionAttributeNames: update.names,
-          ExpressionAttributeValues: update.values,
-        }),
-      ),
-    );
+    try {
+      await this.#retryConflicts("PutConfig", () =>
+        this.#client.send(
+          new UpdateItemCommand({
+            TableName: this.#table,
+            Key: { pk: { S: partitionKey(ref) }, sk: { S: HEAD_SK } },
+            UpdateExpression: update.expression,
+            ConditionExpression: update.live(),
+            ExpressionAttributeNames: update.names,
+            ExpressionAttributeValues: update.values,
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      throw new ConditionFailedError("the conversation is being deleted", { cause: error });
+    }
   }
 
   async markEvaluated(ref: ConversationRef, turn: number): Promise<void> {
     const update = new UpdateExpressionBuilder().set("evaluated_through", turn);
-    const condition = `attribute_exists(pk) AND ${update.name("evaluated_through")} < ${update.value(turn)}`;
+    const condition = `attribute_exists(pk) AND ${update.name("evaluated_through")} < ${update.value(turn)} AND ${update.live()}`;
     try {
       await this.#retryConflicts("MarkEvaluated", () =>
         this.#client.send(
@@ -413,9 +431,17 @@ export class DynamoConversationStore implements ConversationStore {
         ),
       );
     } catch (error) {
-      // Already evaluated this far (or no such conversation): nothing to do.
+      // Already evaluated this far (or no such conversation, or being deleted): nothing to do.
       if (!isConditionFailure(error)) throw error;
     }
+  }
+
+  beginDelete(ref: ConversationRef): Promise<boolean> {
+    return this.#deleter.begin(ref);
+  }
+
+  finishDelete(ref: ConversationRef): Promise<void> {
+    return this.#deleter.finish(ref);
   }
 
   // ---------------------------------------------------------------- helpers

@@ -66,6 +66,7 @@ export class MemoryConversationStore implements ConversationStore {
     head: HeadUpdate,
   ): Promise<void> {
     const current = this.#get(ref)?.head ?? EMPTY_HEAD;
+    this.#checkLive(current);
     if ("uncompacted" in condition) {
       if (current.turn_count !== turn.turn || current.max_compacted_turn >= turn.turn) {
         throw new ConditionFailedError(
@@ -105,7 +106,13 @@ export class MemoryConversationStore implements ConversationStore {
     return copy([...(this.#get(ref)?.compactions.values() ?? [])].sort(byStreamOrder));
   }
 
+  /** A tombstone fails every write's condition. */
+  #checkLive(head: ConversationHead): void {
+    if (head.deleting) throw new ConditionFailedError("the conversation is being deleted");
+  }
+
   #check(head: ConversationHead, expected: HeadVersion): void {
+    this.#checkLive(head);
     if (
       head.turn_count !== expected.turn_count ||
       head.compactions_version !== expected.compactions_version
@@ -154,16 +161,33 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   async putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void> {
+    this.#checkLive(this.#get(ref)?.head ?? EMPTY_HEAD);
     const conversation = this.#getOrCreate(ref);
     conversation.head = { ...conversation.head, config: copy(config) };
   }
 
   async markEvaluated(ref: ConversationRef, turn: number): Promise<void> {
     const conversation = this.#get(ref);
-    if (!conversation) return;
+    if (!conversation || conversation.head.deleting) return;
     conversation.head = {
       ...conversation.head,
       evaluated_through: Math.max(conversation.head.evaluated_through, turn),
     };
+  }
+
+  async beginDelete(ref: ConversationRef): Promise<boolean> {
+    const conversation = this.#get(ref);
+    if (!conversation) return false;
+    conversation.head = {
+      ...conversation.head,
+      deleting: true,
+      compactions_version: conversation.head.compactions_version + 1,
+    };
+    return true;
+  }
+
+  async finishDelete(ref: ConversationRef): Promise<void> {
+    // One step here: nothing runs between removing the items and the head.
+    if (this.#get(ref)?.head.deleting) this.#conversations.delete(this.#key(ref));
   }
 }

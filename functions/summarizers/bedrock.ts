@@ -10,7 +10,7 @@ import {
 } from "@aws-sdk/client-bedrock-runtime";
 import { buildSummaryMessages, type TranscriptBudget } from "../../core/transcript.ts";
 import { SummarizerError } from "../errors.ts";
-import type { Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
+import type { SummarizeOptions, Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
 import {
   bandName,
   DEFAULT_MAX_OUTPUT_TOKENS,
@@ -54,7 +54,7 @@ export class BedrockSummarizer implements Summarizer {
     this.#transcript = options.transcript ?? {};
   }
 
-  async summarize(request: SummaryRequest): Promise<SummaryResult> {
+  async summarize(request: SummaryRequest, options?: SummarizeOptions): Promise<SummaryResult> {
     const model = request.model ?? this.#defaultModelId;
     const what = `bedrock converse (${model}) summarizing ${bandName(request)}`;
     const { system, user } = buildSummaryMessages(request, this.#transcript);
@@ -81,6 +81,7 @@ export class BedrockSummarizer implements Summarizer {
           { cause: error, model, ...(status === undefined ? {} : { upstreamStatus: status }) },
         );
       },
+      options?.signal,
     );
     const latency = elapsedMs(started);
     if (response.stopReason && REFUSALS.has(response.stopReason)) {

@@ -42,31 +42,45 @@ export function bandName(request: Pick<SummaryRequest, "from_turn" | "to_turn">)
 }
 
 /**
- * Runs `call` with a signal that aborts after `timeoutMs`. A failure after the
- * abort is a {@link SummarizerError} with `timeoutMs` (504); any other failure is passed to
- * `wrap` (which returns the error to throw).
+ * Runs `call` with a signal that aborts after `timeoutMs`, or earlier when
+ * `deadline` (the caller's: the port's `SummarizeOptions.signal`) aborts. A failure
+ * after the abort is a {@link SummarizerError} with `timeoutMs` (504): the
+ * adapter's timeout, or the time waited until the deadline; any other failure
+ * is passed to `wrap` (which returns the error to throw).
  */
 export async function withTimeout<T>(
   timeoutMs: number,
   describe: { readonly what: string; readonly model: string },
   call: (signal: AbortSignal) => Promise<T>,
   wrap: (error: unknown) => Error,
+  deadline?: AbortSignal,
 ): Promise<T> {
   const controller = new AbortController();
+  const started = performance.now();
+  let waited: number | undefined;
+  const onDeadline = () => {
+    if (controller.signal.aborted) return; // the adapter's own timeout came first
+    waited = elapsedMs(started);
+    controller.abort();
+  };
+  if (deadline?.aborted) onDeadline();
+  else deadline?.addEventListener("abort", onDeadline, { once: true });
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
     return await call(controller.signal);
   } catch (error) {
     if (controller.signal.aborted) {
-      throw new SummarizerError(`${describe.what}: no answer within ${timeoutMs} ms`, {
-        timeoutMs,
-        cause: error,
-        model: describe.model,
-      });
+      throw new SummarizerError(
+        waited === undefined
+          ? `${describe.what}: no answer within ${timeoutMs} ms`
+          : `${describe.what}: no answer before the caller's deadline (${waited} ms)`,
+        { timeoutMs: waited ?? timeoutMs, cause: error, model: describe.model },
+      );
     }
     throw error instanceof SummarizerError ? error : wrap(error);
   } finally {
     clearTimeout(timer);
+    deadline?.removeEventListener("abort", onDeadline);
   }
 }
 

@@ -13,7 +13,7 @@
 import * as z from "zod";
 import { buildSummaryMessages, type TranscriptBudget } from "../../core/transcript.ts";
 import { SummarizerError } from "../errors.ts";
-import type { Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
+import type { SummarizeOptions, Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
 import {
   bandName,
   DEFAULT_MAX_OUTPUT_TOKENS,
@@ -115,7 +115,7 @@ export class OpenAiCompatibleSummarizer implements Summarizer {
     this.#fetch = options.fetch ?? globalThis.fetch;
   }
 
-  async summarize(request: SummaryRequest): Promise<SummaryResult> {
+  async summarize(request: SummaryRequest, options?: SummarizeOptions): Promise<SummaryResult> {
     const model = request.model ?? this.#defaultModelId;
     const shown = model ?? "the server's default model";
     const what = `${this.#url} (${shown}) summarizing ${bandName(request)}`;
@@ -149,6 +149,7 @@ export class OpenAiCompatibleSummarizer implements Summarizer {
           { cause: error, ...(model === undefined ? {} : { model }) },
         );
       },
+      options?.signal,
     );
     const latency = elapsedMs(started);
     if (status < 200 || status > 299) {

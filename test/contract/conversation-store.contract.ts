@@ -791,6 +791,195 @@ export function conversationStoreContract(
       });
     });
 
+    describe("delete", () => {
+      /** Everything the port can read of `ref`. */
+      async function whatIsLeft(store: ConversationStore, ref: ConversationRef) {
+        return {
+          head: await store.getHead(ref),
+          turns: (await store.readTurns(ref)).length,
+          sizes: (await store.listTurnSizes(ref)).length,
+          compactions: (await store.listCompactions(ref)).length,
+          turn0: await store.getTurn(ref, 0),
+        };
+      }
+      const NOTHING = {
+        head: undefined,
+        turns: 0,
+        sizes: 0,
+        compactions: 0,
+        turn0: undefined,
+      };
+
+      /** A conversation with turns (one of several chunks), two compactions and a config. */
+      async function populated(store: ConversationStore, ref: ConversationRef) {
+        await store.putConfig(ref, { enabled: true, min_turns: 1 });
+        await appendAll(store, ref, [simpleTurn(0), toolTurn(1, 800 * 1024, 7), simpleTurn(2)]);
+        await store.addCompaction(
+          ref,
+          storedCompaction("AUTO#000002", 2, 1),
+          { turn_count: 3, compactions_version: 0 },
+          { max_compacted_turn: 0, evaluated_through: 2 },
+        );
+        await store.addCompaction(
+          ref,
+          storedCompaction("MAN#000002", 2, 2),
+          { turn_count: 3, compactions_version: 1 },
+          {},
+        );
+        expect(await whatIsLeft(store, ref)).toMatchObject({
+          turns: 3,
+          sizes: 3,
+          compactions: 2,
+          head: { turn_count: 3, compactions_version: 2, config: { enabled: true, min_turns: 1 } },
+        });
+      }
+
+      it("removes the turns, their events, the compactions, the config and the head", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const other = { tenant: `${ref.tenant}-other`, conversation: ref.conversation };
+        await populated(store, ref);
+        await appendAll(store, other, [simpleTurn(0)]);
+        expect(await store.beginDelete(ref)).toBe(true);
+        await store.finishDelete(ref);
+        expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
+        // Another tenant's conversation of the same id is untouched.
+        expect(await store.getHead(other)).toEqual({
+          turn_count: 1,
+          evaluated_through: -1,
+          projected_chars: 0,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+        });
+        expectTurns(await store.readTurns(other), [simpleTurn(0)]);
+        // The id starts afresh: turn 0 again, version 0, no config, no compaction.
+        await store.appendTurn(ref, simpleTurn(0), { compactions_version: 0 }, {});
+        expect(await store.getHead(ref)).toEqual({
+          turn_count: 1,
+          evaluated_through: -1,
+          projected_chars: 0,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+        });
+        expect(await store.listCompactions(ref)).toEqual([]);
+        expectTurns(await store.readTurns(ref), [simpleTurn(0)]);
+      });
+
+      it("removes more items than one transaction holds", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const turns = Array.from({ length: 110 }, (_, turn) => simpleTurn(turn));
+        await appendAll(store, ref, turns);
+        expect(await store.beginDelete(ref)).toBe(true);
+        await store.finishDelete(ref);
+        expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
+      }, 60_000);
+
+      itLarge(
+        "removes a turn too large for one transaction",
+        async () => {
+          const store = await makeStore();
+          const ref = freshRef();
+          await appendAll(store, ref, [toolTurn(0, 3 * 1024 * 1024, 11)]);
+          expect(await store.beginDelete(ref)).toBe(true);
+          await store.finishDelete(ref);
+          expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
+        },
+        60_000,
+      );
+
+      it("is idempotent: nothing to delete is no error, and a second delete changes nothing", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        expect(await store.beginDelete(ref)).toBe(false);
+        await store.finishDelete(ref);
+        expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
+        await populated(store, ref);
+        expect(await store.beginDelete(ref)).toBe(true);
+        await store.finishDelete(ref);
+        expect(await store.beginDelete(ref)).toBe(false);
+        await store.finishDelete(ref);
+        expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
+      });
+
+      it("makes the head a tombstone that refuses appends, band writes, resets and config", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await populated(store, ref);
+        expect(await store.beginDelete(ref)).toBe(true);
+        const tombstone = {
+          turn_count: 3,
+          evaluated_through: 2,
+          projected_chars: 0,
+          compactions_version: 3,
+          max_compacted_turn: 0,
+          config: { enabled: true, min_turns: 1 },
+          deleting: true,
+        };
+        expect(await store.getHead(ref)).toEqual(tombstone);
+        const refused = (write: Promise<unknown>) =>
+          expect(write).rejects.toBeInstanceOf(ConditionFailedError);
+        // Computed from the head before the delete, or from the tombstone itself: both refused.
+        for (const compactions_version of [2, 3]) {
+          await refused(store.appendTurn(ref, simpleTurn(3), { compactions_version }, {}));
+          await refused(
+            store.addCompaction(
+              ref,
+              storedCompaction("AUTO#000003", 2, compactions_version + 1),
+              { turn_count: 3, compactions_version },
+              { evaluated_through: 3 },
+            ),
+          );
+          await refused(
+            store.removeCompactions(
+              ref,
+              ["MAN#000002"],
+              { turn_count: 3, compactions_version },
+              {},
+            ),
+          );
+        }
+        await refused(
+          store.appendTurn(ref, simpleTurn(3), { uncompacted: true, add_projected_chars: 1 }, {}),
+        );
+        await refused(store.appendTurn(ref, simpleTurn(0), { compactions_version: 0 }, {}));
+        await refused(store.putConfig(ref, { enabled: false }));
+        await store.markEvaluated(ref, 5);
+        expect(await store.getHead(ref)).toEqual(tombstone);
+        expect(await whatIsLeft(store, ref)).toMatchObject({ turns: 3, compactions: 2 });
+        await store.finishDelete(ref);
+        expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
+      });
+
+      it("finishes a delete that stopped after its tombstone, and leaves live conversations alone", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await populated(store, ref);
+        // finishDelete without a tombstone does nothing.
+        await store.finishDelete(ref);
+        expect(await whatIsLeft(store, ref)).toMatchObject({ turns: 3, compactions: 2 });
+        expect(await store.beginDelete(ref)).toBe(true);
+        // (the delete crashed here) A second delete keeps the tombstone and finishes.
+        expect(await store.beginDelete(ref)).toBe(true);
+        expect(await store.getHead(ref)).toMatchObject({ deleting: true, compactions_version: 4 });
+        await store.finishDelete(ref);
+        expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
+      });
+
+      it("lets concurrent deletes all finish, leaving nothing", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await populated(store, ref);
+        await Promise.all(
+          Array.from({ length: 3 }, async () => {
+            await store.beginDelete(ref);
+            await store.finishDelete(ref);
+          }),
+        );
+        expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
+      });
+    });
+
     describe("isolation", () => {
       it("never lets two tenants see each other's conversation of the same id", async () => {
         const store = await makeStore();

@@ -1,6 +1,6 @@
 /** Wires the service, app and evaluator on the in-memory fakes for tests. */
 import { type AppDeps, createApp } from "../../functions/api/app.ts";
-import { evaluateTurn } from "../../functions/compactor/evaluate-turn.ts";
+import { type EvaluateOptions, evaluateTurn } from "../../functions/compactor/evaluate-turn.ts";
 import type { RetryPolicy } from "../../functions/conversations/log.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
 import type { ServiceSettings } from "../../functions/conversations/state.ts";
@@ -81,7 +81,8 @@ export function harness(
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
   };
-  const evaluate = (message: EvaluationMessage) => evaluateTurn(evaluatorDeps, message);
+  const evaluate = (message: EvaluationMessage, options?: EvaluateOptions) =>
+    evaluateTurn(evaluatorDeps, message, options);
   const request = (
     method: string,
     path: string,

@@ -477,6 +477,7 @@ describe("reads, compactions and config", () => {
       "GET /v1/openapi.json",
       "POST /v1/conversations/{id}/turns",
       "GET /v1/conversations/{id}",
+      "DELETE /v1/conversations/{id}",
       "GET /v1/conversations/{id}/events",
       "GET /v1/conversations/{id}/projection",
       "GET /v1/conversations/{id}/compactions",

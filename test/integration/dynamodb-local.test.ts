@@ -4,13 +4,19 @@
  * and a clear error without a usable Java.
  */
 import { execFile } from "node:child_process";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, describe, expect, it } from "vitest";
-import { localClientConfig, startDynamoDbLocal } from "../../functions/local/dynamodb-local.ts";
+import {
+  LOCAL_TABLE,
+  localClientConfig,
+  localDatabaseDir,
+  readLocalDatabase,
+  startDynamoDbLocal,
+} from "../../functions/local/dynamodb-local.ts";
 import { createTable } from "../../functions/store/dynamodb-table.ts";
 
 const run = promisify(execFile);
@@ -34,8 +40,8 @@ function alive(pid: number): boolean {
   }
 }
 
-async function tables(endpoint: string): Promise<string[]> {
-  const client = new DynamoDBClient(localClientConfig(endpoint));
+async function tables(local: Parameters<typeof localClientConfig>[0]): Promise<string[]> {
+  const client = new DynamoDBClient(localClientConfig(local));
   try {
     return (await client.send(new ListTablesCommand({}))).TableNames ?? [];
   } finally {
@@ -47,7 +53,7 @@ describe("startDynamoDbLocal", () => {
   it("keeps tables on a data directory across restarts and leaves no process behind", async () => {
     const dataDir = join(await tempDir(), "db");
     const first = await startDynamoDbLocal({ dataDir });
-    const client = new DynamoDBClient(localClientConfig(first.endpoint));
+    const client = new DynamoDBClient(localClientConfig(first));
     await createTable(client, "kept");
     client.destroy();
     const pid = first.pid as number;
@@ -59,10 +65,84 @@ describe("startDynamoDbLocal", () => {
     const second = await startDynamoDbLocal({ dataDir });
     try {
       expect(second.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      expect(await tables(second.endpoint)).toEqual(["kept"]);
+      expect(await tables(second)).toEqual(["kept"]);
     } finally {
       await second.stop();
     }
+  });
+
+  it("keeps each data directory's database private: a stranger on the port finds nothing, every file is the owner's only", async () => {
+    const dataDir = join(await tempDir(), "private");
+    const first = await startDynamoDbLocal({ dataDir });
+    try {
+      const client = new DynamoDBClient(localClientConfig(first));
+      await createTable(client, "secret");
+      client.destroy();
+      const stranger = { accessKeyId: "local", secretAccessKey: "local" };
+      expect(await tables({ endpoint: first.endpoint, credentials: stranger })).toEqual([]);
+      expect(await tables(first)).toEqual(["secret"]);
+      expect(readLocalDatabase(join(dataDir, ".."))).toEqual({});
+      expect(first.credentials.accessKeyId).toMatch(/^AKLOCAL[0-9A-F]{20}$/);
+      const modes = async (dir: string): Promise<Record<string, string>> => {
+        const out: Record<string, string> = {
+          [dir.slice(dataDir.length) || "."]: ((await stat(dir)).mode & 0o777).toString(8),
+        };
+        for (const entry of await readdir(dir, { withFileTypes: true })) {
+          const path = join(dir, entry.name);
+          if (entry.isDirectory()) Object.assign(out, await modes(path));
+          else out[path.slice(dataDir.length + 1)] = ((await stat(path)).mode & 0o777).toString(8);
+        }
+        return out;
+      };
+      const all = await modes(dataDir);
+      expect(Object.keys(all).length).toBeGreaterThanOrEqual(4);
+      for (const [path, mode] of Object.entries(all))
+        expect([path, mode]).toEqual([path, path === "." ? "700" : "600"]);
+    } finally {
+      await first.stop();
+    }
+    // The same credentials after a restart; a database an earlier version kept under -sharedDb is moved to them.
+    const { accessKeyId } = first.credentials;
+    await rename(
+      join(dataDir, `${accessKeyId}_local.db`),
+      join(dataDir, "shared-local-instance.db"),
+    );
+    await chmod(dataDir, 0o755);
+    const second = await startDynamoDbLocal({ dataDir });
+    try {
+      expect(second.credentials).toEqual(first.credentials);
+      expect(await tables(second)).toEqual(["secret"]);
+      expect(((await stat(dataDir)).mode & 0o777).toString(8)).toBe("700");
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("`autocompact tenant --data-dir` finds the local runtime's table, credentials and endpoint", async () => {
+    const dataDir = await tempDir();
+    const cli = (...args: string[]) =>
+      run(process.execPath, [
+        new URL("../../cli/bin.mjs", import.meta.url).pathname,
+        ...args,
+      ]).catch((error: { code: number; stderr: string }) => error);
+    expect(await cli("tenant", "create", "--data-dir", dataDir, "--id", "acme")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`no local database under ${dataDir}`),
+    });
+    const local = await startDynamoDbLocal({ dataDir: localDatabaseDir(dataDir) });
+    try {
+      const client = new DynamoDBClient(localClientConfig(local));
+      await createTable(client, LOCAL_TABLE);
+      client.destroy();
+      const created = await cli("tenant", "create", "--data-dir", dataDir, "--id", "acme");
+      expect(JSON.parse((created as { stdout: string }).stdout)).toMatchObject({ tenant: "acme" });
+    } finally {
+      await local.stop();
+    }
+    expect(await cli("tenant", "add-key", "--data-dir", dataDir, "--id", "acme")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("is not running"),
+    });
   });
 
   it.each([

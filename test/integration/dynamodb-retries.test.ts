@@ -22,7 +22,7 @@ import { DYNAMODB_RETRY } from "../../functions/store/dynamodb-client.ts";
 import type { ConflictRetryOptions } from "../../functions/store/dynamodb-conflicts.ts";
 import { freshRef, storedTurn } from "../contract/conversation-store.contract.ts";
 import { message, request, turnStart } from "../helpers/builders.ts";
-import { freshTable, localClient, localEndpoint } from "../helpers/dynamodb.ts";
+import { freshTable, localClient, localDynamo } from "../helpers/dynamodb.ts";
 
 /** An error response of DynamoDB's JSON protocol, or a connection error. */
 type Fault =
@@ -105,7 +105,7 @@ function faultyStore(
     },
   };
   const faulty = new DynamoDBClient({
-    ...localClientConfig(localEndpoint()),
+    ...localClientConfig(localDynamo()),
     ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
     requestHandler: handler as never,
   });

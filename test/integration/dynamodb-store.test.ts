@@ -2,13 +2,14 @@
  * What the contract suite cannot see of the DynamoDB store: its item layout,
  * which items each read touches, the two-step write of turns too big for one
  * transaction (racing losers, crashed writers, orphan chunks), integrity
- * checks and DynamoDB's limits. Runs on DynamoDB Local.
+ * checks, how a delete purges the partition, and DynamoDB's limits. Runs on DynamoDB Local.
  */
 import {
   DeleteItemCommand,
   type DynamoDBClient,
   PutItemCommand,
   QueryCommand,
+  TransactWriteItemsCommand,
 } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../core/errors.ts";
@@ -289,6 +290,147 @@ describe("the local runtime's recovery scan", () => {
     expect(listed.filter((item) => item.conversation === done.conversation)).toEqual([]);
     expect(parsePartitionKey(partitionKey(pending))).toEqual(pending);
     expect(parsePartitionKey("TENANT#x")).toBeUndefined();
+  });
+});
+
+describe("DynamoConversationStore delete", () => {
+  it("leaves no item in the partition, a crashed writer's orphan chunks included, through conditional transactions", async () => {
+    const ref = freshRef();
+    const store = new DynamoConversationStore(client, table, TWO_STEP);
+    let crash = true;
+    const crashing = spiedStore(TWO_STEP, (name) => {
+      if (name !== "TransactWriteItemsCommand" || !crash) return undefined;
+      crash = false;
+      return new Error("Lambda timed out");
+    });
+    await store.appendTurn(ref, small(0), { compactions_version: 0 }, {});
+    await expect(
+      crashing.store.appendTurn(ref, big(1, 50), { compactions_version: 0 }, {}),
+    ).rejects.toThrow("timed out");
+    crashing.close();
+    await store.appendTurn(ref, big(1, 51), { compactions_version: 0 }, {});
+    await store.putConfig(ref, { enabled: true });
+    const before = await sortKeys(client, ref);
+    expect(before.filter((sk) => !sk.startsWith("EVT#"))).toEqual([
+      "HEAD",
+      "TURN#000000000",
+      "TURN#000000001",
+    ]);
+    // Turn 0's chunk, the crashed writer's eight and turn 1's eight.
+    expect(before.filter((sk) => sk.startsWith("EVT#"))).toHaveLength(17);
+
+    const { store: deleting, commands, close } = spiedStore(TWO_STEP);
+    expect(await deleting.beginDelete(ref)).toBe(true);
+    await deleting.finishDelete(ref);
+    close();
+    expect(await sortKeys(client, ref)).toEqual([]);
+    expect(commands.map((c) => c.name)).toEqual([
+      "UpdateItemCommand",
+      "GetItemCommand",
+      "QueryCommand",
+      "TransactWriteItemsCommand",
+      "DeleteItemCommand",
+    ]);
+    const [, , query, purge, head] = commands as { input: Record<string, unknown> }[];
+    expect(query?.input).toMatchObject({ ProjectionExpression: "sk", ConsistentRead: true });
+    const items = purge?.input.TransactItems as Record<string, { Key: unknown }>[];
+    // The HEAD's ConditionCheck, then 17 chunks and 2 turns.
+    expect(items).toHaveLength(20);
+    expect(items[0]?.ConditionCheck).toMatchObject({
+      Key: { sk: { S: "HEAD" } },
+      ConditionExpression: "#deleting = :token",
+    });
+    expect(items.slice(1).every((item) => item.Delete !== undefined)).toBe(true);
+    expect(head?.input).toMatchObject({
+      Key: { sk: { S: "HEAD" } },
+      ConditionExpression: "#deleting = :token",
+    });
+  });
+
+  it("finishes a purge that crashed midway on the next delete", async () => {
+    const ref = freshRef();
+    const store = new DynamoConversationStore(client, table);
+    for (let t = 0; t < 120; t++)
+      await store.appendTurn(ref, small(t), { compactions_version: 0 }, {});
+    expect(await sortKeys(client, ref)).toHaveLength(241);
+    let transactions = 0;
+    const crashing = spiedStore({}, (name) =>
+      name === "TransactWriteItemsCommand" && ++transactions === 2
+        ? new Error("Lambda timed out")
+        : undefined,
+    );
+    expect(await crashing.store.beginDelete(ref)).toBe(true);
+    await expect(crashing.store.finishDelete(ref)).rejects.toThrow("timed out");
+    crashing.close();
+    // The first 99 items are gone; the tombstone and the rest are left.
+    const left = await sortKeys(client, ref);
+    expect(left).toHaveLength(142);
+    expect(left).toContain("HEAD");
+    expect(await store.getHead(ref)).toMatchObject({ turn_count: 120, deleting: true });
+    await expect(
+      store.appendTurn(ref, small(120), { compactions_version: 1 }, {}),
+    ).rejects.toBeInstanceOf(ConditionFailedError);
+    expect(await store.beginDelete(ref)).toBe(true);
+    await store.finishDelete(ref);
+    expect(await sortKeys(client, ref)).toEqual([]);
+  }, 60_000);
+
+  it("never lets a late purge touch the conversation that began after another delete finished", async () => {
+    const ref = freshRef();
+    const store = new DynamoConversationStore(client, table);
+    await store.appendTurn(ref, small(0), { compactions_version: 0 }, {});
+    await store.appendTurn(ref, small(1), { compactions_version: 0 }, {});
+    // A slow delete: it lists the keys, then stalls before its first purge transaction.
+    let release = () => {};
+    const stalled = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let listed = () => {};
+    const keysListed = new Promise<void>((resolve) => {
+      listed = resolve;
+    });
+    const slowClient = localClient();
+    const send = slowClient.send.bind(slowClient) as (command: unknown) => Promise<unknown>;
+    (slowClient as unknown as { send: (command: unknown) => Promise<unknown> }).send = async (
+      command,
+    ) => {
+      if (command instanceof TransactWriteItemsCommand) {
+        listed();
+        await stalled;
+      }
+      return send(command);
+    };
+    const slow = new DynamoConversationStore(slowClient, table);
+    expect(await slow.beginDelete(ref)).toBe(true);
+    const late = slow.finishDelete(ref);
+    await keysListed;
+    // Meanwhile another delete finishes, and turn 0 starts a new conversation under the same keys.
+    await store.finishDelete(ref);
+    expect(await sortKeys(client, ref)).toEqual([]);
+    const fresh = storedTurn(0, [turnStart(0), request("a new start", 0), message("ok", 0)]);
+    await store.appendTurn(ref, fresh, { compactions_version: 0 }, {});
+    release();
+    await late;
+    slowClient.destroy();
+    expect(await store.getHead(ref)).toMatchObject({ turn_count: 1, compactions_version: 0 });
+    expect((await store.readTurns(ref)).map((t) => t.digest)).toEqual([fresh.digest]);
+    expect((await sortKeys(client, ref)).filter((sk) => !sk.startsWith("EVT#"))).toEqual([
+      "HEAD",
+      "TURN#000000000",
+    ]);
+  });
+
+  it("refuses a turn too big for one transaction before writing its chunks, once the delete began", async () => {
+    const ref = freshRef();
+    const store = new DynamoConversationStore(client, table, TWO_STEP);
+    await store.appendTurn(ref, small(0), { compactions_version: 0 }, {});
+    expect(await store.beginDelete(ref)).toBe(true);
+    await expect(store.appendTurn(ref, big(1, 60), { compactions_version: 1 }, {})).rejects.toThrow(
+      /being deleted/,
+    );
+    expect(await chunkKeys(ref)).toHaveLength(1);
+    await store.finishDelete(ref);
+    expect(await sortKeys(client, ref)).toEqual([]);
   });
 });
 

@@ -186,6 +186,20 @@ describe("BedrockSummarizer (Converse through the real SDK client)", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it("aborts at the caller's deadline, long before its own timeout, as a summary-timeout SummarizerError", async () => {
+    stub.reply(() => "hang");
+    const started = Date.now();
+    const error = await rejection(
+      summarizer(60_000).summarize(summaryRequest(), { signal: AbortSignal.timeout(200) }),
+    );
+    expect(error).toBeInstanceOf(SummarizerError);
+    expect(error).toMatchObject({ status: 504, type: "/problems/summary-timeout" });
+    expect((error as SummarizerError).timeoutMs).toBeGreaterThan(0);
+    expect((error as SummarizerError).timeoutMs).toBeLessThan(60_000);
+    expect(error.message).toContain("no answer before the caller's deadline");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it("throws EmptySummaryError on an empty or blank answer", async () => {
     for (const text of ["", "  \n "]) {
       stub.reply(() => converseAnswer(text));
@@ -327,6 +341,31 @@ describe("OpenAiCompatibleSummarizer (chat completions through fetch)", () => {
     expect(error).toMatchObject({ status: 504, type: "/problems/summary-timeout", timeoutMs: 300 });
     expect(error.message).toContain("no answer within 300 ms");
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("aborts at the caller's deadline, long before its own timeout, as a summary-timeout SummarizerError", async () => {
+    stub.reply(() => "hang");
+    const started = Date.now();
+    const error = await rejection(
+      summarizer({ timeoutMs: 60_000 }).summarize(summaryRequest(), {
+        signal: AbortSignal.timeout(200),
+      }),
+    );
+    expect(error).toBeInstanceOf(SummarizerError);
+    expect(error).toMatchObject({ status: 504, type: "/problems/summary-timeout" });
+    expect((error as SummarizerError).timeoutMs).toBeGreaterThan(0);
+    expect((error as SummarizerError).timeoutMs).toBeLessThan(60_000);
+    expect(error.message).toContain("no answer before the caller's deadline");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("sends nothing when the caller's deadline has already passed", async () => {
+    stub.reply(() => chatCompletion("too late"));
+    const error = await rejection(
+      summarizer().summarize(summaryRequest(), { signal: AbortSignal.abort() }),
+    );
+    expect(error).toMatchObject({ status: 504, type: "/problems/summary-timeout", timeoutMs: 0 });
+    expect(stub.requests).toHaveLength(0);
   });
 
   it("throws EmptySummaryError on an empty, blank or null answer", async () => {

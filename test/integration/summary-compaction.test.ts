@@ -240,6 +240,37 @@ describe("auto compaction with a summary rule", () => {
     });
   }
 
+  it("fails a summary at the record's deadline even from a summarizer that ignores it, and commits nothing", async () => {
+    // A summarizer that never answers and never looks at the signal.
+    const h = harness({
+      settings: { config: { enabled: true, rule: { summary: {} } } },
+      summarizer: { summarize: () => new Promise(() => {}) },
+    });
+    for (let t = 0; t <= 7; t++) {
+      await h.service.appendTurn(ALICE, CONVERSATION, {
+        turn: t,
+        model: MODEL,
+        events: turnEvents(t),
+      });
+    }
+    const last = h.queue.take().at(-1) as EvaluationMessage;
+    const before = await h.service.summary(ALICE, CONVERSATION);
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<"hung">((resolve) => {
+      timer = setTimeout(() => resolve("hung"), 5_000);
+    });
+    const outcome = await Promise.race([
+      h.evaluate(last, { signal: AbortSignal.timeout(100) }).catch((error: unknown) => error),
+      hung,
+    ]);
+    clearTimeout(timer);
+    expect(outcome).toBeInstanceOf(SummarizerError);
+    expect(outcome).toMatchObject({ status: 504, type: "/problems/summary-timeout" });
+    expect((outcome as Error).message).toContain("turns 1..4: no summary before the deadline");
+    expect(await h.service.summary(ALICE, CONVERSATION)).toEqual(before);
+    expect(await h.service.events(ALICE, CONVERSATION)).toEqual(rawStream(8));
+  });
+
   it("reports the failed record to SQS as a batch item failure (so it is received again)", async () => {
     const h = autoHarness(300);
     await postAndEvaluate(h, 0, 6);

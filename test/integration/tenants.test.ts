@@ -7,7 +7,7 @@ import { ConditionFailedError } from "../../functions/errors.ts";
 import { hashApiKey } from "../../functions/keys.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { DynamoTenantDirectory } from "../../functions/store/tenants-dynamodb.ts";
-import { freshTable, localClient, localEndpoint } from "../helpers/dynamodb.ts";
+import { freshTable, localAwsEnv, localClient, localEndpoint } from "../helpers/dynamodb.ts";
 import { RecordingQueue } from "../helpers/service.ts";
 
 const run = promisify(execFile);
@@ -18,8 +18,16 @@ function cli(
   input = "",
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [bin, ...args], (error, stdout, stderr) =>
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    const child = execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { ...process.env, ...localAwsEnv() } },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error ? Number((error as { code?: number }).code ?? 1) : 0,
+          stdout,
+          stderr,
+        }),
     );
     child.stdin?.end(input);
   });
@@ -63,10 +71,11 @@ describe("tenants in DynamoDB", () => {
       "--endpoint",
       localEndpoint(),
     ];
-    const { stdout } = await run(process.execPath, args);
+    const env = { ...process.env, ...localAwsEnv() };
+    const { stdout } = await run(process.execPath, args, { env });
     const { tenant, api_key } = JSON.parse(stdout) as { tenant: string; api_key: string };
     expect(tenant).toBe("globex");
-    const duplicate = await run(process.execPath, args).catch(
+    const duplicate = await run(process.execPath, args, { env }).catch(
       (error: { code: number; stderr: string }) => error,
     );
     expect(duplicate).toMatchObject({ code: 1, stderr: expect.stringContaining("already exists") });

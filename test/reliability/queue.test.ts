@@ -120,6 +120,30 @@ describe("in-process queue: at-least-once", () => {
     expect(queue.deadLetters()).toEqual([]);
   });
 
+  it("tells the handler, as a Lambda context does, the time left before the batch becomes visible again", async () => {
+    let now = 1_000;
+    const queue = newQueue({ clock: { nowMillis: () => now }, visibilityTimeoutMs: 5_000 });
+    const remaining: number[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    queue.start(async (_event, context) => {
+      remaining.push(context.getRemainingTimeInMillis());
+      await held;
+      now = 2_200; // the handler has run 1.2 s by the queue's clock
+      remaining.push(context.getRemainingTimeInMillis());
+      now = 9_000; // past the visibility timeout
+      remaining.push(context.getRemainingTimeInMillis());
+      return undefined;
+    });
+    await queue.enqueue(msg("c1", 0));
+    await vi.waitFor(() => expect(remaining).toHaveLength(1));
+    release();
+    await vi.waitFor(() => expect(remaining).toHaveLength(3));
+    expect(remaining).toEqual([5_000, 3_800, 0]);
+  });
+
   it("retries the whole batch when the handler throws or answers nonsense", async () => {
     const queue = newQueue();
     let calls = 0;
@@ -187,8 +211,8 @@ describe("in-process queue: redrive and FIFO groups", () => {
     });
     let laterSent = false;
     const { handler, deliveries, done } = recorder((key) => key === "a#0");
-    const wrapped: QueueBatchHandler = async (event) => {
-      const response = await handler(event);
+    const wrapped: QueueBatchHandler = async (event, context) => {
+      const response = await handler(event, context);
       if (!laterSent) {
         // Sent while the poison message is cycling.
         laterSent = true;

@@ -8,12 +8,20 @@
  * reason, the others still run.
  */
 import type { TestProject } from "vitest/node";
-import { type DynamoDbLocal, startDynamoDbLocal } from "../../functions/local/dynamodb-local.ts";
+import {
+  type DynamoDbLocal,
+  type LocalCredentials,
+  startDynamoDbLocal,
+} from "../../functions/local/dynamodb-local.ts";
 
-/** What the tests receive: an endpoint, or why there is none. */
+/** What the tests receive: an endpoint and its database's credentials, or why there is none. */
 export type DynamoDbTestEnvironment =
-  | { readonly endpoint: string; readonly error?: undefined }
-  | { readonly endpoint?: undefined; readonly error: string };
+  | {
+      readonly endpoint: string;
+      readonly credentials: LocalCredentials;
+      readonly error?: undefined;
+    }
+  | { readonly endpoint?: undefined; readonly credentials?: undefined; readonly error: string };
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -26,13 +34,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
   const external = process.env.AUTOCOMPACT_TEST_DYNAMODB_ENDPOINT;
   if (external) {
-    project.provide("dynamodb", { endpoint: external });
+    project.provide("dynamodb", {
+      endpoint: external,
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    });
     return async () => {};
   }
   let local: DynamoDbLocal | undefined;
   try {
     local = await startDynamoDbLocal();
-    project.provide("dynamodb", { endpoint: local.endpoint });
+    project.provide("dynamodb", { endpoint: local.endpoint, credentials: local.credentials });
   } catch (error) {
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     console.error(`[dynamodb setup] ${reason}`);
