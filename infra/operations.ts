@@ -34,16 +34,10 @@ import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { SKIP_REASONS } from "../core/auto-compaction.ts";
 import type { DeliverySkip } from "../functions/compactor/evaluate-turn.ts";
+import { METRICS_NAMESPACE, SERVICE_NAMES } from "../functions/observability.ts";
 import type { AutocompactSettings } from "./config.ts";
 
-/** The EMF namespace of the compactor's metrics (functions/compactor/handler.ts METRICS_NAMESPACE). */
-export const METRICS_NAMESPACE = "Autocompact";
-
-/** Powertools `serviceName` of each function: the `service` key of log lines and metrics. */
-export const SERVICE_NAMES = {
-  api: "autocompact-api",
-  compactor: "autocompact-compactor",
-} as const;
+export { METRICS_NAMESPACE, SERVICE_NAMES };
 
 /** Skips the compactor's delivery guard reports, before the trigger decides. */
 const DELIVERY_SKIPS = [
@@ -100,8 +94,6 @@ export const LOGS_INSIGHTS_QUERIES = {
     sort: "@timestamp desc",
     limit: 10000,
   }),
-  // Skips are logged at DEBUG: this query sees them only while LOG_LEVEL is
-  // DEBUG. The `Skipped` metric (by reason) counts every skip at any level.
   "skips by reason": new QueryString({
     filterStatements: ['message = "auto_compaction.skipped"'],
     statsStatements: ["count(*) as skips by reason"],

@@ -10,6 +10,7 @@ import { handle } from "hono/aws-lambda";
 import { ConversationService } from "../conversations/service.ts";
 import { readEnvironment } from "../env.ts";
 import { SetupError } from "../errors.ts";
+import { SERVICE_NAMES } from "../observability.ts";
 import { SqsTurnQueue } from "../queue/sqs.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
@@ -23,7 +24,7 @@ type LogLevel = NonNullable<NonNullable<ConstructorParameters<typeof Logger>[0]>
 const API_SUMMARY_TIMEOUT_MS = 25_000;
 
 /** The `service` key of every log line. */
-export const SERVICE_NAME = "autocompact-api";
+export const SERVICE_NAME = SERVICE_NAMES.api;
 
 const env = readEnvironment(process.env);
 if (!env.queueUrl) throw new SetupError("invalid environment: QUEUE_URL: required by the API");

@@ -214,7 +214,7 @@ describe("compactor handler: logs", () => {
     });
   });
 
-  it("logs skips at debug with their reason (trigger reasons and delivery reasons)", async () => {
+  it("logs skips with their reason (trigger reasons and delivery reasons)", async () => {
     const { handler } = setup(async (message) =>
       message.turn === 6
         ? { outcome: "skipped", reason: "under_threshold", decision: skippedDecision }
@@ -226,7 +226,7 @@ describe("compactor handler: logs", () => {
     expect(logs()).toEqual([
       {
         ...logBase,
-        level: "DEBUG",
+        level: "INFO",
         message: "auto_compaction.skipped",
         tenant: "alice",
         conversation: "c1",
@@ -240,7 +240,7 @@ describe("compactor handler: logs", () => {
       },
       {
         ...logBase,
-        level: "DEBUG",
+        level: "INFO",
         message: "auto_compaction.skipped",
         tenant: "alice",
         conversation: "c2",
@@ -251,7 +251,7 @@ describe("compactor handler: logs", () => {
     ]);
   });
 
-  it("does not log skips at INFO", async () => {
+  it("logs skips at INFO, the default level, so the saved query finds them (ARCHITECTURE §10)", async () => {
     const logger = new Logger({ serviceName: "compactor-test", logLevel: "INFO" });
     const metrics = new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" });
     const handler = createCompactorHandler({
@@ -260,7 +260,9 @@ describe("compactor handler: logs", () => {
       metrics,
     });
     await handler(event(record("m1", msg(1))));
-    expect(logs()).toEqual([]);
+    expect(logs().map((line) => [line.level, line.message, line.reason])).toEqual([
+      ["INFO", "auto_compaction.skipped", "stale"],
+    ]);
   });
 });
 
@@ -374,8 +376,8 @@ describe("compactor handler: partial batch responses", () => {
     ]);
     expect(logs().map((line) => [line.level, line.message, line.message_id])).toEqual([
       ["ERROR", "auto_compaction.invalid_message", "a-poison"],
-      ["DEBUG", "auto_compaction.skipped", undefined],
-      ["DEBUG", "auto_compaction.skipped", undefined],
+      ["INFO", "auto_compaction.skipped", undefined],
+      ["INFO", "auto_compaction.skipped", undefined],
     ]);
   });
 

@@ -26,9 +26,6 @@ import type { EvaluationMessage } from "../ports.ts";
 import { decodeMessageBody } from "../queue/message.ts";
 import type { EvaluateOptions, EvaluationOutcome } from "./evaluate-turn.ts";
 
-/** The EMF namespace of the compactor's metrics. */
-export const METRICS_NAMESPACE = "Autocompact";
-
 /**
  * Time kept back from the invocation's remaining time, for answering the batch
  * after the last record: 10% of it, at most 5 s.
@@ -120,7 +117,7 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
 
     if (outcome.outcome === "skipped") {
       const decision = outcome.decision;
-      logger.debug("auto_compaction.skipped", {
+      logger.info("auto_compaction.skipped", {
         ...ids,
         reason: outcome.reason,
         duration_ms: durationMs,

@@ -10,17 +10,18 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { SQSHandler } from "aws-lambda";
 import type { ServiceSettings } from "../conversations/state.ts";
 import { readEnvironment } from "../env.ts";
+import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
 import { evaluateTurn } from "./evaluate-turn.ts";
-import { createCompactorHandler, METRICS_NAMESPACE } from "./handler.ts";
+import { createCompactorHandler } from "./handler.ts";
 
 type LogLevel = NonNullable<NonNullable<ConstructorParameters<typeof Logger>[0]>["logLevel"]>;
 
 /** The `service` key of every log line and the `service` dimension of every metric. */
-export const SERVICE_NAME = "autocompact-compactor";
+export const SERVICE_NAME = SERVICE_NAMES.compactor;
 
 const env = readEnvironment(process.env);
 

@@ -18,8 +18,9 @@ import type { ModelCatalog } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { createApp, serverErrorLogger } from "../api/app.ts";
 import { evaluateTurn } from "../compactor/evaluate-turn.ts";
-import { createCompactorHandler, METRICS_NAMESPACE } from "../compactor/handler.ts";
+import { createCompactorHandler } from "../compactor/handler.ts";
 import { ConversationService } from "../conversations/service.ts";
+import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
 import type { Summarizer } from "../ports.ts";
 import { FileQueueJournal } from "../queue/file-journal.ts";
 import { InProcessQueue } from "../queue/in-process.ts";
@@ -77,8 +78,9 @@ function safeJson(text: string): unknown {
 export const DEV_TENANT = "dev";
 
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  // The API's name, as on AWS; the compactor logs under its own (see wire).
   const logger = new Logger({
-    serviceName: "autocompact",
+    serviceName: SERVICE_NAMES.api,
     logLevel: (options.logLevel ?? "INFO") as "INFO",
   });
   if (!options.inMemory) await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
@@ -132,8 +134,9 @@ async function wire(
   });
   const metrics = new Metrics({
     namespace: METRICS_NAMESPACE,
-    serviceName: "autocompact-compactor",
+    serviceName: SERVICE_NAMES.compactor,
   });
+  const compactorLogger = logger.createChild({ serviceName: SERVICE_NAMES.compactor });
   const handler = createCompactorHandler({
     evaluate: (message, evaluateOptions) =>
       evaluateTurn(
@@ -146,7 +149,7 @@ async function wire(
         message,
         evaluateOptions,
       ),
-    logger,
+    logger: compactorLogger,
     metrics,
   });
 

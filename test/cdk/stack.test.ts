@@ -6,7 +6,6 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { Match } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { METRICS_NAMESPACE as HANDLER_METRICS_NAMESPACE } from "../../functions/compactor/handler.ts";
 import { createTableInput } from "../../functions/store/dynamodb-table.ts";
 import { REPO_ROOT } from "../../infra/bundling.ts";
 import {
@@ -242,8 +241,8 @@ describe("functions", () => {
     expect(configuredCompactor.AUTOCOMPACT_CONFIG).toBe(configuredApi.AUTOCOMPACT_CONFIG);
   });
 
-  it("agree with the compactor on the metrics namespace", () => {
-    expect(METRICS_NAMESPACE).toBe(HANDLER_METRICS_NAMESPACE);
+  it("use the compactor's metrics namespace, defined once in functions/observability.ts", () => {
+    expect(METRICS_NAMESPACE).toBe("Autocompact");
   });
 
   it("agree with the entry points on the Powertools service names (the `service` dimension)", async () => {
