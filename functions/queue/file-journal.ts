@@ -8,19 +8,37 @@ import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import * as z from "zod";
 import { CorruptDataError } from "../errors.ts";
-import type { QueuedMessage, QueueJournal } from "./in-process.ts";
 
-const QueuedMessageSchema = z.object({
-  id: z.string().min(1),
-  body: z.string(),
-  group_id: z.string().min(1),
-  deduplication_id: z.string().min(1),
-  sequence: z.number().int().nonnegative(),
-  sent_at: z.number(),
-  receive_count: z.number().int().nonnegative(),
-  first_received_at: z.number().optional(),
-  dead_lettered_at: z.number().optional(),
-});
+/** A message as the journal keeps it. */
+const QueuedMessageSchema = z
+  .object({
+    id: z.string().min(1),
+    body: z.string(),
+    group_id: z.string().min(1),
+    deduplication_id: z.string().min(1),
+    /** Order of sending, across groups. */
+    sequence: z.number().int().nonnegative(),
+    sent_at: z.number(),
+    receive_count: z.number().int().nonnegative(),
+    first_received_at: z.number().optional(),
+    /** Set once the message is on the dead-letter list. */
+    dead_lettered_at: z.number().optional(),
+  })
+  .readonly();
+
+/** A message as the journal keeps it (the in-process queue's unit of state). */
+export type QueuedMessage = z.infer<typeof QueuedMessageSchema>;
+
+/** A message moved to the dead-letter list after `maxReceiveCount` receives. */
+export type DeadLetter = QueuedMessage & { readonly dead_lettered_at: number };
+
+/** Where the in-process queue keeps its messages across restarts. */
+export interface QueueJournal {
+  /** Every message saved last (pending and dead-lettered); none when nothing was saved yet. */
+  load(): Promise<QueuedMessage[]>;
+  /** Replaces the saved messages; never called concurrently by one queue. */
+  save(messages: readonly QueuedMessage[]): Promise<void>;
+}
 
 const JournalFile = z.object({
   version: z.literal(1),

@@ -33,33 +33,8 @@ import { createHash, randomUUID } from "node:crypto";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { QueueError } from "../errors.ts";
 import { type Clock, type EvaluationMessage, systemClock, type TurnQueue } from "../ports.ts";
+import type { DeadLetter, QueuedMessage, QueueJournal } from "./file-journal.ts";
 import { encodeMessageBody, messageDeduplicationId, messageGroupId } from "./message.ts";
-
-/** A message as the journal keeps it. */
-export interface QueuedMessage {
-  readonly id: string;
-  readonly body: string;
-  readonly group_id: string;
-  readonly deduplication_id: string;
-  /** Order of sending, across groups. */
-  readonly sequence: number;
-  readonly sent_at: number;
-  readonly receive_count: number;
-  readonly first_received_at?: number;
-  /** Set once the message is on the dead-letter list. */
-  readonly dead_lettered_at?: number;
-}
-
-/** A message moved to the dead-letter list after `maxReceiveCount` receives. */
-export type DeadLetter = QueuedMessage & { readonly dead_lettered_at: number };
-
-/** Where the queue keeps its messages across restarts. */
-export interface QueueJournal {
-  /** Every message saved last (pending and dead-lettered); none when nothing was saved yet. */
-  load(): Promise<QueuedMessage[]>;
-  /** Replaces the saved messages; never called concurrently by one queue. */
-  save(messages: readonly QueuedMessage[]): Promise<void>;
-}
 
 /**
  * What a batch handler is told about its invocation, as a Lambda context
