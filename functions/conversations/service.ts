@@ -15,6 +15,7 @@ import {
 } from "../../core/config.ts";
 import {
   InvalidInputError,
+  joinIssues,
   PROBLEM_VARIANTS,
   SummaryRequiredError,
   UnprocessableError,
@@ -474,8 +475,9 @@ function parseTurnConfig(entry: Entry, index: number): AutoConfigLayer {
   } catch (error) {
     if (error instanceof ConfigError) {
       const issues = error.messages.map((message) => `events[${index}].delta: ${message}`);
-      throw new InvalidInputError(issues.join("; "), {
+      throw new InvalidInputError(joinIssues(issues), {
         ...PROBLEM_VARIANTS.invalidTurn,
+        issues: error.messages.map((detail) => ({ pointer: `/events/${index}/delta`, detail })),
         cause: error,
       });
     }

@@ -360,4 +360,33 @@ describe("HTTP edge cases", () => {
     }
     expect((await h.request("GET", "/v1/conversations/c")).status).toBe(404);
   });
+
+  it("caps a turn's config_delta issues like every other list: 100 located, the rest counted", async () => {
+    const h = harness();
+    const auto = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`bogus_${i}`, 1]));
+    const response = await h.request("POST", TURNS, {
+      turn: 0,
+      events: [
+        { type: "config_delta", timestamp: at, delta: { conversation: { compaction: { auto } } } },
+        ...oneTurn,
+      ],
+    });
+    expect(response.status).toBe(400);
+    const body = (await problem(response)) as {
+      type: string;
+      detail: string;
+      errors: { pointer: string; detail: string }[];
+      errors_omitted: number;
+    };
+    expect(body.type).toBe("/problems/invalid-turn");
+    expect(body.errors).toHaveLength(100);
+    expect(body.errors_omitted).toBe(50);
+    expect(body.errors[0]?.pointer).toBe("/events/0/delta");
+    expect(body.errors[0]?.detail).toMatch(/^conversation\.compaction\.auto\.bogus_0: unknown key/);
+    expect(body.detail).toMatch(
+      /^events\[0\]\.delta: conversation\.compaction\.auto\.bogus_0: unknown key/,
+    );
+    expect(body.detail).toMatch(/ \(and 50 more\)$/);
+    expect((await h.request("GET", "/v1/conversations/c")).status).toBe(404);
+  });
 });
