@@ -116,6 +116,7 @@ describe.concurrent("autocompact", () => {
       "replay",
       "print",
       "reset",
+      "verify",
     ]) {
       expect(result.stdout).toMatch(new RegExp(`^  ${name} `, "m"));
     }

@@ -13,6 +13,19 @@ describe("readEnvironment", () => {
     expect(resolveContextWindow({ id: "gpt-4.1" }, catalog)).toBe(1_047_576);
   });
 
+  it("takes the webhook secrets key as a KMS key ARN only", () => {
+    const arn = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    expect(
+      readEnvironment({ TABLE_NAME: "table", WEBHOOK_SECRETS_KEY_ARN: arn }).webhookSecretsKeyArn,
+    ).toBe(arn);
+    expect(readEnvironment({ TABLE_NAME: "table" }).webhookSecretsKeyArn).toBeUndefined();
+    for (const bad of ["alias/autocompact/t", "1234abcd-12ab-34cd-56ef-1234567890ab", ""]) {
+      expect(() => readEnvironment({ TABLE_NAME: "table", WEBHOOK_SECRETS_KEY_ARN: bad })).toThrow(
+        "invalid environment: WEBHOOK_SECRETS_KEY_ARN: must be a KMS key ARN",
+      );
+    }
+  });
+
   it("names the variable that is wrong", () => {
     expect(() => readEnvironment({ TABLE_NAME: "table", MODEL_CATALOG: '{"m":-1}' })).toThrow(
       /MODEL_CATALOG/,

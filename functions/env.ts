@@ -43,6 +43,11 @@ const EnvSchema = z.object({
   /** A Secrets Manager secret holding the OpenAI-compatible key (how the CDK stack passes it). */
   OPENAI_API_KEY_SECRET_ID: z.string().min(1).optional(),
   SUMMARY_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  /** The KMS key sealing webhook secrets (the API only; its ARN, as the stack passes it). */
+  WEBHOOK_SECRETS_KEY_ARN: z
+    .string()
+    .regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, "must be a KMS key ARN")
+    .optional(),
 });
 
 /** The validated environment. */
@@ -59,6 +64,7 @@ export interface Environment {
   readonly openaiApiKey?: string;
   readonly openaiApiKeySecretId?: string;
   readonly summaryTimeoutMs?: number;
+  readonly webhookSecretsKeyArn?: string;
 }
 
 /** Validates an environment (`process.env` at the entry points). */
@@ -100,5 +106,6 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
     ...(e.OPENAI_API_KEY ? { openaiApiKey: e.OPENAI_API_KEY } : {}),
     ...(e.OPENAI_API_KEY_SECRET_ID ? { openaiApiKeySecretId: e.OPENAI_API_KEY_SECRET_ID } : {}),
     ...(e.SUMMARY_TIMEOUT_MS ? { summaryTimeoutMs: e.SUMMARY_TIMEOUT_MS } : {}),
+    ...(e.WEBHOOK_SECRETS_KEY_ARN ? { webhookSecretsKeyArn: e.WEBHOOK_SECRETS_KEY_ARN } : {}),
   };
 }

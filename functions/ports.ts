@@ -35,6 +35,13 @@ export interface ConversationHead {
   /** The model of the latest turn. */
   readonly model?: ModelInfo;
   /**
+   * The keys of compactions a reset too big for one write has still to
+   * remove (never empty: a write setting `removing: []` clears it). Set and
+   * cleared by {@link ConversationStore.removeCompactions}; the conversation
+   * log finishes such a reset before it decides any other write.
+   */
+  readonly removing?: readonly string[];
+  /**
    * Set while the conversation is being deleted (a tombstone, see
    * {@link ConversationStore.beginDelete}): every conditional write fails,
    * and callers treat the conversation as gone.
@@ -92,6 +99,21 @@ export interface HeadVersion {
   readonly turn_count: number;
   readonly compactions_version: number;
 }
+
+/**
+ * The numbers a head caches about its turns and compactions: what
+ * `verify` recomputes and {@link ConversationStore.repairHead} rewrites.
+ */
+export type HeadCounters = Pick<ConversationHead, (typeof HEAD_COUNTERS)[number]>;
+
+/** The fields of {@link HeadCounters}, in the order verify reports them. */
+export const HEAD_COUNTERS = [
+  "turn_count",
+  "projected_chars",
+  "max_compacted_turn",
+  "compactions_version",
+  "evaluated_through",
+] as const;
 
 /**
  * What appending a turn is conditional on, besides `turn_count` still being
@@ -175,6 +197,15 @@ export interface ConversationStore {
   markEvaluated(ref: ConversationRef, turn: number): Promise<void>;
 
   /**
+   * Overwrites the head's counters with `counters` (a verify repair), on the
+   * condition that the head exists, is live, and still holds exactly
+   * `expected` (all five counters), so any write that landed since the
+   * caller read it makes this fail. Throws {@link ConditionFailedError}
+   * otherwise.
+   */
+  repairHead(ref: ConversationRef, expected: HeadCounters, counters: HeadCounters): Promise<void>;
+
+  /**
    * The first step of a delete: turns the head into a tombstone (`deleting`
    * set, `compactions_version` bumped, so no write computed from an earlier
    * head can land). An existing tombstone stays (its version is bumped
@@ -219,6 +250,42 @@ export interface TenantDirectory {
   /** The tenant owning the API key with this SHA-256 (hex), if any. */
   findByKeyHash(keyHash: string): Promise<Tenant | undefined>;
   getTenant(id: string): Promise<Tenant | undefined>;
+}
+
+/**
+ * What {@link WebhookReceipts.remember} found: no unexpired receipt of the id
+ * (this delivery's is now kept), one for the same message (a redelivery), or
+ * one for a different one (the id was already used for another message).
+ */
+export type WebhookReceiptMatch = "new" | "same" | "different";
+
+/** One signed delivery, as {@link WebhookReceipts} keeps it. */
+export interface WebhookReceipt {
+  readonly tenant: string;
+  /** The `webhook-id` header: the message's id, the same on every redelivery. */
+  readonly id: string;
+  /** SHA-256 (hex) of the message: what it posts to and its body exactly as received. */
+  readonly digest: string;
+}
+
+/**
+ * The `webhook-id`s of signed turn posts, kept per tenant for at least the
+ * signature tolerance window, so a redelivery of a message is told from a
+ * reuse of its id for another one. Strongly consistent: of concurrent first
+ * deliveries of one id, exactly one finds it "new".
+ */
+export interface WebhookReceipts {
+  /**
+   * Keeps `receipt` until `expiresAtSeconds` (Unix seconds) unless an
+   * unexpired receipt of the same tenant and id is already kept (one whose
+   * expiry is after `nowSeconds`); then that one stays as it is and its body
+   * digest decides between "same" and "different".
+   */
+  remember(
+    receipt: WebhookReceipt,
+    nowSeconds: number,
+    expiresAtSeconds: number,
+  ): Promise<WebhookReceiptMatch>;
 }
 
 /** What a summarizer is asked: the RAW events of a band (never a projected view). */

@@ -25,6 +25,7 @@ import {
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Key } from "aws-cdk-lib/aws-kms";
 import {
   ApplicationLogLevel,
   Code,
@@ -74,10 +75,11 @@ export interface AutocompactStackProps extends StackProps {
 }
 
 /**
- * The table's TTL attribute (epoch seconds). TTL is enabled on it, but no
- * item sets it yet: event chunks orphaned by a crash between writing a big
- * turn's chunks and committing the turn do not expire; nothing reads them,
- * and a retry of the turn overwrites them in place.
+ * The table's TTL attribute (epoch seconds; the same as dynamodb-table.ts
+ * `tableDefinition.timeToLiveAttribute`, which the local table gets). The
+ * event chunks of a turn too big for one transaction carry it (now + 24 h)
+ * until the transaction that commits the turn removes it, so the chunks of a
+ * writer that crashed before committing expire (functions/store/dynamodb.ts).
  */
 export const TTL_ATTRIBUTE = "expires_at";
 
@@ -153,6 +155,8 @@ export class AutocompactStack extends Stack {
   readonly table: Table;
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
+  /** Seals tenants' webhook secrets (envelope encryption; functions/secrets/kms.ts). */
+  readonly secretsKey: Key;
   readonly apiFunction: LambdaFunction;
   readonly compactorFunction: LambdaFunction;
   readonly httpApi: HttpApi;
@@ -184,6 +188,17 @@ export class AutocompactStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
       deletionProtection: true,
     });
+
+    // Webhook secrets are sealed under this key before they reach the table
+    // (a data key per secret). Automatic rotation keeps every earlier key
+    // material, so stored secrets keep opening. Kept with the table: secrets
+    // sealed under a deleted key are lost. The CLI finds it by its alias.
+    this.secretsKey = new Key(this, "WebhookSecretsKey", {
+      description: "autocompact: seals tenants' webhook signing secrets (envelope encryption)",
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.secretsKey.addAlias(`alias/autocompact/${this.table.tableName}`);
 
     // --- the evaluation queue ---
     // SSE-SQS: the messages hold ids only ({tenant, conversation, turn}), no
@@ -231,6 +246,7 @@ export class AutocompactStack extends Stack {
         ...shared,
         POWERTOOLS_SERVICE_NAME: SERVICE_NAMES.api,
         QUEUE_URL: this.queue.queueUrl,
+        WEBHOOK_SECRETS_KEY_ARN: this.secretsKey.keyArn,
         ...(settings.api.bodyLimitBytes
           ? { BODY_LIMIT_BYTES: String(settings.api.bodyLimitBytes) }
           : {}),
@@ -252,6 +268,8 @@ export class AutocompactStack extends Stack {
       this.table.grant(fn, ...TABLE_ACTIONS);
     }
     this.queue.grantSendMessages(this.apiFunction);
+    // The API opens secrets only (kms:Decrypt); sealing is the operator's (the CLI).
+    this.secretsKey.grantDecrypt(this.apiFunction);
     this.compactorFunction.addEventSource(
       new SqsEventSource(this.queue, {
         batchSize: settings.compactor.batchSize,
@@ -304,6 +322,11 @@ export class AutocompactStack extends Stack {
       value: this.table.tableName,
       description:
         "The table of conversations, tenants and API keys (for `autocompact tenant create --table`)",
+    });
+    new CfnOutput(this, "WebhookSecretsKeyArn", {
+      value: this.secretsKey.keyArn,
+      description:
+        "The KMS key sealing webhook secrets (`autocompact tenant` finds it as alias/autocompact/<TableName>; needs kms:GenerateDataKey and kms:Decrypt)",
     });
     new CfnOutput(this, "QueueUrl", { value: this.queue.queueUrl });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: this.deadLetterQueue.queueUrl });

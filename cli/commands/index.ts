@@ -67,6 +67,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./reset.ts"),
   },
   {
+    name: "verify",
+    group: "service",
+    summary: "recompute a conversation's head counters and report drift [--repair]",
+    load: () => import("./verify.ts"),
+  },
+  {
     name: "tenant",
     group: "service",
     summary: "create a tenant and an API key in a deployed table (tenant create|add-key)",

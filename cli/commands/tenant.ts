@@ -17,6 +17,8 @@ const OPTIONS = {
   config: { type: "string" },
   "webhook-secret-stdin": { type: "boolean" },
   "webhook-secret": { type: "string" },
+  "kms-key": { type: "string" },
+  "secrets-key-file": { type: "string" },
 } as const;
 
 const ACTIONS = ["create", "add-key", "revoke-key", "add-secret", "remove-secret"] as const;
@@ -38,6 +40,11 @@ Webhook signing secrets (Standard Webhooks, whsec_<base64>) and keys to revoke
 are read from stdin, never from the command line, so they stay out of shell
 history and process lists. A tenant with secrets must sign its turn posts;
 rotate by add-secret (old and new both valid) then remove-secret of the old.
+Secrets are stored sealed: under the stack's KMS key (envelope encryption;
+the key is found by its alias alias/autocompact/<TABLE>, or give --kms-key),
+or, with --data-dir, under the data directory's key file. A secret that no
+longer opens (its key file replaced) is dropped by the next add-secret or
+remove-secret, which says so (dropped_unreadable_secrets): add it again.
 
   --data-dir DIR          the data directory of \`npm start\` (default $AUTOCOMPACT_DATA_DIR):
                           its table, database credentials and running endpoint
@@ -47,9 +54,45 @@ rotate by add-secret (old and new both valid) then remove-secret of the old.
   --webhook-secret-stdin  create: read the tenant's first webhook secret from stdin
   --region R              AWS region (default from the environment)
   --endpoint URL          a DynamoDB endpoint (e.g. DynamoDB Local)
+  --kms-key KEY           the KMS key sealing webhook secrets (default $AUTOCOMPACT_KMS_KEY,
+                          else the stack's alias/autocompact/<TABLE>; output WebhookSecretsKeyArn)
+  --secrets-key-file F    seal with this local key file instead (a DynamoDB Local table
+                          not run by \`npm start\`; the file must exist)
 
-Credentials come from the default AWS chain, or, with --data-dir, from the
-local runtime's data directory (its DynamoDB Local answers no other key).`;
+Credentials come from the default AWS chain (sealing needs kms:GenerateDataKey
+and kms:Decrypt on the key), or, with --data-dir, from the local runtime's data
+directory (its DynamoDB Local answers no other key).`;
+
+/** Where the secrets of this table are sealed: the data directory's key, a key file, or KMS. */
+async function secretSealer(
+  values: { "kms-key"?: string; "secrets-key-file"?: string; region?: string },
+  env: Readonly<Record<string, string | undefined>>,
+  dataDir: string | undefined,
+  table: string,
+) {
+  if (dataDir !== undefined || values["secrets-key-file"] !== undefined) {
+    if (values["kms-key"] !== undefined) {
+      throw new UsageError("--kms-key seals in a deployed table; a local one has its key file");
+    }
+    const { dataDirSecretSealer, fileSecretSealer } = await import(
+      "../../functions/secrets/local.ts"
+    );
+    const file = values["secrets-key-file"];
+    return file !== undefined
+      ? fileSecretSealer(file, { create: false })
+      : dataDirSecretSealer(dataDir as string);
+  }
+  const { KMSClient } = await import("@aws-sdk/client-kms");
+  const { KmsSecretSealer } = await import("../../functions/secrets/kms.ts");
+  const kms = new KMSClient(values.region ? { region: values.region } : {});
+  return {
+    kms,
+    sealer: new KmsSecretSealer(
+      kms,
+      values["kms-key"] ?? env.AUTOCOMPACT_KMS_KEY ?? `alias/autocompact/${table}`,
+    ),
+  };
+}
 
 /** The local runtime's database under `dataDir`: its table and a client config for it. */
 async function localDatabase(dataDir: string, endpoint: string | undefined) {
@@ -73,6 +116,10 @@ async function localDatabase(dataDir: string, endpoint: string | undefined) {
     config: localClientConfig({ endpoint: at, credentials: found.credentials }),
   };
 }
+
+/** Secrets sealed under a key that is gone, dropped by a secrets write (said, never silent). */
+const droppedNote = (dropped: number) =>
+  dropped > 0 ? { dropped_unreadable_secrets: dropped } : {};
 
 /** The one line stdin holds (a secret or a key), trimmed. */
 async function readSecretLine(io: Io, what: string): Promise<string> {
@@ -127,8 +174,12 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
           ...(values.endpoint ? { endpoint: values.endpoint } : {}),
         }),
   );
+  let kms: { destroy(): void } | undefined;
   try {
-    const directory = new DynamoTenantDirectory(client, table);
+    const sealing = await secretSealer(values, io.env, dataDir, table);
+    const sealer = "sealer" in sealing ? sealing.sealer : sealing;
+    kms = "kms" in sealing ? sealing.kms : undefined;
+    const directory = new DynamoTenantDirectory(client, table, sealer);
     const answer = async (): Promise<Record<string, unknown>> => {
       switch (action) {
         case "create": {
@@ -144,12 +195,14 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
         case "revoke-key":
           await directory.revokeApiKey(id, hashApiKey(fromStdin as string));
           return { tenant: id, revoked: "api_key" };
-        case "add-secret":
-          await directory.addWebhookSecret(id, fromStdin as string);
-          return { tenant: id, added: "webhook_secret" };
-        case "remove-secret":
-          await directory.removeWebhookSecret(id, fromStdin as string);
-          return { tenant: id, removed: "webhook_secret" };
+        case "add-secret": {
+          const { dropped } = await directory.addWebhookSecret(id, fromStdin as string);
+          return { tenant: id, added: "webhook_secret", ...droppedNote(dropped) };
+        }
+        case "remove-secret": {
+          const { dropped } = await directory.removeWebhookSecret(id, fromStdin as string);
+          return { tenant: id, removed: "webhook_secret", ...droppedNote(dropped) };
+        }
       }
     };
     let result: Record<string, unknown>;
@@ -165,9 +218,10 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     await write(io.stdout, `${JSON.stringify(result)}\n`);
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof InvalidInputError) throw error;
+    if (error instanceof InvalidInputError || error instanceof UsageError) throw error;
     throw new InvalidInputError(`tenant ${action}: ${(error as Error).message}`, { cause: error });
   } finally {
     client.destroy();
+    kms?.destroy();
   }
 });

@@ -17,8 +17,9 @@ import { InvalidInputError, joinIssues } from "../../core/errors.ts";
 import { parseStream } from "../../core/events.ts";
 import type { ConversationService } from "../conversations/service.ts";
 import { hashApiKey } from "../keys.ts";
-import type { Clock, Tenant, TenantDirectory } from "../ports.ts";
+import type { Clock, Tenant, TenantDirectory, WebhookReceipts } from "../ports.ts";
 import { systemClock } from "../ports.ts";
+import { MemoryWebhookReceipts } from "../store/webhook-receipts-memory.ts";
 import {
   BEARER_CHALLENGE,
   type Problem,
@@ -31,7 +32,7 @@ import {
 import { DOCUMENT, registerComponents } from "./openapi.ts";
 import * as routes from "./routes.ts";
 import { type CompactionBody, ConversationId, MAX_SPEC_LENGTH, TurnBody } from "./schemas.ts";
-import { verifyWebhook } from "./webhooks.ts";
+import { rememberWebhook, verifyWebhook } from "./webhooks.ts";
 
 /** Default request body limit: below Lambda's 6 MB synchronous payload limit. */
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
@@ -41,6 +42,8 @@ export interface AppDeps {
   readonly service: ConversationService;
   readonly tenants: TenantDirectory;
   readonly clock?: Clock;
+  /** The signed posts' `webhook-id`s (default: in memory, this app only; deployed, the table's). */
+  readonly webhookReceipts?: WebhookReceipts;
   readonly bodyLimitBytes?: number;
   /** Called with every 5xx answer, for logging: see {@link serverErrorLogger}. */
   readonly onServerError?: (error: unknown, request: FailedRequest) => void;
@@ -237,9 +240,13 @@ function problemResponse(error: Error): Response {
 
 const SEND_KEY = "send your API key as `Authorization: Bearer <key>`";
 
+/** `POST /v1/conversations/{id}/verify`, the one POST without a body. */
+const VERIFY_PATH = /^\/v1\/conversations\/[^/]+\/verify$/;
+
 /** Builds the app. */
 export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const clock = deps.clock ?? systemClock;
+  const webhookReceipts = deps.webhookReceipts ?? new MemoryWebhookReceipts();
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
   registerComponents(app);
   let openapi: ReturnType<typeof app.getOpenAPI31Document> | undefined;
@@ -315,7 +322,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     }),
   );
   app.use("/v1/conversations/*", async (c, next) => {
-    if (c.req.method === "POST" || c.req.method === "PUT") {
+    // A verify has no body: it needs no content-type.
+    if ((c.req.method === "POST" || c.req.method === "PUT") && !VERIFY_PATH.test(c.req.path)) {
       // Nothing decodes a compressed body: it would be read as (invalid) JSON text.
       const encoding = c.req.header("content-encoding")?.trim();
       if (encoding && encoding.toLowerCase() !== "identity") {
@@ -340,7 +348,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     const { id } = c.req.valid("param");
     const text = await bodyText(c.req);
     if (tenant.webhook_secrets && tenant.webhook_secrets.length > 0) {
-      verifyWebhook(
+      const nowSeconds = Math.floor(clock.nowMillis() / 1000);
+      const message = verifyWebhook(
         tenant.webhook_secrets,
         {
           id: c.req.header("webhook-id"),
@@ -348,7 +357,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
           signature: c.req.header("webhook-signature"),
         },
         text,
-        Math.floor(clock.nowMillis() / 1000),
+        nowSeconds,
+      );
+      await rememberWebhook(
+        webhookReceipts,
+        tenant.id,
+        message,
+        { conversation: id, body: text },
+        nowSeconds,
       );
     }
     const body = parseWith(TurnBody, parseJson(text), "the turn");
@@ -412,6 +428,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     const { id } = c.req.valid("param");
     const layer = parseConfigTree(parseJson(await bodyText(c.req)), { strict: true });
     return c.json(await deps.service.putConfig(c.get("tenant"), id, layer), 200);
+  });
+  app.openapi(routes.verifyConversation, async (c) => {
+    const { id } = c.req.valid("param");
+    const repair = c.req.valid("query").repair === "true";
+    return c.json(await deps.service.verify(c.get("tenant"), id, { repair }), 200);
   });
 
   return app;

@@ -58,6 +58,12 @@ const ANSWERS: [Error, number, string, string][] = [
   [new NotFoundError("x"), 404, "/problems/not-found", "Conversation not found"],
   [new TurnConflictError("x", 3), 409, "/problems/turn-conflict", "Turn conflict"],
   [
+    new RequestRejectedError(REJECTED.webhookIdReused, "x"),
+    409,
+    "/problems/webhook-id-reused",
+    "Webhook id already used",
+  ],
+  [
     new RequestRejectedError(REJECTED.payloadTooLarge, "x"),
     413,
     "/problems/payload-too-large",

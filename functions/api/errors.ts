@@ -43,6 +43,8 @@ export const REJECTED = {
   headersTooLarge: { status: 431, slug: "headers-too-large", title: "Request headers too large" },
   /** Headers or body that did not arrive in time (node:http's `headersTimeout` or `requestTimeout`). */
   requestTimeout: { status: 408, slug: "request-timeout", title: "Request timeout" },
+  /** A signed post whose `webhook-id` was already used, within the tolerance window, for another message. */
+  webhookIdReused: { status: 409, slug: "webhook-id-reused", title: "Webhook id already used" },
 } as const satisfies Record<string, ProblemKind>;
 
 /** A request refused for its form before its content is looked at: one of {@link REJECTED}. */

@@ -10,6 +10,10 @@ describe("API Lambda entry point", () => {
     vi.stubEnv("TABLE_NAME", "autocompact-test");
     vi.stubEnv("QUEUE_URL", "https://sqs.eu-west-1.amazonaws.com/123456789012/autocompact.fifo");
     vi.stubEnv("AWS_REGION", "eu-west-1");
+    vi.stubEnv(
+      "WEBHOOK_SECRETS_KEY_ARN",
+      "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+    );
   };
 
   it("serves the app through API Gateway events, without calling AWS for health", async () => {
@@ -59,5 +63,12 @@ describe("API Lambda entry point", () => {
     base();
     vi.stubEnv("SUMMARIZER", "bedrock");
     await expect(import("./lambda.ts")).rejects.toThrow(/SUMMARY_MODEL_ID/);
+    vi.resetModules();
+    vi.unstubAllEnvs();
+    base();
+    vi.stubEnv("WEBHOOK_SECRETS_KEY_ARN", undefined);
+    await expect(import("./lambda.ts")).rejects.toThrow(
+      "invalid environment: WEBHOOK_SECRETS_KEY_ARN: required by the API",
+    );
   });
 });

@@ -5,6 +5,7 @@
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { KMSClient } from "@aws-sdk/client-kms";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { handle } from "hono/aws-lambda";
 import { ConversationService } from "../conversations/service.ts";
@@ -12,9 +13,11 @@ import { readEnvironment } from "../env.ts";
 import { SetupError } from "../errors.ts";
 import { SERVICE_NAMES } from "../observability.ts";
 import { SqsTurnQueue } from "../queue/sqs.ts";
+import { KmsSecretSealer } from "../secrets/kms.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
+import { DynamoWebhookReceipts } from "../store/webhook-receipts-dynamodb.ts";
 import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
 import { createApp, serverErrorLogger } from "./app.ts";
 
@@ -28,6 +31,9 @@ export const SERVICE_NAME = SERVICE_NAMES.api;
 
 const env = readEnvironment(process.env);
 if (!env.queueUrl) throw new SetupError("invalid environment: QUEUE_URL: required by the API");
+if (!env.webhookSecretsKeyArn) {
+  throw new SetupError("invalid environment: WEBHOOK_SECRETS_KEY_ARN: required by the API");
+}
 
 const logger = new Logger({ serviceName: SERVICE_NAME, logLevel: env.logLevel as LogLevel });
 const dynamodb = new DynamoDBClient(dynamoClientConfig());
@@ -42,7 +48,20 @@ const service = new ConversationService({
 export const handler = handle(
   createApp({
     service,
-    tenants: new DynamoTenantDirectory(dynamodb, env.tableName),
+    tenants: new DynamoTenantDirectory(
+      dynamodb,
+      env.tableName,
+      new KmsSecretSealer(new KMSClient({}), env.webhookSecretsKeyArn),
+      {
+        onPlaintextSecret: (tenant, count) =>
+          logger.warn("tenant.webhook_secret_plaintext", {
+            tenant,
+            count,
+            fix: "re-add the tenant's secrets (tenant add-secret / remove-secret) to seal them",
+          }),
+      },
+    ),
+    webhookReceipts: new DynamoWebhookReceipts(dynamodb, env.tableName),
     ...(env.bodyLimitBytes ? { bodyLimitBytes: env.bodyLimitBytes } : {}),
     onServerError: serverErrorLogger(logger),
   }),

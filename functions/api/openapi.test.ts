@@ -40,13 +40,23 @@ describe("the OpenAPI document", () => {
     }
   });
 
-  it("names the expected turn in the 409 of a turn post", () => {
+  it("names the expected turn, or a reused webhook-id, in the 409 of a turn post", () => {
     const conflict = document.paths["/v1/conversations/{id}/turns"]?.post?.responses["409"];
     expect(conflict?.content).toEqual({
-      "application/problem+json": { schema: { $ref: "#/components/schemas/TurnConflictProblem" } },
+      "application/problem+json": {
+        schema: {
+          anyOf: [
+            { $ref: "#/components/schemas/TurnConflictProblem" },
+            { $ref: "#/components/schemas/WebhookIdReusedProblem" },
+          ],
+        },
+      },
     });
     expect(JSON.stringify(document.components.schemas.TurnConflictProblem)).toContain(
       '"required":["expected_turn"]',
+    );
+    expect(JSON.stringify(document.components.schemas.WebhookIdReusedProblem)).toContain(
+      '"type":{"type":"string","enum":["/problems/webhook-id-reused"]}',
     );
   });
 });

@@ -9,7 +9,7 @@
  * raw bytes, and JSON is parsed with a depth limit and a precise message), then
  * validate them with these same schemas or core's parsers.
  */
-import { createRoute, type z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import {
   AppendResponse,
   CompactionBody,
@@ -30,7 +30,10 @@ import {
   ResetQuery,
   TurnConflictProblem,
   TurnRequest,
+  VerifyQuery,
+  VerifyResponse,
   WebhookHeaders,
+  WebhookIdReusedProblem,
 } from "./schemas.ts";
 
 /** The request bodies, registered as components under these names. */
@@ -137,8 +140,8 @@ export const appendTurn = createRoute({
       "Missing or unknown API key, or a missing or invalid webhook signature for a tenant that requires one.",
     ),
     409: problemOf(
-      "A gap, or different content for a stored turn: `expected_turn` is the turn to post next.",
-      TurnConflictProblem,
+      "A gap, or different content for a stored turn: `expected_turn` is the turn to post next. Or (`/problems/webhook-id-reused`) a signed post whose `webhook-id` was already used, within the signature tolerance window, for another message (another body or conversation): nothing is stored. A redelivery (the same body to the same conversation) keeps its id and is answered as the first delivery's replay.",
+      z.union([TurnConflictProblem, WebhookIdReusedProblem]),
     ),
     413: tooLarge,
     415: notJson,
@@ -304,6 +307,28 @@ export const putConfig = createRoute({
     422: problem("A summary rule on a service without a summarizer."),
     503: problem(
       "The conversation is being deleted; retry the request (after `Retry-After` seconds).",
+    ),
+  },
+});
+
+export const verifyConversation = createRoute({
+  method: "post",
+  path: "/v1/conversations/{id}/verify",
+  operationId: "verifyConversation",
+  summary: "Recompute the head's counters from the stored turns and compactions; report drift",
+  description:
+    "Recomputes `turn_count`, `projected_chars`, `max_compacted_turn`, `compactions_version` (at least every compaction's version) and `evaluated_through` (at most the last turn) from the stored turns and compactions, and each turn's size counts from its events, and lists every stored number that differs. With `repair=true` a drifted head gets the recomputed counters in one write conditional on the head that was checked. No request body.",
+  request: { params: ConversationParams, query: VerifyQuery },
+  responses: {
+    200: json(
+      "The drift found (empty when none), and whether the head was repaired.",
+      VerifyResponse,
+    ),
+    ...conversation,
+    404: notFound,
+    413: tooLarge,
+    503: problem(
+      "Too many concurrent writes while repairing, or the conversation is being deleted; retry the request.",
     ),
   },
 });

@@ -130,6 +130,36 @@ export const ResetQuery = z.strictObject({
     .openapi({ description: "Remove only the compactions of this source (default: all)." }),
 });
 
+/** `POST /v1/conversations/{id}/verify?repair=`. */
+export const VerifyQuery = z.strictObject({
+  repair: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({ description: "`true`: rewrite a drifted head's counters (default `false`)." }),
+});
+
+/** Response of `POST …/verify`. */
+export const VerifyResponse = z
+  .object({
+    drift: z
+      .array(
+        z.object({
+          field: z.string().openapi({
+            description:
+              "A head counter (`turn_count`, `projected_chars`, `max_compacted_turn`, `compactions_version`, `evaluated_through`) or a stored turn size (`turns[3].size.tool_responses`).",
+          }),
+          stored: z.number().int(),
+          expected: z.number().int(),
+        }),
+      )
+      .openapi({ description: "Every stored number that differs from its recomputed value." }),
+    repaired: z.boolean().openapi({
+      description:
+        "Whether the head's counters were rewritten (only with `repair=true` and a drifted head; turn sizes are never rewritten).",
+    }),
+  })
+  .openapi("Verification");
+
 /** A compaction as listed, with its 1-based position in stream order. */
 export const ListedCompaction = z
   .intersection(
@@ -251,6 +281,14 @@ export const ProblemSchema = z
 export const TurnConflictProblem = ProblemSchema.extend({
   expected_turn: z.number().int().nonnegative(),
 }).openapi("TurnConflictProblem");
+
+/** The 409 of a signed turn post whose `webhook-id` was already used for another message. */
+export const WebhookIdReusedProblem = ProblemSchema.extend({
+  type: z.literal("/problems/webhook-id-reused"),
+}).openapi("WebhookIdReusedProblem", {
+  description:
+    "An RFC 9457 problem: the `webhook-id` of a signed post was already used for another message; nothing was stored.",
+});
 
 /** What API Gateway answers when it throttles (its own body, not a problem). */
 export const GatewayMessage = z.object({ message: z.string() }).openapi("GatewayMessage");

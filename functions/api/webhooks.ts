@@ -8,9 +8,10 @@
  * not used: it reads the wall clock (`Date.now`), where the service checks the
  * timestamp against its own clock, and it cannot tell which check failed.
  */
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { INVALID_SIGNATURE, UnauthorizedError } from "./errors.ts";
+import type { WebhookReceipts } from "../ports.ts";
+import { INVALID_SIGNATURE, REJECTED, RequestRejectedError, UnauthorizedError } from "./errors.ts";
 
 /** Canonical base64: whole 4-character groups, padding only at the end. */
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -44,13 +45,19 @@ function expectedSignature(secret: string, id: string, timestamp: number, body: 
   }
 }
 
+/** A message whose signature verified: its id and its timestamp (Unix seconds). */
+export interface VerifiedWebhook {
+  readonly id: string;
+  readonly timestamp: number;
+}
+
 /** Throws {@link UnauthorizedError} (`invalid-signature`) unless one of the signatures matches one of the secrets. */
 export function verifyWebhook(
   secrets: readonly string[],
   headers: WebhookHeaders,
   body: string,
   nowSeconds: number,
-): void {
+): VerifiedWebhook {
   if (!headers.id || !headers.timestamp || !headers.signature) {
     throw new UnauthorizedError(
       "this tenant requires signed turns: send webhook-id, webhook-timestamp and webhook-signature headers",
@@ -80,10 +87,43 @@ export function verifyWebhook(
         (candidate) => candidate.length === expected.length && timingSafeEqual(candidate, expected),
       )
     )
-      return;
+      return { id: headers.id, timestamp };
   }
   throw new UnauthorizedError(
     "no webhook-signature matches: check the signing secret and that the body is sent unchanged",
     INVALID_SIGNATURE,
   );
+}
+
+/**
+ * Remembers a verified message's id with its digest (SHA-256 of the
+ * conversation it posts to and its body) until both its signature and one
+ * tolerance window from now have expired (the timestamp may be up to
+ * {@link TOLERANCE_SECONDS} ahead of the clock). A redelivery (same id, same
+ * conversation and body, whatever its timestamp and signatures) goes on and
+ * is answered as the first delivery's replay; the id reused for another
+ * message within that time throws {@link RequestRejectedError}
+ * (`webhook-id-reused`, 409) before anything is stored. Call it only once the
+ * signature verified, so only the tenant's signer can take an id.
+ */
+export async function rememberWebhook(
+  receipts: WebhookReceipts,
+  tenant: string,
+  message: VerifiedWebhook,
+  posted: { readonly conversation: string; readonly body: string },
+  nowSeconds: number,
+): Promise<void> {
+  // Length-prefixed, so no conversation id and body can pass for another pair.
+  const digest = createHash("sha256")
+    .update(`${posted.conversation.length}:${posted.conversation}\n`)
+    .update(posted.body)
+    .digest("hex");
+  const expiresAt = Math.max(nowSeconds, message.timestamp) + TOLERANCE_SECONDS;
+  const match = await receipts.remember({ tenant, id: message.id, digest }, nowSeconds, expiresAt);
+  if (match === "different") {
+    throw new RequestRejectedError(
+      REJECTED.webhookIdReused,
+      `webhook-id ${JSON.stringify(message.id)} was already used for another message: send each message under an id of its own (only a redelivery of the same body to the same conversation keeps its id)`,
+    );
+  }
 }

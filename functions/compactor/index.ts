@@ -13,7 +13,7 @@ import { readEnvironment } from "../env.ts";
 import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
-import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
+import { DynamoTenantDirectory, SECRETS_NOT_READ } from "../store/tenants-dynamodb.ts";
 import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
 import { evaluateTurn } from "./evaluate-turn.ts";
 import { createCompactorHandler } from "./handler.ts";
@@ -29,7 +29,8 @@ const logger = new Logger({ serviceName: SERVICE_NAME, logLevel: env.logLevel as
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 const dynamodb = new DynamoDBClient(dynamoClientConfig());
 const store = new DynamoConversationStore(dynamodb, env.tableName);
-const tenants = new DynamoTenantDirectory(dynamodb, env.tableName);
+// The compactor reads tenants' config only: no webhook secrets, no KMS grant.
+const tenants = new DynamoTenantDirectory(dynamodb, env.tableName, SECRETS_NOT_READ);
 const settings: ServiceSettings = {
   config: env.serviceConfig,
   ...(env.catalog ? { catalog: env.catalog } : {}),

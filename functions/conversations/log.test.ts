@@ -117,6 +117,92 @@ describe("ConversationLog", () => {
     });
   });
 
+  /** A conversation of 3 turns and 95 manual bands (more than one transaction removes). */
+  async function ninetyFiveBands(log: ConversationLog) {
+    for (let n = 0; n < 3; n++) await log.appendUncovered(ref, turn(n));
+    const keys: string[] = [];
+    for (let i = 1; i <= 95; i++) {
+      const key = `MAN#${String(i).padStart(3, "0")}`;
+      keys.push(key);
+      await write(log, { kind: "add_compaction", compaction: band(key, 0, 1, 2, i) });
+    }
+    return keys;
+  }
+
+  it("reports a reset interrupted after its first batch, and finishes it on the next write", async () => {
+    const store = new MemoryConversationStore();
+    const log = new ConversationLog(store);
+    const keys = await ninetyFiveBands(log);
+    const remove = store.removeCompactions.bind(store);
+    let calls = 0;
+    const removals = vi.spyOn(store, "removeCompactions").mockImplementation(async (...args) => {
+      if (++calls === 2) throw new Error("throttled for good");
+      await remove(...args);
+    });
+    const error = await write(log, { kind: "remove_compactions", keys }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContentionError);
+    expect(error).toMatchObject({
+      status: 503,
+      message:
+        "reset interrupted after removing 90 of 95 compactions: the other 5 are recorded on the conversation and removed by its next write; retry the request to finish the reset",
+    });
+    expect((await store.getHead(ref))?.removing).toEqual(keys.slice(90));
+    expect((await store.listCompactions(ref)).map((c) => c.key)).toEqual(keys.slice(90));
+    const { cached, recomputed } = await cachedAndRecomputed(store);
+    expect(cached).toEqual(recomputed);
+
+    // The next write finishes the reset first, then decides from the head it leaves.
+    removals.mockRestore();
+    const seen = await log.update(ref, "compaction", async (snapshot) => ({
+      write: { kind: "add_compaction", compaction: band("MAN#new", 0, 0, 2, 200) },
+      result: { removing: snapshot.head?.removing, compactions: await snapshot.compactions() },
+    }));
+    expect(seen).toEqual({ removing: undefined, compactions: [] });
+    expect((await store.listCompactions(ref)).map((c) => c.key)).toEqual(["MAN#new"]);
+    const head = await store.getHead(ref);
+    expect(head && "removing" in head).toBe(false);
+    const after = await cachedAndRecomputed(store);
+    expect(after.cached).toEqual(after.recomputed);
+  });
+
+  it("finishes a reset that loses a race after its first batch, without deciding it again", async () => {
+    const store = new MemoryConversationStore();
+    const log = new ConversationLog(store);
+    const keys = await ninetyFiveBands(log);
+    const remove = store.removeCompactions.bind(store);
+    let calls = 0;
+    vi.spyOn(store, "removeCompactions").mockImplementation(async (...args) => {
+      // A turn lands between the first and the second batch.
+      if (++calls === 2) await log.appendUncovered(ref, turn(3));
+      await remove(...args);
+    });
+    let decisions = 0;
+    const removed = await log.update(ref, "reset", async () => {
+      decisions++;
+      return { write: { kind: "remove_compactions", keys }, result: keys.length };
+    });
+    expect({ removed, decisions }).toEqual({ removed: 95, decisions: 1 });
+    expect(await store.listCompactions(ref)).toEqual([]);
+    expect(await store.getHead(ref)).toMatchObject({ turn_count: 4, max_compacted_turn: -1 });
+    expect((await store.getHead(ref))?.removing).toBeUndefined();
+    const { cached, recomputed } = await cachedAndRecomputed(store);
+    expect(cached).toEqual(recomputed);
+  });
+
+  it("refuses a reset of more than 10,000 compactions before removing any", async () => {
+    const store = new MemoryConversationStore();
+    const log = new ConversationLog(store);
+    await log.appendUncovered(ref, turn(0));
+    await write(log, { kind: "add_compaction", compaction: band("MAN#1", 0, 0, 0, 1) });
+    const keys = ["MAN#1", ...Array.from({ length: 10_000 }, (_, i) => `MAN#x${i}`)];
+    await expect(write(log, { kind: "remove_compactions", keys })).rejects.toMatchObject({
+      name: "UnprocessableError",
+      status: 422,
+      type: "/problems/too-large-to-store",
+    });
+    expect(await store.listCompactions(ref)).toHaveLength(1);
+  });
+
   it("appends in one round trip only the next turn that no compaction covers", async () => {
     const store = new MemoryConversationStore();
     const log = new ConversationLog(store);

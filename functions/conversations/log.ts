@@ -11,7 +11,16 @@
  *   reads the head alone;
  * - `max_compacted_turn` is the largest `to_turn` of any compaction (-1 for
  *   none), so appending a turn no compaction covers needs no read;
- * - `evaluated_through` only rises.
+ * - `evaluated_through` only rises (but for a repair that brings it back
+ *   to the last turn).
+ *
+ * Those numbers are defined once, in counters.ts; a `repair_head` write
+ * (verify's repair) sets them all from the stored turns and compactions.
+ *
+ * A reset of more compactions than one transaction holds lands in batches,
+ * each a consistent step; the head records the keys still to remove
+ * (`removing`) until the last, and a reset interrupted midway is finished by
+ * the next write through {@link ConversationLog.update} (see `#remove`).
  *
  * A write that loses a race is decided again from a fresh read, after a
  * jittered backoff, for up to a few seconds; past that it is a
@@ -22,7 +31,8 @@
  */
 import type { ModelInfo } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
-import { projectedCharsFromSizes, type TurnSize } from "../../core/sizes.ts";
+import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
+import type { TurnSize } from "../../core/sizes.ts";
 import { type BackoffOptions, jitteredBackoff } from "../backoff.ts";
 import { ConditionFailedError, ContentionError } from "../errors.ts";
 import type {
@@ -33,9 +43,18 @@ import type {
   StoredCompaction,
   StoredTurn,
 } from "../ports.ts";
+import {
+  countersOf,
+  expectedCounters,
+  maxCompactedTurn,
+  projectedChars,
+  rawChars,
+} from "./counters.ts";
 
 /** Compactions removed per transaction (DynamoDB allows 100 items, one is the head). */
 const REMOVE_BATCH = 90;
+/** The most compactions one reset removes: the head keeps the keys still to remove (400 KB items). */
+const MAX_REMOVE = 10_000;
 
 /** The head as one attempt read it, and the reads a decision may need (each made at most once). */
 export interface Snapshot {
@@ -63,7 +82,9 @@ export type LogWrite =
       /** Set by the compactor: the band's write also records the evaluation. */
       readonly evaluated_through?: number;
     }
-  | { readonly kind: "remove_compactions"; readonly keys: readonly string[] };
+  | { readonly kind: "remove_compactions"; readonly keys: readonly string[] }
+  /** Verify's repair: the head gets the counters its stored turns and compactions say (counters.ts). */
+  | { readonly kind: "repair_head" };
 
 /** What a decision returns: its result, and the write that must land first when there is one. */
 export type Decision<T> = { readonly result: T; readonly write?: LogWrite };
@@ -81,26 +102,6 @@ export function deletingError(ref: ConversationRef, cause?: unknown): Contention
   return new ContentionError(
     `conversation "${ref.conversation}" is being deleted: retry the request once the delete has finished`,
     cause === undefined ? {} : { cause },
-  );
-}
-
-/** All characters of a turn before any compaction. */
-function rawChars(size: TurnSize): number {
-  return size.text + size.reasoning + size.tool_requests + size.tool_responses;
-}
-
-/** The largest `to_turn` of any compaction, -1 without compactions. */
-function maxCompactedTurn(compactions: readonly StoredCompaction[]): number {
-  return compactions.reduce((max, c) => Math.max(max, c.compaction.to_turn), -1);
-}
-
-function projectedChars(
-  sizes: readonly TurnSize[],
-  compactions: readonly StoredCompaction[],
-): number {
-  return projectedCharsFromSizes(
-    sizes,
-    compactions.map((c) => c.compaction),
   );
 }
 
@@ -153,7 +154,8 @@ export class ConversationLog {
   ): Promise<T> {
     const started = this.#now();
     for (let attempt = 1; ; attempt++) {
-      const snapshot = this.#snapshot(ref, await this.#store.getHead(ref));
+      const read = await this.#finishRemoval(ref, await this.#store.getHead(ref));
+      const snapshot = this.#snapshot(ref, read);
       const decision = await decide(snapshot);
       if (decision.write === undefined) return decision.result;
       try {
@@ -256,35 +258,121 @@ export class ConversationLog {
         });
         return;
       }
+      case "repair_head": {
+        if (!head) throw new ConditionFailedError("no head to repair");
+        const expected = countersOf(head);
+        const sizes = await snapshot.turnSizes();
+        await this.#store.repairHead(
+          ref,
+          expected,
+          expectedCounters(expected, sizes, await snapshot.compactions()),
+        );
+        return;
+      }
       case "remove_compactions": {
         if (!head) throw new ConditionFailedError("no head to remove compactions from");
-        await this.#removeInBatches(ref, head, snapshot, write.keys);
+        await this.#remove(ref, head, snapshot, write.keys);
         return;
       }
     }
   }
 
   /**
+   * A reset: removes `keys` in one transaction when they fit, else in
+   * batches whose first records on the head the keys still to remove
+   * (`removing`). Once a batch landed the reset is finished here, whatever
+   * races it meets, or, if it cannot be (a store failure, a retry budget
+   * spent), reported as interrupted (503): the head's `removing` then makes
+   * the next write through {@link update} (a retry of the reset, a turn, the
+   * compactor's evaluation) finish it before deciding anything.
+   */
+  async #remove(
+    ref: ConversationRef,
+    head: ConversationHead,
+    snapshot: Snapshot,
+    keys: readonly string[],
+  ): Promise<void> {
+    if (keys.length > MAX_REMOVE) {
+      throw new UnprocessableError(
+        `cannot reset ${keys.length} compactions at once: at most ${MAX_REMOVE}; reset by source or position first`,
+        PROBLEM_VARIANTS.tooLargeToStore,
+      );
+    }
+    let removed = 0;
+    try {
+      await this.#removeInBatches(ref, head, snapshot, keys, (batch) => {
+        removed += batch;
+      });
+    } catch (error) {
+      if (removed === 0) throw error; // nothing landed: decided again, or the answer
+      if (error instanceof ConditionFailedError) {
+        await this.#finishRemoval(ref, await this.#store.getHead(ref));
+        return;
+      }
+      throw new ContentionError(
+        `reset interrupted after removing ${removed} of ${keys.length} compactions: the other ${keys.length - removed} are recorded on the conversation and removed by its next write; retry the request to finish the reset`,
+        { cause: error },
+      );
+    }
+  }
+
+  /**
+   * Finishes the reset a head records as interrupted (`removing`), with its
+   * own retry budget; the head to decide from once no reset is pending.
+   */
+  async #finishRemoval(
+    ref: ConversationRef,
+    read: ConversationHead | undefined,
+  ): Promise<ConversationHead | undefined> {
+    if (read?.removing === undefined) return read;
+    const started = this.#now();
+    let head: ConversationHead | undefined = read;
+    for (let attempt = 1; head?.removing !== undefined && !head.deleting; attempt++) {
+      try {
+        await this.#removeInBatches(ref, head, this.#snapshot(ref, head), head.removing);
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        if (this.#now() - started >= this.#budgetMs) {
+          throw new ContentionError(
+            `${head.removing.length} compactions of an interrupted reset are still to remove: too many concurrent writes, retry the request`,
+            { attempts: attempt, cause: error },
+          );
+        }
+        await this.#backoff(attempt);
+      }
+      head = await this.#store.getHead(ref);
+    }
+    return head;
+  }
+
+  /**
    * Removes compactions a batch at a time (one DynamoDB transaction holds at
    * most 100 items): every batch is one atomic step from one consistent head
    * to the next, so a concurrent reader or writer never sees a wrong estimate.
+   * When there is more than one batch (or the head records a reset to
+   * finish), each batch also sets `removing` to the keys after it (none
+   * after the last).
    */
   async #removeInBatches(
     ref: ConversationRef,
     head: ConversationHead,
     snapshot: Snapshot,
     keys: readonly string[],
+    landed: (batch: number) => void = () => {},
   ): Promise<void> {
     const sizes = await snapshot.turnSizes();
     let remaining = await snapshot.compactions();
     let version = { turn_count: head.turn_count, compactions_version: head.compactions_version };
+    const recorded = keys.length > REMOVE_BATCH || head.removing !== undefined;
     for (let start = 0; start < keys.length; start += REMOVE_BATCH) {
       const batch = new Set(keys.slice(start, start + REMOVE_BATCH));
       remaining = remaining.filter((c) => !batch.has(c.key));
       await this.#store.removeCompactions(ref, [...batch], version, {
         projected_chars: projectedChars(sizes, remaining),
         max_compacted_turn: maxCompactedTurn(remaining),
+        ...(recorded ? { removing: keys.slice(start + REMOVE_BATCH) } : {}),
       });
+      landed(batch.size);
       version = { ...version, compactions_version: version.compactions_version + 1 };
     }
   }

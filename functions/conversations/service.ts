@@ -42,6 +42,14 @@ import {
   type Tenant,
   type TurnQueue,
 } from "../ports.ts";
+import {
+  countersOf,
+  type Drift,
+  expectedCounters,
+  headDrift,
+  measureStoredTurns,
+  sizeDrift,
+} from "./counters.ts";
 import { ConversationLog, type Decision, deletingError, type RetryPolicy } from "./log.ts";
 import {
   effectiveConfig,
@@ -412,6 +420,34 @@ export class ConversationService {
       if (indices.length === 0) return { result: { removed } };
       const keys = indices.map((i) => (stored[i] as StoredCompaction).key);
       return { write: { kind: "remove_compactions", keys }, result: { removed } };
+    });
+  }
+
+  /**
+   * Recomputes the head's counters from the stored turns and compactions,
+   * and each turn's sizes from its events, and reports every number that
+   * differs. With `repair`, a drifted head gets the recomputed counters in
+   * one write conditional on the head it was checked against (the stored
+   * turn sizes are reported, never rewritten).
+   */
+  async verify(
+    tenant: Tenant,
+    conversation: string,
+    options: { repair?: boolean } = {},
+  ): Promise<{ drift: Drift[]; repaired: boolean }> {
+    const ref = { tenant: tenant.id, conversation };
+    type Verified = { drift: Drift[]; repaired: boolean };
+    return this.#log.update(ref, "verify", async (snapshot): Promise<Decision<Verified>> => {
+      const head = countersOf(requireHead(ref, snapshot.head));
+      const [sizes, compactions, turns] = await Promise.all([
+        snapshot.turnSizes(),
+        snapshot.compactions(),
+        this.#store.readTurns(ref),
+      ]);
+      const drifted = headDrift(head, expectedCounters(head, sizes, compactions));
+      const drift = [...drifted, ...sizeDrift(sizes, measureStoredTurns(turns))];
+      if (!options.repair || drifted.length === 0) return { result: { drift, repaired: false } };
+      return { write: { kind: "repair_head" }, result: { drift, repaired: true } };
     });
   }
 

@@ -24,9 +24,11 @@ import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
 import type { Summarizer } from "../ports.ts";
 import { FileQueueJournal } from "../queue/file-journal.ts";
 import { InProcessQueue } from "../queue/in-process.ts";
+import { dataDirSecretSealer, LocalSecretSealer } from "../secrets/local.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { createTable } from "../store/dynamodb-table.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
+import { DynamoWebhookReceipts } from "../store/webhook-receipts-dynamodb.ts";
 import { answerClientError } from "./client-error.ts";
 import {
   LOCAL_TABLE,
@@ -103,7 +105,18 @@ async function wire(
   const client = new DynamoDBClient(localClientConfig(dynamo));
   await createTable(client, LOCAL_TABLE);
   const store = new DynamoConversationStore(client, LOCAL_TABLE);
-  const tenants = new DynamoTenantDirectory(client, LOCAL_TABLE);
+  // Webhook secrets are sealed under the data directory's key file (0600), or a per-process key.
+  const sealer = options.inMemory
+    ? LocalSecretSealer.ephemeral()
+    : dataDirSecretSealer(options.dataDir);
+  const tenants = new DynamoTenantDirectory(client, LOCAL_TABLE, sealer, {
+    onPlaintextSecret: (tenant, count) =>
+      logger.warn("tenant.webhook_secret_plaintext", {
+        tenant,
+        count,
+        fix: "re-add the tenant's secrets (tenant add-secret / remove-secret) to seal them",
+      }),
+  });
   await tenants.setDevKey(DEV_TENANT, options.devKey);
 
   const settings = {
@@ -161,6 +174,7 @@ async function wire(
   const app = createApp({
     service,
     tenants,
+    webhookReceipts: new DynamoWebhookReceipts(client, LOCAL_TABLE),
     onServerError: serverErrorLogger(logger),
   });
   let server: ReturnType<typeof serveApp>;

@@ -9,10 +9,17 @@
 import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { gunzip as gunzipCallback, gzip as gzipCallback, gzipSync } from "node:zlib";
-import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import {
+  type AttributeValue,
+  type DynamoDBClient,
+  PutItemCommand,
+  type TransactWriteItem,
+} from "@aws-sdk/client-dynamodb";
 import { CorruptDataError } from "../errors.ts";
 import type { StoredTurn } from "../ports.ts";
+import { type ConflictRetry, isConditionFailure } from "./dynamodb-conflicts.ts";
 import { chunkSk } from "./dynamodb-keys.ts";
+import { tableDefinition } from "./dynamodb-table.ts";
 
 const gzip = promisify(gzipCallback);
 const gunzip = promisify(gunzipCallback);
@@ -81,6 +88,66 @@ export async function encodeEvents(
       chunks: chunks.length,
       bytes: blob.length,
       json_bytes: json.length,
+    },
+  };
+}
+
+/**
+ * How long the chunks of a turn written before its commit live uncommitted:
+ * far beyond any writer's lifetime (a Lambda runs 15 minutes at most), so
+ * only a crashed writer's chunks ever expire.
+ */
+export const PENDING_CHUNK_TTL_SECONDS = 24 * 60 * 60;
+const EXPIRES_AT = tableDefinition.timeToLiveAttribute;
+
+/*
+ * The chunks of a turn too big for one transaction are written before the
+ * transaction that commits the turn, so a writer that crashes in between
+ * leaves them behind. They are written pending (`expires_at` = now + 24 h,
+ * the table's TTL) and the committing transaction itself REMOVEs
+ * `expires_at` from every one of them (conditional on the chunk still
+ * existing): a turn commits if and only if its chunks become permanent, in
+ * the same atomic step. Chunks are content-addressed (turn, blob hash,
+ * index), so a late writer of the same content would put the very chunks a
+ * committed turn reads: its put is conditional on the chunk being absent or
+ * still pending, so it can never make a committed chunk pending again.
+ */
+
+/**
+ * Writes a chunk before its turn commits, pending (see above); a chunk
+ * already committed (no `expires_at`: the same bytes, a committed turn's) is
+ * left as it is.
+ */
+export async function putPendingChunk(
+  client: DynamoDBClient,
+  table: string,
+  item: Item,
+  nowMillis: number,
+  retryConflicts: ConflictRetry,
+): Promise<void> {
+  const expiresAt = Math.floor(nowMillis / 1000) + PENDING_CHUNK_TTL_SECONDS;
+  const put = new PutItemCommand({
+    TableName: table,
+    Item: { ...item, [EXPIRES_AT]: { N: String(expiresAt) } },
+    ConditionExpression: "attribute_not_exists(pk) OR attribute_exists(#expires_at)",
+    ExpressionAttributeNames: { "#expires_at": EXPIRES_AT },
+  });
+  try {
+    await retryConflicts("PutItem", () => client.send(put));
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
+/** The committing transaction's item making a pending chunk permanent (it must still exist). */
+export function commitChunk(table: string, item: Item): TransactWriteItem {
+  return {
+    Update: {
+      TableName: table,
+      Key: { pk: item.pk as AttributeValue, sk: item.sk as AttributeValue },
+      UpdateExpression: "REMOVE #expires_at",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeNames: { "#expires_at": EXPIRES_AT },
     },
   };
 }

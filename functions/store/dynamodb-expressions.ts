@@ -16,6 +16,7 @@ const HEAD_UPDATE_FIELDS = [
   "config",
   "stream_config",
   "model",
+  "removing",
 ] as const satisfies readonly (keyof HeadUpdate)[];
 
 /** Builds an UpdateExpression with its condition, sharing the placeholder maps. */
@@ -56,10 +57,12 @@ export class UpdateExpressionBuilder {
     return this;
   }
 
-  /** SETs the fields a {@link HeadUpdate} carries, except `skip`. */
+  /** SETs the fields a {@link HeadUpdate} carries, except `skip` (`removing: []` REMOVEs it). */
   head(update: HeadUpdate, skip: readonly string[] = []): this {
     for (const field of HEAD_UPDATE_FIELDS) {
-      if (Object.hasOwn(update, field) && !skip.includes(field)) this.set(field, update[field]);
+      if (!Object.hasOwn(update, field) || skip.includes(field)) continue;
+      const value = update[field];
+      this.set(field, Array.isArray(value) && value.length === 0 ? undefined : value);
     }
     return this;
   }

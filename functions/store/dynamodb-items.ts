@@ -70,6 +70,7 @@ export function toHead(item: Item): ConversationHead {
   if (raw.config !== undefined) head.config = raw.config;
   if (raw.stream_config !== undefined) head.stream_config = raw.stream_config;
   if (raw.model !== undefined) head.model = inOrder(raw.model, MODEL_FIELDS);
+  if (Array.isArray(raw.removing) && raw.removing.length > 0) head.removing = raw.removing;
   // The tombstone's token (dynamodb-delete.ts) is the store's own business.
   if (raw.deleting !== undefined) head.deleting = true;
   return head;

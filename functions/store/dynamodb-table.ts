@@ -7,8 +7,10 @@
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
+  DescribeTimeToLiveCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from "@aws-sdk/client-dynamodb";
 
@@ -22,6 +24,12 @@ export const tableDefinition = {
   partitionKey: { name: "pk", type: "S" },
   sortKey: { name: "sk", type: "S" },
   billingMode: "PAY_PER_REQUEST",
+  /**
+   * The TTL attribute (epoch seconds; infra/stack.ts `TTL_ATTRIBUTE`): set on
+   * the event chunks of a turn until it commits (dynamodb.ts), so a crashed
+   * writer's chunks expire.
+   */
+  timeToLiveAttribute: "expires_at",
 } as const;
 
 /** The CreateTable input for a store table (on-demand billing, `pk`/`sk` strings). */
@@ -43,8 +51,10 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
 
 /**
  * Creates the table (or finds it already there) and waits, with the SDK's
- * `waitUntilTableExists`, until it is ACTIVE. Table names need 3 to 255
- * characters of `[A-Za-z0-9_.-]`.
+ * `waitUntilTableExists`, until it is ACTIVE; then enables TTL on
+ * {@link tableDefinition}'s attribute unless it is already (a table made
+ * before TTL was used gets it too). Table names need 3 to 255 characters of
+ * `[A-Za-z0-9_.-]`.
  */
 export async function createTable(
   client: DynamoDBClient,
@@ -72,5 +82,21 @@ export async function createTable(
     { client, minDelay: 1, maxDelay: 5, maxWaitTime: Math.max(2, timeoutMs / 1_000) },
     { TableName: tableName },
   );
+  await enableTimeToLive(client, tableName);
   return { created };
+}
+
+/** Enables TTL on {@link tableDefinition}'s attribute (UpdateTimeToLive refuses to enable it twice). */
+async function enableTimeToLive(client: DynamoDBClient, tableName: string): Promise<void> {
+  const AttributeName = tableDefinition.timeToLiveAttribute;
+  const { TimeToLiveDescription: ttl } = await client.send(
+    new DescribeTimeToLiveCommand({ TableName: tableName }),
+  );
+  if (ttl?.AttributeName === AttributeName && ttl.TimeToLiveStatus !== "DISABLED") return;
+  await client.send(
+    new UpdateTimeToLiveCommand({
+      TableName: tableName,
+      TimeToLiveSpecification: { AttributeName, Enabled: true },
+    }),
+  );
 }

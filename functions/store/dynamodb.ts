@@ -25,11 +25,13 @@
  * case) writes chunks + TURN (if absent) + HEAD (if turn_count and
  * compactions_version are still the expected ones) in one
  * TransactWriteItems. Bigger turns first write their chunks (idempotent
- * puts), then commit TURN + HEAD in a transaction; a loser of that race
- * deletes its own chunks when the winner's differ. Only a crash between the
- * two steps leaves orphan chunks behind: nothing ever reads them, and a retry
- * of the same turn overwrites them in place. (The table has TTL enabled on
- * `expires_at`, but nothing sets it: orphans stay until deleted.)
+ * puts, pending: `expires_at` = now + 24 h, the table's TTL), then commit
+ * TURN + HEAD in a transaction that also REMOVEs `expires_at` from each of
+ * their chunks (at most 98: with 350 KB chunks 34 MB compressed, far above
+ * the API's 5 MiB bodies; bigger turns are refused): a committed turn's
+ * chunks never expire, and a crashed writer's do (dynamodb-chunks.ts). A
+ * loser of that race deletes its own chunks when the winner's differ; a
+ * retry of the same turn rewrites them in place.
  *
  * Retries: the client's SDK retry strategy handles throttling and transient
  * errors, so the store expects a client built with `dynamoClientConfig`
@@ -40,7 +42,6 @@ import {
   DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
-  PutItemCommand,
   paginateQuery,
   type QueryCommandInput,
   type TransactWriteItem,
@@ -55,13 +56,20 @@ import type {
   ConversationHead,
   ConversationRef,
   ConversationStore,
+  HeadCounters,
   HeadUpdate,
   HeadVersion,
   StoredCompaction,
   StoredTurn,
   TurnSizeRecord,
 } from "../ports.ts";
-import { DEFAULT_CHUNK_BYTES, decodeEvents, encodeEvents } from "./dynamodb-chunks.ts";
+import {
+  commitChunk,
+  DEFAULT_CHUNK_BYTES,
+  decodeEvents,
+  encodeEvents,
+  putPendingChunk,
+} from "./dynamodb-chunks.ts";
 import {
   type CancellationReason,
   type ConflictRetry,
@@ -97,6 +105,7 @@ import {
   TURN_SK_PREFIX,
   turnSk,
 } from "./dynamodb-keys.ts";
+import { repairHead } from "./dynamodb-repair.ts";
 
 /** Compressed events up to this size are written in the same transaction as their turn. */
 export const DEFAULT_MAX_TRANSACTION_BYTES = 2 * 1024 * 1024;
@@ -315,7 +324,14 @@ export class DynamoConversationStore implements ConversationStore {
     }
 
     // Too big for one transaction: fail fast when the head moved on, then
-    // write the content-addressed chunks, then commit TURN + HEAD.
+    // write the content-addressed chunks pending, then commit TURN + HEAD
+    // and make the chunks permanent, in one transaction (so it must hold them).
+    if (chunkItems.length + commit.length > MAX_TRANSACTION_ITEMS) {
+      throw new UnprocessableError(
+        `turn ${n}'s events need ${chunkItems.length} chunks: one DynamoDB transaction commits at most ${MAX_TRANSACTION_ITEMS - commit.length}`,
+        PROBLEM_VARIANTS.tooLargeToStore,
+      );
+    }
     const current = await this.#get(ref, HEAD_SK);
     const headMovedOn =
       current?.deleting !== undefined ||
@@ -327,13 +343,17 @@ export class DynamoConversationStore implements ConversationStore {
     if (headMovedOn) {
       throw new ConditionFailedError(headConflict(expected, { Item: current ?? {} }));
     }
-    await mapLimit(chunkItems, WRITE_CONCURRENCY, async (Item) => {
-      await this.#retryConflicts("PutItem", () =>
-        this.#client.send(new PutItemCommand({ TableName: this.#table, Item })),
-      );
-    });
+    const now = Date.now();
+    await mapLimit(chunkItems, WRITE_CONCURRENCY, (item) =>
+      putPendingChunk(this.#client, this.#table, item, now, this.#retryConflicts),
+    );
+    const permanent = chunkItems.map((item) => commitChunk(this.#table, item));
     try {
-      await this.#transact("AppendTurn", commit, describe);
+      await this.#transact("AppendTurn", [...commit, ...permanent], (reasons) =>
+        reasons.slice(commit.length).some((reason) => reason?.Code === "ConditionalCheckFailed")
+          ? `turn ${n}'s event chunks are gone (expired) before it committed`
+          : describe(reasons),
+      );
     } catch (error) {
       if (error instanceof ConditionFailedError) {
         await this.#discardLosingChunks(ref, n, encoded.storage.hash, chunkItems.length);
@@ -434,6 +454,15 @@ export class DynamoConversationStore implements ConversationStore {
       // Already evaluated this far (or no such conversation, or being deleted): nothing to do.
       if (!isConditionFailure(error)) throw error;
     }
+  }
+
+  repairHead(ref: ConversationRef, expected: HeadCounters, counters: HeadCounters): Promise<void> {
+    const target = {
+      client: this.#client,
+      table: this.#table,
+      retryConflicts: this.#retryConflicts,
+    };
+    return repairHead(target, partitionKey(ref), expected, counters);
   }
 
   beginDelete(ref: ConversationRef): Promise<boolean> {

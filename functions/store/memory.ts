@@ -13,6 +13,8 @@ import {
   type ConversationRef,
   type ConversationStore,
   EMPTY_HEAD,
+  HEAD_COUNTERS,
+  type HeadCounters,
   type HeadUpdate,
   type HeadVersion,
   type StoredCompaction,
@@ -153,11 +155,13 @@ export class MemoryConversationStore implements ConversationStore {
     if (!conversation) throw new ConditionFailedError("no such conversation");
     this.#check(conversation.head, expected);
     for (const key of keys) conversation.compactions.delete(key);
-    conversation.head = {
+    const { removing, ...rest } = {
       ...conversation.head,
       ...copy(head),
       compactions_version: expected.compactions_version + 1,
     };
+    // `removing: []` clears the reset the head records (ports.ts).
+    conversation.head = removing?.length ? { ...rest, removing } : rest;
   }
 
   async putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void> {
@@ -173,6 +177,23 @@ export class MemoryConversationStore implements ConversationStore {
       ...conversation.head,
       evaluated_through: Math.max(conversation.head.evaluated_through, turn),
     };
+  }
+
+  async repairHead(
+    ref: ConversationRef,
+    expected: HeadCounters,
+    counters: HeadCounters,
+  ): Promise<void> {
+    const conversation = this.#get(ref);
+    if (!conversation) throw new ConditionFailedError("no such conversation");
+    this.#checkLive(conversation.head);
+    const head = conversation.head;
+    const changed = HEAD_COUNTERS.filter((field) => head[field] !== expected[field]);
+    if (changed.length > 0) {
+      throw new ConditionFailedError(`head changed since it was read (${changed.join(", ")})`);
+    }
+    const repaired = Object.fromEntries(HEAD_COUNTERS.map((field) => [field, counters[field]]));
+    conversation.head = { ...head, ...repaired };
   }
 
   async beginDelete(ref: ConversationRef): Promise<boolean> {

@@ -1,7 +1,10 @@
 /**
  * Tenants and their API keys in the service's table: `pk = TENANT#<id>`
  * holds the tenant (config layer, webhook secrets), `pk = KEY#<sha256>` maps
- * a key's hash to its tenant. Keys themselves are never stored.
+ * a key's hash to its tenant. Keys themselves are never stored; webhook
+ * secrets only sealed (functions/secrets/): sealed on write, opened on read.
+ * A plain-text secret an earlier version wrote still opens (reported through
+ * `onPlaintextSecret`) and is sealed by the tenant's next secrets write.
  */
 import {
   DeleteItemCommand,
@@ -12,18 +15,85 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { marshall, unmarshall } from "@aws-sdk/util-dynamodb";
 import { type AutoConfigLayer, parseAutoLayer } from "../../core/config.ts";
-import { ConditionFailedError } from "../errors.ts";
+import { AutocompactError } from "../../core/errors.ts";
+import { ConditionFailedError, SetupError } from "../errors.ts";
 import { checkWebhookSecret, generateApiKey, hashApiKey } from "../keys.ts";
 import type { Tenant, TenantDirectory } from "../ports.ts";
+import { parseSealedSecret, type SealedSecret, type SecretSealer } from "../secrets/sealer.ts";
 
 const tenantKey = (id: string) => ({ pk: `TENANT#${id}`, sk: "TENANT" });
 const apiKeyKey = (hash: string) => ({ pk: `KEY#${hash}`, sk: "KEY" });
+
+/**
+ * For a process that never reads or writes webhook secrets (the compactor):
+ * its tenants come without them, and it needs no key.
+ */
+export const SECRETS_NOT_READ = "secrets-not-read";
+
+/** A stored webhook secret: sealed, or a plain string an earlier version wrote. */
+type StoredSecret = SealedSecret | string;
+
+export interface TenantDirectoryOptions {
+  /**
+   * Called when a tenant read still has plain-text secrets (with their count,
+   * never them); once per tenant and directory (a cold start), not per request.
+   */
+  readonly onPlaintextSecret?: (tenant: string, count: number) => void;
+}
 
 export class DynamoTenantDirectory implements TenantDirectory {
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
+    private readonly secrets: SecretSealer | typeof SECRETS_NOT_READ,
+    private readonly options: TenantDirectoryOptions = {},
   ) {}
+
+  /** Tenants whose plain-text secrets were reported already. */
+  readonly #reported = new Set<string>();
+
+  #sealer(): SecretSealer {
+    if (this.secrets === SECRETS_NOT_READ) {
+      throw new SetupError("this tenant directory was built without a secret sealer");
+    }
+    return this.secrets;
+  }
+
+  /**
+   * The stored secrets of a tenant item, opened. Reads fail closed on a
+   * secret that does not open; a secrets write (`skipUnreadable`) leaves out
+   * those that never will (sealed under a replaced key, or altered), so
+   * re-adding secrets after a key change works, and counts them.
+   */
+  async #openSecrets(
+    id: string,
+    stored: unknown,
+    skipUnreadable = false,
+  ): Promise<{ stored: StoredSecret[]; opened: { stored: StoredSecret; plain: string }[] }> {
+    if (!Array.isArray(stored) || stored.length === 0) return { stored: [], opened: [] };
+    const sealer = this.#sealer();
+    const items = stored.map(
+      (item): StoredSecret => (typeof item === "string" ? item : parseSealedSecret(item)),
+    );
+    const opened = await Promise.all(
+      items.map(async (item) => {
+        if (typeof item === "string") return { stored: item, plain: item };
+        try {
+          return { stored: item, plain: await sealer.open(item, id) };
+        } catch (error) {
+          // Not transient trouble (KMS throttling, a missing grant): a key that is gone.
+          if (skipUnreadable && error instanceof AutocompactError) return undefined;
+          throw error;
+        }
+      }),
+    );
+    const legacy = items.filter((item) => typeof item === "string").length;
+    if (legacy > 0 && !this.#reported.has(id)) {
+      this.#reported.add(id);
+      this.options.onPlaintextSecret?.(id, legacy);
+    }
+    return { stored: items, opened: opened.filter((o) => o !== undefined) };
+  }
 
   async findByKeyHash(keyHash: string): Promise<Tenant | undefined> {
     const key = await this.client.send(
@@ -47,12 +117,14 @@ export class DynamoTenantDirectory implements TenantDirectory {
     );
     if (!item.Item) return undefined;
     const record = unmarshall(item.Item);
+    const secrets =
+      this.secrets === SECRETS_NOT_READ
+        ? []
+        : (await this.#openSecrets(id, record.webhook_secrets)).opened.map((o) => o.plain);
     return {
       id,
       ...(record.config ? { config: parseAutoLayer(record.config) } : {}),
-      ...(Array.isArray(record.webhook_secrets) && record.webhook_secrets.length > 0
-        ? { webhook_secrets: record.webhook_secrets as string[] }
-        : {}),
+      ...(secrets.length > 0 ? { webhook_secrets: secrets } : {}),
     };
   }
 
@@ -62,6 +134,10 @@ export class DynamoTenantDirectory implements TenantDirectory {
     options: { config?: AutoConfigLayer; webhookSecrets?: string[] } = {},
   ): Promise<string> {
     for (const secret of options.webhookSecrets ?? []) checkWebhookSecret(secret);
+    const sealer = options.webhookSecrets?.length ? this.#sealer() : undefined;
+    const sealed = await Promise.all(
+      (options.webhookSecrets ?? []).map((secret) => (sealer as SecretSealer).seal(secret, id)),
+    );
     const key = generateApiKey();
     try {
       await this.client.send(
@@ -74,9 +150,7 @@ export class DynamoTenantDirectory implements TenantDirectory {
                   {
                     ...tenantKey(id),
                     ...(options.config ? { config: options.config } : {}),
-                    ...(options.webhookSecrets?.length
-                      ? { webhook_secrets: options.webhookSecrets }
-                      : {}),
+                    ...(sealed.length > 0 ? { webhook_secrets: sealed } : {}),
                   },
                   { removeUndefinedValues: true },
                 ),
@@ -139,9 +213,9 @@ export class DynamoTenantDirectory implements TenantDirectory {
    * Adds a webhook signing secret (rotation: old and new are both valid until
    * the old is removed). The secret is checked as Standard Webhooks checks it.
    */
-  async addWebhookSecret(id: string, secret: string): Promise<void> {
+  async addWebhookSecret(id: string, secret: string): Promise<{ dropped: number }> {
     checkWebhookSecret(secret);
-    await this.#updateSecrets(id, (secrets) => {
+    return this.#updateSecrets(id, (secrets) => {
       if (secrets.includes(secret))
         throw new ConditionFailedError(`tenant "${id}" already has that webhook secret`);
       return [...secrets, secret];
@@ -149,21 +223,43 @@ export class DynamoTenantDirectory implements TenantDirectory {
   }
 
   /** Removes a webhook signing secret; with none left, turn posts need no signature. */
-  async removeWebhookSecret(id: string, secret: string): Promise<void> {
-    await this.#updateSecrets(id, (secrets) => {
+  async removeWebhookSecret(id: string, secret: string): Promise<{ dropped: number }> {
+    return this.#updateSecrets(id, (secrets) => {
       if (!secrets.includes(secret))
         throw new ConditionFailedError(`tenant "${id}" has no such webhook secret`);
       return secrets.filter((s) => s !== secret);
     });
   }
 
-  /** Rewrites the tenant's secrets, conditional on the list it read (a concurrent change is retried). */
-  async #updateSecrets(id: string, change: (secrets: string[]) => string[]): Promise<void> {
+  /**
+   * Rewrites the tenant's secrets, conditional on the list it read (a
+   * concurrent change is retried). Secrets kept are stored as they were;
+   * new ones and plain-text ones of an earlier version are sealed; those that
+   * no longer open are dropped (`dropped` counts them).
+   */
+  async #updateSecrets(
+    id: string,
+    change: (secrets: string[]) => string[],
+  ): Promise<{ dropped: number }> {
+    const sealer = this.#sealer();
     for (;;) {
-      const tenant = await this.getTenant(id);
-      if (!tenant) throw new ConditionFailedError(`no tenant "${id}"`);
-      const before = [...(tenant.webhook_secrets ?? [])];
-      const after = change(before);
+      const item = await this.client.send(
+        new GetItemCommand({
+          TableName: this.tableName,
+          Key: marshall(tenantKey(id)),
+          ConsistentRead: true,
+        }),
+      );
+      if (!item.Item) throw new ConditionFailedError(`no tenant "${id}"`);
+      const read = await this.#openSecrets(id, unmarshall(item.Item).webhook_secrets, true);
+      const before = read.stored;
+      const plain = read.opened.map((o) => o.plain);
+      const after = await Promise.all(
+        change([...plain]).map((secret) => {
+          const kept = read.opened[plain.indexOf(secret)]?.stored;
+          return kept !== undefined && typeof kept !== "string" ? kept : sealer.seal(secret, id);
+        }),
+      );
       try {
         await this.client.send(
           new UpdateItemCommand({
@@ -181,7 +277,7 @@ export class DynamoTenantDirectory implements TenantDirectory {
             ),
           }),
         );
-        return;
+        return { dropped: before.length - read.opened.length };
       } catch (error) {
         if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
       }

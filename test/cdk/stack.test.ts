@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { Match } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { createTableInput } from "../../functions/store/dynamodb-table.ts";
+import { createTableInput, tableDefinition } from "../../functions/store/dynamodb-table.ts";
 import { REPO_ROOT } from "../../infra/bundling.ts";
 import {
   LOGS_INSIGHTS_QUERIES,
@@ -60,12 +60,16 @@ describe("table", () => {
     expect(TTL_ATTRIBUTE).toBe("expires_at");
   });
 
-  it("has the keys and billing of the table the code creates locally (dynamodb-table.ts)", () => {
+  it("has the keys, billing and TTL attribute of the table the code creates locally (dynamodb-table.ts)", () => {
     const { KeySchema, AttributeDefinitions, BillingMode } = createTableInput("any");
     s.template.hasResourceProperties("AWS::DynamoDB::Table", {
       KeySchema,
       AttributeDefinitions,
       BillingMode,
+      TimeToLiveSpecification: {
+        AttributeName: tableDefinition.timeToLiveAttribute,
+        Enabled: true,
+      },
     });
   });
 
@@ -208,6 +212,7 @@ describe("functions", () => {
       ...common,
       POWERTOOLS_SERVICE_NAME: "autocompact-api",
       QUEUE_URL: { Ref: logicalId(s.stack, s.stack.queue) },
+      WEBHOOK_SECRETS_KEY_ARN: { "Fn::GetAtt": [logicalId(s.stack, s.stack.secretsKey), "Arn"] },
     });
     expect(env(compactor)).toEqual({ ...common, POWERTOOLS_SERVICE_NAME: "autocompact-compactor" });
 
@@ -250,6 +255,10 @@ describe("functions", () => {
     vi.stubEnv("TABLE_NAME", "autocompact-test");
     vi.stubEnv("QUEUE_URL", "https://sqs.eu-west-1.amazonaws.com/123456789012/q.fifo");
     vi.stubEnv("AWS_REGION", "eu-west-1");
+    vi.stubEnv(
+      "WEBHOOK_SECRETS_KEY_ARN",
+      "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+    );
     try {
       const compactor = await import("../../functions/compactor/index.ts");
       const api = await import("../../functions/api/lambda.ts");
@@ -405,11 +414,13 @@ describe("IAM", () => {
         "dynamodb:ConditionCheckItem",
       ],
     };
-    // Sent only by the local runtime (recovery scan, creating DynamoDB Local's table).
+    // Sent only by the local runtime (recovery scan, creating DynamoDB Local's table and its TTL).
     const localOnly = new Set([
       "ScanCommand",
       "CreateTableCommand",
       "DescribeTableCommand",
+      "DescribeTimeToLiveCommand",
+      "UpdateTimeToLiveCommand",
       "ListTablesCommand",
     ]);
     const sources = (dir: string): string[] =>
@@ -720,6 +731,7 @@ describe("outputs", () => {
         "DeadLetterQueueUrl",
         "QueueUrl",
         "TableName",
+        "WebhookSecretsKeyArn",
       ].sort(),
     );
   });

@@ -736,6 +736,44 @@ export function conversationStoreContract(
         );
         expect((await store.listCompactions(ref)).map((c) => c.key)).toEqual(["MAN#x"]);
       });
+
+      it("records the keys a reset has still to remove on the head, and clears them with []", async () => {
+        const store = await makeStore();
+        const ref = await conversationWithTurns(store, 4);
+        const keys = ["MAN#a", "MAN#b", "MAN#c"];
+        for (const [version, key] of keys.entries()) {
+          await store.addCompaction(
+            ref,
+            storedCompaction(key, 3, version + 1),
+            { turn_count: 4, compactions_version: version },
+            { max_compacted_turn: 3 },
+          );
+        }
+        await store.removeCompactions(
+          ref,
+          ["MAN#a"],
+          { turn_count: 4, compactions_version: 3 },
+          { removing: ["MAN#b", "MAN#c"] },
+        );
+        expect(await store.getHead(ref)).toMatchObject({
+          compactions_version: 4,
+          removing: ["MAN#b", "MAN#c"],
+        });
+        // Other writes keep it.
+        await store.appendTurn(ref, simpleTurn(4), { compactions_version: 4 }, {});
+        await store.markEvaluated(ref, 4);
+        expect((await store.getHead(ref))?.removing).toEqual(["MAN#b", "MAN#c"]);
+        await store.removeCompactions(
+          ref,
+          ["MAN#b", "MAN#c"],
+          { turn_count: 5, compactions_version: 4 },
+          { removing: [], max_compacted_turn: -1 },
+        );
+        const head = await store.getHead(ref);
+        expect(head).toMatchObject({ compactions_version: 5, max_compacted_turn: -1 });
+        expect(head && "removing" in head).toBe(false);
+        expect(await store.listCompactions(ref)).toEqual([]);
+      });
     });
 
     describe("head", () => {
@@ -788,6 +826,94 @@ export function conversationStoreContract(
         expect((await store.getHead(ref))?.evaluated_through).toBe(2);
         await Promise.all([4, 0, 3, 1].map((turn) => store.markEvaluated(ref, turn)));
         expect(await store.getHead(ref)).toMatchObject({ evaluated_through: 4, turn_count: 5 });
+      });
+    });
+
+    describe("repairHead", () => {
+      it("rewrites the counters only while the head holds exactly the expected ones", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const config = { min_turns: 2 };
+        const model = { id: "m", context_window: 1000 };
+        await store.putConfig(ref, config);
+        await store.appendTurn(
+          ref,
+          simpleTurn(0),
+          { compactions_version: 0 },
+          { projected_chars: 999, model },
+        );
+        await store.appendTurn(ref, simpleTurn(1), { compactions_version: 0 }, {});
+        const expected = {
+          turn_count: 2,
+          evaluated_through: -1,
+          projected_chars: 999,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+        };
+        const repaired = {
+          turn_count: 2,
+          evaluated_through: 1,
+          projected_chars: 8,
+          compactions_version: 3,
+          max_compacted_turn: 0,
+        };
+        // Any one counter other than the head's: refused, nothing written.
+        for (const field of Object.keys(expected) as (keyof typeof expected)[]) {
+          const stale = { ...expected, [field]: expected[field] + 1 };
+          await expect(store.repairHead(ref, stale, repaired), field).rejects.toBeInstanceOf(
+            ConditionFailedError,
+          );
+        }
+        expect(await store.getHead(ref)).toEqual({ ...expected, config, model });
+        await store.repairHead(ref, expected, repaired);
+        expect(await store.getHead(ref)).toEqual({ ...repaired, config, model });
+        // The head it was decided from is gone now.
+        await expect(store.repairHead(ref, expected, repaired)).rejects.toBeInstanceOf(
+          ConditionFailedError,
+        );
+      });
+
+      it("refuses after a write that moved only evaluated_through", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await appendAll(store, ref, [simpleTurn(0), simpleTurn(1)]);
+        const read = await store.getHead(ref);
+        await store.markEvaluated(ref, 1);
+        const expected = {
+          turn_count: 2,
+          evaluated_through: -1,
+          projected_chars: 0,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+        };
+        expect(read).toEqual(expected);
+        await expect(
+          store.repairHead(ref, expected, { ...expected, projected_chars: 8 }),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
+        expect(await store.getHead(ref)).toEqual({ ...expected, evaluated_through: 1 });
+      });
+
+      it("refuses a conversation that does not exist or is being deleted", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const counters = {
+          turn_count: 0,
+          evaluated_through: -1,
+          projected_chars: 0,
+          compactions_version: 0,
+          max_compacted_turn: -1,
+        };
+        await expect(store.repairHead(ref, counters, counters)).rejects.toBeInstanceOf(
+          ConditionFailedError,
+        );
+        expect(await store.getHead(ref)).toBeUndefined();
+        await appendAll(store, ref, [simpleTurn(0)]);
+        await store.beginDelete(ref);
+        const tombstone = { ...counters, turn_count: 1, compactions_version: 1 };
+        await expect(
+          store.repairHead(ref, tombstone, { ...tombstone, projected_chars: 4 }),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
+        expect(await store.getHead(ref)).toMatchObject({ deleting: true, projected_chars: 0 });
       });
     });
 

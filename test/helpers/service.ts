@@ -11,9 +11,11 @@ import type {
   EvaluationMessage,
   Summarizer,
   TurnQueue,
+  WebhookReceipts,
 } from "../../functions/ports.ts";
 import { MemoryConversationStore } from "../../functions/store/memory.ts";
 import { StaticTenantDirectory, type TenantRecord } from "../../functions/store/tenants-memory.ts";
+import { MemoryWebhookReceipts } from "../../functions/store/webhook-receipts-memory.ts";
 
 /** A queue that records messages for the test to deliver by hand. */
 export class RecordingQueue implements TurnQueue {
@@ -44,6 +46,7 @@ export function harness(
     settings?: ServiceSettings;
     summarizer?: Summarizer;
     tenants?: TenantRecord[];
+    webhookReceipts?: WebhookReceipts;
     bodyLimitBytes?: number;
     retry?: RetryPolicy;
     onServerError?: AppDeps["onServerError"];
@@ -58,6 +61,7 @@ export function harness(
       { id: "bob", key_hashes: [hashApiKey(BOB_KEY)] },
     ],
   );
+  const webhookReceipts = options.webhookReceipts ?? new MemoryWebhookReceipts();
   const service = new ConversationService({
     store,
     queue,
@@ -70,6 +74,7 @@ export function harness(
     service,
     tenants,
     clock,
+    webhookReceipts,
     ...(options.bodyLimitBytes ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
     ...(options.onServerError ? { onServerError: options.onServerError } : {}),
   });
@@ -97,5 +102,5 @@ export function harness(
         ? {}
         : { body: typeof body === "string" ? body : JSON.stringify(body) }),
     });
-  return { store, queue, clock, tenants, service, app, evaluate, request };
+  return { store, queue, clock, tenants, webhookReceipts, service, app, evaluate, request };
 }

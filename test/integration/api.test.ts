@@ -486,6 +486,7 @@ describe("reads, compactions and config", () => {
       "DELETE /v1/conversations/{id}/compactions/{position}",
       "GET /v1/conversations/{id}/config",
       "PUT /v1/conversations/{id}/config",
+      "POST /v1/conversations/{id}/verify",
     ].sort();
     const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>

@@ -6,14 +6,18 @@
  */
 import {
   DeleteItemCommand,
+  DescribeTimeToLiveCommand,
   type DynamoDBClient,
+  GetItemCommand,
   PutItemCommand,
   QueryCommand,
   TransactWriteItemsCommand,
 } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../core/errors.ts";
-import { ConditionFailedError, CorruptDataError } from "../../functions/errors.ts";
+import { projectedCharsFromSizes } from "../../core/sizes.ts";
+import { ConversationLog } from "../../functions/conversations/log.ts";
+import { ConditionFailedError, ContentionError, CorruptDataError } from "../../functions/errors.ts";
 import { listUnevaluatedConversations } from "../../functions/local/unevaluated-conversations.ts";
 import type { ConversationRef } from "../../functions/ports.ts";
 import {
@@ -74,6 +78,22 @@ async function sortKeys(db: DynamoDBClient, ref: ConversationRef): Promise<strin
 
 const chunkKeys = async (ref: ConversationRef) =>
   (await sortKeys(client, ref)).filter((sk) => sk.startsWith("EVT#"));
+
+/** Every event chunk of the conversation as stored: its sort key and `expires_at`, if any. */
+async function chunkExpiries(ref: ConversationRef) {
+  const page = await client.send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :evt)",
+      ExpressionAttributeValues: { ":pk": { S: partitionKey(ref) }, ":evt": { S: "EVT#" } },
+      ConsistentRead: true,
+    }),
+  );
+  return (page.Items ?? []).map((item) => ({
+    sk: item.sk?.S,
+    expires_at: item.expires_at?.N === undefined ? undefined : Number(item.expires_at.N),
+  }));
+}
 
 const small = (n: number) =>
   storedTurn(n, [turnStart(n), request(`q${n}`, n), message(`m${n}`, n)]);
@@ -156,8 +176,16 @@ describe("DynamoConversationStore turns too big for one transaction", () => {
       ...Array(chunks).fill("PutItemCommand"),
       "TransactWriteItemsCommand",
     ]);
-    const commit = commands.at(-1)?.input.TransactItems as unknown[];
-    expect(commit).toHaveLength(2);
+    // TURN, HEAD, and one update per chunk making it permanent.
+    const commit = commands.at(-1)?.input.TransactItems as Record<string, unknown>[];
+    expect(commit).toHaveLength(2 + chunks);
+    for (const item of commit.slice(2)) {
+      expect(item.Update).toMatchObject({
+        UpdateExpression: "REMOVE #expires_at",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeNames: { "#expires_at": "expires_at" },
+      });
+    }
     expect(await chunkKeys(ref)).toHaveLength(chunks + 1);
     expect(JSON.stringify((await store.getTurn(ref, 1))?.events)).toBe(
       JSON.stringify(big(1, 2).events),
@@ -238,6 +266,67 @@ describe("DynamoConversationStore turns too big for one transaction", () => {
     expect(await chunkKeys(other)).toEqual(before);
     expect((await crashing.store.getTurn(other, 0))?.digest).toBe(big(0, 32).digest);
     crashing.close();
+  });
+
+  it("lets a crashed writer's chunks expire and never a committed turn's, a late identical writer's included", async () => {
+    const ref = freshRef();
+    const crashing = spiedStore(TWO_STEP, (name) =>
+      name === "TransactWriteItemsCommand" ? new Error("Lambda timed out") : undefined,
+    );
+    const before = Math.floor(Date.now() / 1000);
+    await expect(
+      crashing.store.appendTurn(ref, big(0, 33), { compactions_version: 0 }, {}),
+    ).rejects.toThrow("timed out");
+    const after = Math.floor(Date.now() / 1000);
+    crashing.close();
+    const orphans = await chunkExpiries(ref);
+    expect(orphans.length).toBeGreaterThan(2);
+    for (const { expires_at } of orphans) {
+      // 24 hours from the write.
+      expect(expires_at).toBeGreaterThanOrEqual(before + 86_400);
+      expect(expires_at).toBeLessThanOrEqual(after + 86_400);
+    }
+    // The retry commits the same chunks: the commit made them permanent.
+    const store = new DynamoConversationStore(client, table, TWO_STEP);
+    await store.appendTurn(ref, big(0, 33), { compactions_version: 0 }, {});
+    const committed = await chunkExpiries(ref);
+    expect(committed.map((c) => c.sk)).toEqual(orphans.map((c) => c.sk));
+    expect(committed.every((c) => c.expires_at === undefined)).toBe(true);
+
+    // A late writer of the same turn that read the head before that commit
+    // puts the same chunks again: they stay permanent, and its commit fails.
+    const late = localClient();
+    const send = late.send.bind(late) as (command: unknown) => Promise<unknown>;
+    (late as unknown as { send: (command: unknown) => Promise<unknown> }).send = async (command) =>
+      command instanceof GetItemCommand ? {} : send(command);
+    await expect(
+      new DynamoConversationStore(late, table, TWO_STEP).appendTurn(
+        ref,
+        big(0, 33),
+        { compactions_version: 0 },
+        {},
+      ),
+    ).rejects.toBeInstanceOf(ConditionFailedError);
+    late.destroy();
+    expect(await chunkExpiries(ref)).toEqual(committed);
+    expect((await store.getTurn(ref, 0))?.digest).toBe(big(0, 33).digest);
+  });
+
+  it("refuses a turn whose chunks one commit cannot make permanent, before writing any", async () => {
+    const ref = freshRef();
+    const { store, commands, close } = spiedStore(TWO_STEP);
+    // About 500 KB compressed: more than 98 chunks of 4 KB.
+    const huge = storedTurn(0, [turnStart(0), toolResult("t0", noise(70, 700_000), false, 0)]);
+    await expect(store.appendTurn(ref, huge, { compactions_version: 0 }, {})).rejects.toMatchObject(
+      {
+        name: "UnprocessableError",
+        status: 422,
+        type: "/problems/too-large-to-store",
+      },
+    );
+    expect(commands).toEqual([]);
+    close();
+    expect(await sortKeys(client, ref)).toEqual([]);
   });
 
   it("reports missing or altered chunks instead of returning wrong events", async () => {
@@ -434,6 +523,75 @@ describe("DynamoConversationStore delete", () => {
   });
 });
 
+describe("a reset of more compactions than one transaction removes", () => {
+  it("interrupted after its first transaction, is reported, recorded on the head, and finished by the next write", async () => {
+    const ref = freshRef();
+    const store = new DynamoConversationStore(client, table);
+    const log = new ConversationLog(store);
+    for (let t = 0; t < 3; t++) await log.appendUncovered(ref, small(t));
+    const keys = Array.from({ length: 95 }, (_, i) => `MAN#${String(i + 1).padStart(3, "0")}`);
+    for (const [i, key] of keys.entries()) {
+      await log.update(ref, "compact", async () => ({
+        write: {
+          kind: "add_compaction",
+          compaction: {
+            key,
+            after_turn: 2,
+            seq: i + 1,
+            compaction: compaction(0, 1, i + 1, { reasoning: "strip" }),
+          },
+        },
+        result: undefined,
+      }));
+    }
+    const chars = async () => {
+      const sizes = (await store.listTurnSizes(ref)).map((r) => r.size);
+      const compactions = (await store.listCompactions(ref)).map((c) => c.compaction);
+      return projectedCharsFromSizes(sizes, compactions);
+    };
+    // The second transaction fails for good (the SDK's retries spent).
+    let transactions = 0;
+    const crashing = spiedStore({}, (name) =>
+      name === "TransactWriteItemsCommand" && ++transactions === 2
+        ? new Error("ProvisionedThroughputExceededException")
+        : undefined,
+    );
+    const reset = (on: ConversationLog) =>
+      on.update(ref, "reset", async (snapshot) => {
+        const all = (await snapshot.compactions()).map((c) => c.key);
+        return all.length === 0
+          ? { result: all }
+          : { write: { kind: "remove_compactions" as const, keys: all }, result: all };
+      });
+    const error = await reset(new ConversationLog(crashing.store)).catch((e: unknown) => e);
+    crashing.close();
+    expect(error).toBeInstanceOf(ContentionError);
+    expect(error).toMatchObject({
+      status: 503,
+      message:
+        "reset interrupted after removing 90 of 95 compactions: the other 5 are recorded on the conversation and removed by its next write; retry the request to finish the reset",
+    });
+    // The head is consistent with the 5 left, and records them as still to remove.
+    const { Item: raw } = await client.send(
+      new GetItemCommand({
+        TableName: table,
+        Key: { pk: { S: partitionKey(ref) }, sk: { S: "HEAD" } },
+        ConsistentRead: true,
+      }),
+    );
+    expect(raw?.removing).toEqual({ L: keys.slice(90).map((key) => ({ S: key })) });
+    expect((await store.listCompactions(ref)).map((c) => c.key)).toEqual(keys.slice(90));
+    expect((await store.getHead(ref))?.projected_chars).toBe(await chars());
+
+    // Any later write through the log (here the client's retry) finishes it first.
+    expect(await reset(log)).toEqual([]);
+    expect(await store.listCompactions(ref)).toEqual([]);
+    const head = await store.getHead(ref);
+    expect(head).toMatchObject({ max_compacted_turn: -1, projected_chars: await chars() });
+    expect(head && "removing" in head).toBe(false);
+  }, 60_000);
+});
+
 describe("DynamoConversationStore limits", () => {
   it("stores large compactions compressed and refuses ones no item can hold", async () => {
     const ref = freshRef();
@@ -492,6 +650,13 @@ describe("DynamoConversationStore limits", () => {
     const name = `create-${Date.now()}`;
     expect(await createTable(client, name)).toEqual({ created: true });
     expect(await createTable(client, name)).toEqual({ created: false });
+    const { TimeToLiveDescription } = await client.send(
+      new DescribeTimeToLiveCommand({ TableName: name }),
+    );
+    expect(TimeToLiveDescription).toEqual({
+      AttributeName: "expires_at",
+      TimeToLiveStatus: "ENABLED",
+    });
     await expect(createTable(client, "ab")).rejects.toThrow(/3 to 255/);
   });
 });

@@ -1,16 +1,24 @@
 import { execFile } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/api/app.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
 import { ConditionFailedError } from "../../functions/errors.ts";
 import { hashApiKey } from "../../functions/keys.ts";
+import { fileSecretSealer } from "../../functions/secrets/local.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { DynamoTenantDirectory } from "../../functions/store/tenants-dynamodb.ts";
 import { freshTable, localAwsEnv, localClient, localEndpoint } from "../helpers/dynamodb.ts";
 import { RecordingQueue } from "../helpers/service.ts";
 
 const run = promisify(execFile);
+
+/** The suite's secrets key file (the CLI seals with it through --secrets-key-file). */
+const keyFile = join(mkdtempSync(join(tmpdir(), "tenants-key-")), "webhook-secrets.key");
+const sealer = fileSecretSealer(keyFile, { create: true });
 
 /** Runs the CLI with `input` on stdin; resolves with its exit code and output. */
 function cli(
@@ -38,7 +46,7 @@ describe("tenants in DynamoDB", () => {
   it("creates tenants with hashed keys, config and webhook secrets, and rotates keys", async () => {
     const client = localClient();
     const table = await freshTable(client, "tenants");
-    const directory = new DynamoTenantDirectory(client, table);
+    const directory = new DynamoTenantDirectory(client, table, sealer);
     const key = await directory.createTenant("acme", {
       config: { enabled: true },
       webhookSecrets: ["whsec_c2VjcmV0"],
@@ -83,7 +91,7 @@ describe("tenants in DynamoDB", () => {
     const store = new DynamoConversationStore(client, table);
     const app = createApp({
       service: new ConversationService({ store, queue: new RecordingQueue() }),
-      tenants: new DynamoTenantDirectory(client, table),
+      tenants: new DynamoTenantDirectory(client, table, sealer),
     });
     const response = await app.request("/v1/conversations/c1/turns", {
       method: "POST",
@@ -101,7 +109,7 @@ describe("tenants in DynamoDB", () => {
   it("revokes keys at once, and adds and removes webhook secrets checked as Standard Webhooks checks them", async () => {
     const client = localClient();
     const table = await freshTable(client, "tenant-credentials");
-    const directory = new DynamoTenantDirectory(client, table);
+    const directory = new DynamoTenantDirectory(client, table, sealer);
     const first = await directory.createTenant("initech");
     const second = await directory.addApiKey("initech");
     await directory.revokeApiKey("initech", hashApiKey(first));
@@ -149,7 +157,7 @@ describe("tenants in DynamoDB", () => {
   it("the dev key follows the variable: the previous one stops authenticating", async () => {
     const client = localClient();
     const table = await freshTable(client, "tenant-dev-key");
-    const directory = new DynamoTenantDirectory(client, table);
+    const directory = new DynamoTenantDirectory(client, table, sealer);
     await directory.setDevKey("dev", "dk_first");
     await directory.setDevKey("dev", "dk_first");
     expect((await directory.findByKeyHash(hashApiKey("dk_first")))?.id).toBe("dev");
@@ -162,7 +170,10 @@ describe("tenants in DynamoDB", () => {
   it("`autocompact tenant` takes secrets and keys on stdin only, and a revoked key gets 401 at once", async () => {
     const client = localClient();
     const table = await freshTable(client, "tenant-cli-secrets");
-    const base = ["--table", table, "--id", "umbrella", "--endpoint", localEndpoint()];
+    const base = [
+      ...["--table", table, "--id", "umbrella", "--endpoint", localEndpoint()],
+      ...["--secrets-key-file", keyFile],
+    ];
     const inArgv = await cli(["tenant", "create", ...base, "--webhook-secret", "whsec_c2VjcmV0"]);
     expect(inArgv).toMatchObject({
       code: 2,
@@ -174,7 +185,7 @@ describe("tenants in DynamoDB", () => {
     );
     expect(created.code).toBe(0);
     const { api_key } = JSON.parse(created.stdout) as { api_key: string };
-    const directory = new DynamoTenantDirectory(client, table);
+    const directory = new DynamoTenantDirectory(client, table, sealer);
     expect((await directory.getTenant("umbrella"))?.webhook_secrets).toEqual(["whsec_c2VjcmV0"]);
     expect(await cli(["tenant", "add-secret", ...base], "whsec_bmV3\n")).toMatchObject({
       code: 0,

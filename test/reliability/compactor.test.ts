@@ -206,6 +206,40 @@ describe.each(STORES)("the compactor under at-least-once delivery (%s)", (_name,
     expect(head?.max_compacted_turn).toBe(-1);
   }, 60_000);
 
+  it("reports a reset of 95 bands interrupted after its first transaction, and the next turn's evaluation finishes it", async () => {
+    const inner = await makeStore();
+    let removals = 0;
+    let interrupt = false;
+    const interrupted = overriding(inner, {
+      removeCompactions: async (...args: Parameters<ConversationStore["removeCompactions"]>) => {
+        if (interrupt && ++removals === 2) throw new Error("the function timed out");
+        await inner.removeCompactions(...args);
+      },
+    });
+    const h = await setup(interrupted);
+    for (let t = 0; t < 8; t++) await h.append(t);
+    for (let i = 0; i < 95; i++)
+      await h.service.compact(h.tenant, "c", { spec: `r:${i % 8}..${i % 8}` });
+    h.queue.take();
+    interrupt = true;
+    await expect(h.service.reset(h.tenant, "c", {})).rejects.toMatchObject({
+      name: "ContentionError",
+      status: 503,
+      message: expect.stringMatching(/^reset interrupted after removing 90 of 95 compactions/),
+    });
+    const manual = async () =>
+      (await inner.listCompactions(ref)).filter((c) => c.compaction.source === "manual");
+    expect(await manual()).toHaveLength(5);
+    expect((await inner.getHead(ref))?.removing).toHaveLength(5);
+    // The next turn lands without a read; its evaluation finishes the reset first.
+    await h.append(8);
+    for (const m of h.queue.take()) await h.evaluate(m);
+    expect(await manual()).toEqual([]);
+    const head = await inner.getHead(ref);
+    expect(head?.removing).toBeUndefined();
+    expect(head?.projected_chars).toBe(estimateStream(await readStream(inner, ref)).chars);
+  }, 60_000);
+
   it("reuses a band's summary when a lost race makes the evaluation retry", async () => {
     const inner = await makeStore();
     let races = 1;

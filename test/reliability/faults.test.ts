@@ -54,8 +54,9 @@ import {
   messageDeduplicationId,
   messageGroupId,
 } from "../../functions/queue/message.ts";
+import { LocalSecretSealer } from "../../functions/secrets/local.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
-import { DynamoTenantDirectory } from "../../functions/store/tenants-dynamodb.ts";
+import { DynamoTenantDirectory, SECRETS_NOT_READ } from "../../functions/store/tenants-dynamodb.ts";
 import { OpenAiCompatibleSummarizer } from "../../functions/summarizers/openai.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
@@ -201,7 +202,9 @@ async function startStack(options: StackOptions) {
   const compactorClient = localClient();
   options.storms?.install(apiClient);
   options.storms?.install(compactorClient);
-  const tenantKey = await new DynamoTenantDirectory(plain, table).createTenant(TENANT);
+  const tenantKey = await new DynamoTenantDirectory(plain, table, SECRETS_NOT_READ).createTenant(
+    TENANT,
+  );
 
   const store = new DynamoConversationStore(plain, table); // the test's view, without faults
   const apiStore = new DynamoConversationStore(apiClient, table);
@@ -251,7 +254,7 @@ async function startStack(options: StackOptions) {
   const serverErrors: unknown[] = [];
   const app = createApp({
     service,
-    tenants: new DynamoTenantDirectory(apiClient, table),
+    tenants: new DynamoTenantDirectory(apiClient, table, LocalSecretSealer.ephemeral()),
     onServerError: (error) => {
       serverErrors.push(error);
     },
@@ -267,7 +270,7 @@ async function startStack(options: StackOptions) {
     return response;
   };
 
-  const compactorTenants = new DynamoTenantDirectory(compactorClient, table);
+  const compactorTenants = new DynamoTenantDirectory(compactorClient, table, SECRETS_NOT_READ);
   const evaluations: Evaluation[] = [];
   const handler = createCompactorHandler({
     evaluate: async (message, evaluateOptions) => {
