@@ -21,6 +21,7 @@ import { startLocalService } from "../functions/local/runtime.ts";
 import { DynamoConversationStore } from "../functions/store/dynamodb.ts";
 import { createTable } from "../functions/store/dynamodb-table.ts";
 import { StaticTenantDirectory } from "../functions/store/tenants-memory.ts";
+import { MemoryWebhookReceipts } from "../functions/store/webhook-receipts-memory.ts";
 import { prng, text } from "../test/helpers/conversation.ts";
 import { RecordingQueue } from "../test/helpers/service.ts";
 
@@ -130,6 +131,7 @@ async function benchWebhook(): Promise<Record<string, unknown>[]> {
     // (app.request), same DynamoDB Local, no HTTP hop and no compactor at work.
     const store = new DynamoConversationStore(client, "autocompact");
     const app = createApp({
+      webhookReceipts: new MemoryWebhookReceipts(),
       service: new ConversationService({ store, queue: new RecordingQueue() }),
       tenants: new StaticTenantDirectory([
         { id: "bench", key_hashes: [hashApiKey(DEFAULT_DEV_KEY)] },

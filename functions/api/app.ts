@@ -19,7 +19,6 @@ import type { ConversationService } from "../conversations/service.ts";
 import { hashApiKey } from "../keys.ts";
 import type { Clock, Tenant, TenantDirectory, WebhookReceipts } from "../ports.ts";
 import { systemClock } from "../ports.ts";
-import { MemoryWebhookReceipts } from "../store/webhook-receipts-memory.ts";
 import {
   BEARER_CHALLENGE,
   type Problem,
@@ -42,8 +41,8 @@ export interface AppDeps {
   readonly service: ConversationService;
   readonly tenants: TenantDirectory;
   readonly clock?: Clock;
-  /** The signed posts' `webhook-id`s (default: in memory, this app only; deployed, the table's). */
-  readonly webhookReceipts?: WebhookReceipts;
+  /** The signed posts' `webhook-id`s: the table's when deployed, so every instance sees them. */
+  readonly webhookReceipts: WebhookReceipts;
   readonly bodyLimitBytes?: number;
   /** Called with every 5xx answer, for logging: see {@link serverErrorLogger}. */
   readonly onServerError?: (error: unknown, request: FailedRequest) => void;
@@ -246,7 +245,6 @@ const VERIFY_PATH = /^\/v1\/conversations\/[^/]+\/verify$/;
 /** Builds the app. */
 export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const clock = deps.clock ?? systemClock;
-  const webhookReceipts = deps.webhookReceipts ?? new MemoryWebhookReceipts();
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
   registerComponents(app);
   let openapi: ReturnType<typeof app.getOpenAPI31Document> | undefined;
@@ -360,7 +358,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
         nowSeconds,
       );
       await rememberWebhook(
-        webhookReceipts,
+        deps.webhookReceipts,
         tenant.id,
         message,
         { conversation: id, body: text },

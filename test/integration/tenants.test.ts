@@ -11,6 +11,7 @@ import { hashApiKey } from "../../functions/keys.ts";
 import { fileSecretSealer } from "../../functions/secrets/local.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { DynamoTenantDirectory } from "../../functions/store/tenants-dynamodb.ts";
+import { MemoryWebhookReceipts } from "../../functions/store/webhook-receipts-memory.ts";
 import { freshTable, localAwsEnv, localClient, localEndpoint } from "../helpers/dynamodb.ts";
 import { RecordingQueue } from "../helpers/service.ts";
 
@@ -90,6 +91,7 @@ describe("tenants in DynamoDB", () => {
 
     const store = new DynamoConversationStore(client, table);
     const app = createApp({
+      webhookReceipts: new MemoryWebhookReceipts(),
       service: new ConversationService({ store, queue: new RecordingQueue() }),
       tenants: new DynamoTenantDirectory(client, table, sealer),
     });
@@ -205,6 +207,7 @@ describe("tenants in DynamoDB", () => {
     });
 
     const app = createApp({
+      webhookReceipts: new MemoryWebhookReceipts(),
       service: new ConversationService({
         store: new DynamoConversationStore(client, table),
         queue: new RecordingQueue(),

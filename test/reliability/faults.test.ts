@@ -57,6 +57,7 @@ import {
 import { LocalSecretSealer } from "../../functions/secrets/local.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { DynamoTenantDirectory, SECRETS_NOT_READ } from "../../functions/store/tenants-dynamodb.ts";
+import { MemoryWebhookReceipts } from "../../functions/store/webhook-receipts-memory.ts";
 import { OpenAiCompatibleSummarizer } from "../../functions/summarizers/openai.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
@@ -253,6 +254,7 @@ async function startStack(options: StackOptions) {
   });
   const serverErrors: unknown[] = [];
   const app = createApp({
+    webhookReceipts: new MemoryWebhookReceipts(),
     service,
     tenants: new DynamoTenantDirectory(apiClient, table, LocalSecretSealer.ephemeral()),
     onServerError: (error) => {
