@@ -316,3 +316,36 @@ describe("auto configuration", () => {
     expect(toolCallPolicyOf("omit")).toEqual({ policy: "omit" });
   });
 });
+
+describe("bounded settings", () => {
+  it("refuse a summary model id past 256 characters and instructions past 16,384, saying how long they were", () => {
+    expect(
+      issuesOf(() => parseAutoLayer({ rule: { summary: { model: { id: "m".repeat(257) } } } })),
+    ).toEqual([
+      "conversation.compaction.auto.rule.summary.model.id: must be at most 256 characters (got 257)",
+    ]);
+    expect(parseAutoLayer({ rule: { summary: { model: { id: "m".repeat(256) } } } })).toEqual({
+      rule: { summary: { model: { id: "m".repeat(256) } } },
+    });
+    expect(
+      issuesOf(() => parseAutoLayer({ rule: { summary: { instructions: "i".repeat(16_385) } } })),
+    ).toEqual([
+      "conversation.compaction.auto.rule.summary.instructions: must be at most 16384 characters (got 16385)",
+    ]);
+  });
+
+  it("list each issue of a config error as a located problem", () => {
+    let thrown: unknown;
+    try {
+      parseAutoLayer({ trigger_ratio: 0, min_turns: -1 });
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as ConfigError).problemExtensions()).toEqual({
+      errors: [
+        { detail: "conversation.compaction.auto.trigger_ratio: must be greater than 0" },
+        { detail: "conversation.compaction.auto.min_turns: must be 0 or more" },
+      ],
+    });
+  });
+});

@@ -84,7 +84,7 @@ function mapEncodedFields(entry: unknown, visit: Visit): unknown {
 }
 
 /** Thrown (one shared instance, no stack captured per throw) to leave the walk at the first plain string. */
-const NOT_ENCODED = new Error("not base64 of UTF-8");
+const NOT_ENCODED = new Error();
 
 /**
  * Decodes raw entries when they are in JP's form, in one pass: every candidate
