@@ -222,6 +222,40 @@ export interface ConversationStore {
    * stops without touching what came after (a fresh conversation).
    */
   finishDelete(ref: ConversationRef): Promise<void>;
+
+  /**
+   * Keeps `failure` as the conversation's last failed evaluation (replacing
+   * any earlier one), for `autocompact dlq list`: SQS keeps no error text.
+   * Written whatever the head's state; removed with the conversation.
+   */
+  recordFailure(ref: ConversationRef, failure: EvaluationFailure): Promise<void>;
+
+  /** The last failure {@link recordFailure} kept, if any. */
+  lastFailure(ref: ConversationRef): Promise<EvaluationFailure | undefined>;
+}
+
+/** A failed evaluation of a conversation's turn, as the compactor records it. */
+export interface EvaluationFailure {
+  readonly turn: number;
+  /** The error's class name (e.g. `SummaryTimeoutError`). */
+  readonly error: string;
+  /** Its message, at most {@link FAILURE_MESSAGE_MAX} characters. */
+  readonly message: string;
+  /** When it failed (ISO 8601). */
+  readonly at: string;
+}
+
+/** The longest failure message kept (longer ones are cut, ending in `…`). */
+export const FAILURE_MESSAGE_MAX = 1024;
+
+/** A failure of `turn` from a thrown value: its class, its message cut to {@link FAILURE_MESSAGE_MAX}. */
+export function evaluationFailure(turn: number, thrown: unknown, at: Date): EvaluationFailure {
+  // `name`, not the constructor's: bundles are minified, and every error class sets its name.
+  const error = thrown instanceof Error ? thrown.name : typeof thrown;
+  const text = thrown instanceof Error ? thrown.message : String(thrown);
+  const message =
+    text.length > FAILURE_MESSAGE_MAX ? `${text.slice(0, FAILURE_MESSAGE_MAX - 1)}…` : text;
+  return { turn, error, message, at: at.toISOString() };
 }
 
 /** A message asking the compactor to evaluate a conversation after a turn. */

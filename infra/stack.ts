@@ -329,7 +329,10 @@ export class AutocompactStack extends Stack {
         "The KMS key sealing webhook secrets (`autocompact tenant` finds it as alias/autocompact/<TableName>; needs kms:GenerateDataKey and kms:Decrypt)",
     });
     new CfnOutput(this, "QueueUrl", { value: this.queue.queueUrl });
+    // `autocompact dlq`: list reads the DLQ by URL, redrive moves from its ARN to the queue's.
+    new CfnOutput(this, "QueueArn", { value: this.queue.queueArn });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: this.deadLetterQueue.queueUrl });
+    new CfnOutput(this, "DeadLetterQueueArn", { value: this.deadLetterQueue.queueArn });
     new CfnOutput(this, "CompactorLogGroupName", { value: this.logGroups.compactor.logGroupName });
     new CfnOutput(this, "DashboardName", { value: this.operations.dashboard.dashboardName });
   }

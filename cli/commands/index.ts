@@ -73,6 +73,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./verify.ts"),
   },
   {
+    name: "dlq",
+    group: "service",
+    summary: "list the dead letters with their last failure, or redrive them (dlq list|redrive)",
+    load: () => import("./dlq.ts"),
+  },
+  {
     name: "tenant",
     group: "service",
     summary: "create a tenant and an API key in a deployed table (tenant create|add-key)",

@@ -266,6 +266,67 @@ describe("compactor handler: logs", () => {
   });
 });
 
+describe("compactor handler: the last failure", () => {
+  const newHandler = (
+    evaluate: CompactorHandlerDeps["evaluate"],
+    recordFailure: NonNullable<CompactorHandlerDeps["recordFailure"]>,
+  ) =>
+    createCompactorHandler({
+      evaluate,
+      logger: new Logger({ serviceName: "compactor-test", logLevel: "INFO" }),
+      metrics: new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" }),
+      recordFailure,
+      clock: { nowMillis: () => Date.parse("2026-12-01T08:00:00.000Z") },
+    });
+
+  it("records a failed evaluation on its conversation: turn, error class, message, time", async () => {
+    const recordFailure = vi.fn(async () => undefined);
+    const handler = newHandler(async (message) => {
+      if (message.conversation === "c1") {
+        throw new SummarizerError("no summary before the deadline", { timeoutMs: 900 });
+      }
+      return { outcome: "skipped", reason: "stale" };
+    }, recordFailure);
+
+    const response = await handler(
+      event(record("m1", msg(3)), record("m2", msg(0, "other"), "g2")),
+    );
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: "m1" }] });
+    expect(recordFailure.mock.calls).toEqual([
+      [
+        { tenant: "alice", conversation: "c1", turn: 3 },
+        {
+          turn: 3,
+          error: "SummarizerError",
+          message: "no summary before the deadline",
+          at: "2026-12-01T08:00:00.000Z",
+        },
+      ],
+    ]);
+  });
+
+  it("keeps at most 1 KB of the message, and fails the record even when recording fails", async () => {
+    const recordFailure = vi.fn(async () => {
+      throw new Error("DynamoDB is down");
+    });
+    const handler = newHandler(async () => {
+      throw new Error("x".repeat(5000));
+    }, recordFailure);
+
+    const response = await handler(event(record("m1", msg(7))));
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: "m1" }] });
+    const failure = (recordFailure.mock.calls[0] as unknown[])[1] as { message: string };
+    expect(failure.message).toBe(`${"x".repeat(1023)}…`);
+    expect(
+      logs()
+        .filter((line) => line.message !== "auto_compaction.failed")
+        .map((line) => [line.level, line.message, line.turn, (line.error as Json).message]),
+    ).toEqual([["WARN", "auto_compaction.failure_not_recorded", 7, "DynamoDB is down"]]);
+  });
+});
+
 describe("compactor handler: partial batch responses", () => {
   it("holds back the failing record's group only: its later records fail, other groups go on", async () => {
     const { handler, evaluate } = setup(async (message) => {

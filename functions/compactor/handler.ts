@@ -13,7 +13,9 @@
  * makes the invocation time out (which would fail the whole batch). A body that
  * is not an evaluation message fails its record (it ends in the DLQ after
  * 5 receives instead of disappearing). Each outcome is logged as one JSON
- * line and counted in EMF metrics, flushed once per invocation.
+ * line and counted in EMF metrics, flushed once per invocation. A failed
+ * evaluation is also recorded on its conversation (turn, error class,
+ * message, time), which `autocompact dlq list` shows beside a dead letter.
  */
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from "@aws-lambda-powertools/batch";
 import type { Logger } from "@aws-lambda-powertools/logger";
@@ -22,7 +24,14 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda"
 import { summaryAudit } from "../../core/auto-compaction.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import type { Compaction } from "../../core/events.ts";
-import type { EvaluationMessage } from "../ports.ts";
+import {
+  type Clock,
+  type ConversationRef,
+  type EvaluationFailure,
+  type EvaluationMessage,
+  evaluationFailure,
+  systemClock,
+} from "../ports.ts";
 import { decodeMessageBody } from "../queue/message.ts";
 import type { EvaluateOptions, EvaluationOutcome } from "./evaluate-turn.ts";
 
@@ -43,6 +52,14 @@ export interface CompactorHandlerDeps {
   readonly metrics: Metrics;
   /** Monotonic milliseconds, for `duration_ms` (default `performance.now`). */
   readonly now?: () => number;
+  /**
+   * Keeps a failed evaluation on its conversation (the store's
+   * `recordFailure`), for `autocompact dlq list`: SQS keeps no error text.
+   * A failure to record it is logged and does not change the record's outcome.
+   */
+  readonly recordFailure?: (ref: ConversationRef, failure: EvaluationFailure) => Promise<void>;
+  /** The wall clock of a failure's `at` (default the system's). */
+  readonly clock?: Clock;
 }
 
 /**
@@ -73,6 +90,7 @@ const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHandler {
   const { evaluate, logger, metrics } = deps;
   const now = deps.now ?? (() => performance.now());
+  const clock = deps.clock ?? systemClock;
 
   /** One record; `budgetMs` is its share of the invocation's remaining time (none without a context). */
   const handleRecord = async (record: SQSRecord, budgetMs: number | undefined): Promise<void> => {
@@ -108,6 +126,14 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
         error,
       });
       metrics.addMetric("Failed", MetricUnit.Count, 1);
+      if (deps.recordFailure) {
+        const failure = evaluationFailure(message.turn, error, new Date(clock.nowMillis()));
+        await deps
+          .recordFailure(ids, failure)
+          .catch((recordError: unknown) =>
+            logger.warn("auto_compaction.failure_not_recorded", { ...ids, error: recordError }),
+          );
+      }
       throw error;
     } finally {
       clearTimeout(timer);

@@ -49,4 +49,5 @@ export const handler: SQSHandler = createCompactorHandler({
     ),
   logger,
   metrics,
+  recordFailure: (ref, failure) => store.recordFailure(ref, failure),
 });

@@ -29,6 +29,7 @@ import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { createTable } from "../store/dynamodb-table.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { DynamoWebhookReceipts } from "../store/webhook-receipts-dynamodb.ts";
+import { localAdmin } from "./admin.ts";
 import { answerClientError } from "./client-error.ts";
 import {
   LOCAL_TABLE,
@@ -164,6 +165,7 @@ async function wire(
       ),
     logger: compactorLogger,
     metrics,
+    recordFailure: (ref, failure) => store.recordFailure(ref, failure),
   });
 
   for (const head of await listUnevaluatedConversations(client, LOCAL_TABLE)) {
@@ -177,11 +179,17 @@ async function wire(
     webhookReceipts: new DynamoWebhookReceipts(client, LOCAL_TABLE),
     onServerError: serverErrorLogger(logger),
   });
+  const admin = localAdmin({ queue, store, devKey: options.devKey });
   let server: ReturnType<typeof serveApp>;
   try {
     server = await new Promise<ReturnType<typeof serveApp>>((resolve, reject) => {
       const instance = serveApp(
-        { fetch: app.fetch, port: options.port, hostname: options.host },
+        {
+          // The dead letters' admin routes (this runtime's only), then the API.
+          fetch: (request, env) => admin(request) ?? app.fetch(request, env),
+          port: options.port,
+          hostname: options.host,
+        },
         () => resolve(instance),
       );
       instance.once("error", reject);

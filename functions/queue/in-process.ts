@@ -206,22 +206,9 @@ export class InProcessQueue implements TurnQueue {
     const now = this.#clock.nowMillis();
     for (const [id, until] of this.#dedup) if (until <= now) this.#dedup.delete(id);
     if (this.#dedup.has(options.deduplicationId)) return { duplicate: true };
-    const slot: Slot = {
-      id: randomUUID(),
-      body,
-      group: options.groupId,
-      dedup: options.deduplicationId,
-      sequence: this.#nextSequence++,
-      sentAt: now,
-      receiveCount: 0,
-      firstReceivedAt: undefined,
-      visibleAt: 0,
-      receipt: undefined,
-    };
+    const slot = this.#push(body, options.groupId, options.deduplicationId, now);
     const until = now + this.#deduplicationWindowMs;
-    this.#messages.set(slot.id, slot);
     this.#dedup.set(slot.dedup, until);
-    this.#wake();
     try {
       await this.#persist();
     } catch (error) {
@@ -284,6 +271,30 @@ export class InProcessQueue implements TurnQueue {
   /** The dead-letter list, oldest first. */
   deadLetters(): DeadLetter[] {
     return this.#dead.map((message) => ({ ...message }));
+  }
+
+  /**
+   * Moves every dead letter back, oldest first, as SQS's redrive: new messages (receive
+   * count 0, same group) after those waiting. Resolves with how many, once journaled.
+   */
+  async redrive(): Promise<number> {
+    await this.ready();
+    const moved = this.#dead.splice(0);
+    const now = this.#clock.nowMillis();
+    for (const dead of moved) this.#push(dead.body, dead.group_id, dead.deduplication_id, now);
+    if (moved.length > 0) await this.#persist();
+    return moved.length;
+  }
+
+  /** Adds a new message at the end of the queue and wakes the consumer. */
+  #push(body: string, group: string, dedup: string, now: number): Slot {
+    const slot: Slot = {
+      ...{ id: randomUUID(), body, group, dedup, sequence: this.#nextSequence++, sentAt: now },
+      ...{ receiveCount: 0, firstReceivedAt: undefined, visibleAt: 0, receipt: undefined },
+    };
+    this.#messages.set(slot.id, slot);
+    this.#wake();
+    return slot;
   }
 
   // -- consumer -------------------------------------------------------------

@@ -8,7 +8,7 @@
  *    of the store requires `attribute_not_exists(deleting)`, and a band or
  *    reset computed from the old head also fails on the version: nothing
  *    can be written to the conversation from now on.
- * 2. Every other item of the partition (TURN, EVT chunks, CMP), listed by a
+ * 2. Every other item of the partition (TURN, EVT chunks, CMP, FAILURE), listed by a
  *    keys-only Query over all pages, is deleted in transactions of
  *    {@link PURGE_BATCH} deletes plus a ConditionCheck that the HEAD still
  *    holds that token. Not BatchWriteItem: the functions are not granted it

@@ -56,6 +56,8 @@ function padTurn(turn: number): string {
 
 /** The sort key of the head item. */
 export const HEAD_SK = "HEAD";
+/** The sort key of the conversation's last failed evaluation (dynamodb-failures.ts). */
+export const FAILURE_SK = "FAILURE";
 /** The prefix of every TURN item's sort key. */
 export const TURN_SK_PREFIX = "TURN#";
 /** The prefix of every compaction item's sort key. */

@@ -20,6 +20,7 @@
  *   follow the chunks that a committed TURN item names.
  * - `CMP#<compaction key>`: key, after_turn, seq, and the compaction as JSON
  *   (gzipped as Binary when large).
+ * - `FAILURE`: the last failed evaluation (dynamodb-failures.ts).
  *
  * Appending a turn whose compressed events fit in one transaction (the usual
  * case) writes chunks + TURN (if absent) + HEAD (if turn_count and
@@ -56,6 +57,7 @@ import type {
   ConversationHead,
   ConversationRef,
   ConversationStore,
+  EvaluationFailure,
   HeadCounters,
   HeadUpdate,
   HeadVersion,
@@ -81,6 +83,7 @@ import {
 } from "./dynamodb-conflicts.ts";
 import { DynamoConversationDeleter } from "./dynamodb-delete.ts";
 import { UpdateExpressionBuilder } from "./dynamodb-expressions.ts";
+import { getFailure, putFailure } from "./dynamodb-failures.ts";
 import {
   byStreamOrder,
   fromCompactionItem,
@@ -519,6 +522,14 @@ export class DynamoConversationStore implements ConversationStore {
     const { turn, ...rest } = record.summary;
     const events = await decodeEvents(turn, record.storage, chunks);
     return { turn, events, ...rest };
+  }
+
+  recordFailure(ref: ConversationRef, failure: EvaluationFailure): Promise<void> {
+    return putFailure(this.#client, this.#table, ref, failure);
+  }
+
+  lastFailure(ref: ConversationRef): Promise<EvaluationFailure | undefined> {
+    return getFailure(this.#client, this.#table, ref);
   }
 
   async #get(ref: ConversationRef, sk: string): Promise<Item | undefined> {

@@ -13,6 +13,7 @@ import {
   type ConversationRef,
   type ConversationStore,
   EMPTY_HEAD,
+  type EvaluationFailure,
   HEAD_COUNTERS,
   type HeadCounters,
   type HeadUpdate,
@@ -37,6 +38,8 @@ export function byStreamOrder(a: StoredCompaction, b: StoredCompaction): number 
 
 export class MemoryConversationStore implements ConversationStore {
   readonly #conversations = new Map<string, Conversation>();
+  /** Last failures, by conversation key: beside the conversation, as the FAILURE item is. */
+  readonly #failures = new Map<string, EvaluationFailure>();
 
   #key(ref: ConversationRef): string {
     return JSON.stringify([ref.tenant, ref.conversation]);
@@ -209,6 +212,18 @@ export class MemoryConversationStore implements ConversationStore {
 
   async finishDelete(ref: ConversationRef): Promise<void> {
     // One step here: nothing runs between removing the items and the head.
-    if (this.#get(ref)?.head.deleting) this.#conversations.delete(this.#key(ref));
+    if (this.#get(ref)?.head.deleting) {
+      this.#conversations.delete(this.#key(ref));
+      this.#failures.delete(this.#key(ref));
+    }
+  }
+
+  async recordFailure(ref: ConversationRef, failure: EvaluationFailure): Promise<void> {
+    this.#failures.set(this.#key(ref), copy(failure));
+  }
+
+  async lastFailure(ref: ConversationRef): Promise<EvaluationFailure | undefined> {
+    const failure = this.#failures.get(this.#key(ref));
+    return failure && copy(failure);
   }
 }

@@ -719,6 +719,20 @@ describe("operations", () => {
 });
 
 describe("outputs", () => {
+  it("give `autocompact dlq` the DLQ's URL and ARN and the evaluation queue's ARN", () => {
+    const value = (name: string) =>
+      (s.json.Outputs?.[name] as { Value?: unknown } | undefined)?.Value;
+    expect(value("DeadLetterQueueArn")).toEqual({
+      "Fn::GetAtt": [logicalId(s.stack, s.stack.deadLetterQueue), "Arn"],
+    });
+    expect(value("QueueArn")).toEqual({
+      "Fn::GetAtt": [logicalId(s.stack, s.stack.queue), "Arn"],
+    });
+    expect(value("DeadLetterQueueUrl")).toEqual({
+      Ref: logicalId(s.stack, s.stack.deadLetterQueue),
+    });
+  });
+
   it("give the API URL (no trailing slash), the table name and the operations handles", () => {
     expect((s.json.Outputs?.ApiUrl as { Value?: unknown } | undefined)?.Value).toEqual({
       "Fn::GetAtt": [logicalId(s.stack, s.stack.httpApi), "ApiEndpoint"],
@@ -728,7 +742,9 @@ describe("outputs", () => {
         "ApiUrl",
         "CompactorLogGroupName",
         "DashboardName",
+        "DeadLetterQueueArn",
         "DeadLetterQueueUrl",
+        "QueueArn",
         "QueueUrl",
         "TableName",
         "WebhookSecretsKeyArn",

@@ -1106,6 +1106,46 @@ export function conversationStoreContract(
       });
     });
 
+    describe("last failure", () => {
+      const failure = (turn: number, message: string) => ({
+        turn,
+        error: "SummaryTimeoutError",
+        message,
+        at: "2026-12-01T08:00:00.000Z",
+      });
+
+      it("keeps the latest failure per conversation, apart from other tenants'", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const other = { tenant: `${ref.tenant}-other`, conversation: ref.conversation };
+        expect(await store.lastFailure(ref)).toBeUndefined();
+        await store.recordFailure(ref, failure(3, "the summary timed out after 120 s"));
+        await store.recordFailure(ref, failure(4, 'émoji 🚀 and "quotes"'));
+        expect(await store.lastFailure(ref)).toEqual({
+          turn: 4,
+          error: "SummaryTimeoutError",
+          message: 'émoji 🚀 and "quotes"',
+          at: "2026-12-01T08:00:00.000Z",
+        });
+        expect(await store.lastFailure(other)).toBeUndefined();
+      });
+
+      it("is recorded beside a live conversation without touching it, and removed by a delete", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await appendAll(store, ref, [simpleTurn(0), simpleTurn(1)]);
+        const head = await store.getHead(ref);
+        await store.recordFailure(ref, failure(1, "boom"));
+        expect(await store.getHead(ref)).toEqual(head);
+        expect((await store.readTurns(ref)).length).toBe(2);
+        expect(await store.listCompactions(ref)).toEqual([]);
+        expect(await store.beginDelete(ref)).toBe(true);
+        await store.finishDelete(ref);
+        expect(await store.lastFailure(ref)).toBeUndefined();
+        expect(await store.getHead(ref)).toBeUndefined();
+      });
+    });
+
     describe("isolation", () => {
       it("never lets two tenants see each other's conversation of the same id", async () => {
         const store = await makeStore();

@@ -249,6 +249,38 @@ describe("in-process queue: redrive and FIFO groups", () => {
     expect(queue.pending()).toEqual({ visible: 0, inFlight: 0 });
   });
 
+  it("redrives the dead letters: back at the end of the queue with receive count 0, saved in the journal first", async () => {
+    const journal = new FileQueueJournal(join(dir, "queue.json"));
+    const queue = newQueue({ journal });
+    let broken = true;
+    const { handler, deliveries, done } = recorder((key) => broken && key.startsWith("a#"));
+    await queue.enqueue(msg("a", 0));
+    await queue.enqueue(msg("b", 0));
+    queue.start(handler);
+    await queue.drain();
+    expect(queue.deadLetters().map((d) => JSON.parse(d.body))).toEqual([msg("a", 0)]);
+    // Stopped, so the journal is read before the consumer takes the message again.
+    await queue.stop();
+    expect(await queue.redrive()).toBe(1);
+
+    // Saved before redrive resolved: a restart would find it pending, not dead.
+    expect(
+      (await journal.load()).map((m) => [JSON.parse(m.body), m.receive_count, m.dead_lettered_at]),
+    ).toEqual([[msg("a", 0), 0, undefined]]);
+    expect(queue.deadLetters()).toEqual([]);
+    expect(queue.pending()).toEqual({ visible: 1, inFlight: 0 });
+    broken = false;
+    queue.start(handler);
+    await queue.enqueue(msg("a", 1));
+    await queue.drain();
+    expect(deliveries.filter((d) => d.key === "a#0").map((d) => d.receiveCount)).toEqual([
+      1, 2, 3, 4, 5, 1,
+    ]);
+    expect(done).toEqual(["b#0", "a#0", "a#1"]);
+    expect(queue.deadLetters()).toEqual([]);
+    expect(await queue.redrive()).toBe(0);
+  });
+
   it("never has two messages of a group out at once, and keeps each group's order", async () => {
     // A visibility timeout far above the handler's 1 ms, so a paused test process
     // cannot make a legitimate at-least-once redelivery look like an overlap.
