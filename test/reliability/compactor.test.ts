@@ -11,6 +11,7 @@ import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { MemoryConversationStore } from "../../functions/store/memory.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
+import { overriding } from "../helpers/overriding.ts";
 import { harness } from "../helpers/service.ts";
 
 const ref = { tenant: "alice", conversation: "c" };
@@ -40,20 +41,6 @@ async function setup(store?: ConversationStore) {
   const append = (turn: number) =>
     h.service.appendTurn(tenant, "c", { turn, events: turns[turn] as Entry[], model: MODEL });
   return { ...h, tenant, append };
-}
-
-/** A store that delegates to `inner` except for the given methods. */
-function overriding(
-  inner: ConversationStore,
-  overrides: Partial<ConversationStore>,
-): ConversationStore {
-  return new Proxy(inner, {
-    get(target, property, receiver) {
-      if (property in overrides) return overrides[property as keyof ConversationStore];
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
 }
 
 async function autoBands(store: ConversationStore) {

@@ -22,6 +22,7 @@ import { partitionKey } from "../../functions/store/dynamodb-keys.ts";
 import { MemoryConversationStore } from "../../functions/store/memory.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
+import { overriding } from "../helpers/overriding.ts";
 import { harness } from "../helpers/service.ts";
 
 const ref = { tenant: "alice", conversation: "c" };
@@ -59,20 +60,6 @@ const STORES: [string, () => Promise<StoreUnderTest>][] = [
     },
   ],
 ];
-
-/** A store that delegates to `inner` except for the given methods. */
-function overriding(
-  inner: ConversationStore,
-  overrides: Partial<ConversationStore>,
-): ConversationStore {
-  return new Proxy(inner, {
-    get(target, property, receiver) {
-      if (property in overrides) return overrides[property as keyof ConversationStore];
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
 
 let makeStore: () => Promise<StoreUnderTest> = async () => ({
   store: new MemoryConversationStore(),

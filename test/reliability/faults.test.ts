@@ -62,6 +62,7 @@ import { OpenAiCompatibleSummarizer } from "../../functions/summarizers/openai.t
 import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { chatCompletion, type ModelStub, startModelStub } from "../helpers/model-stub.ts";
+import { overriding } from "../helpers/overriding.ts";
 
 const TENANT = "alice";
 const AUTO: AutoConfigLayer = { enabled: true, trigger_ratio: 0.6 };
@@ -148,20 +149,6 @@ class ThrottlingStorms {
 
 function bump(counts: Map<string, number>, key: string): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);
-}
-
-/** A store that delegates to `inner` except for the given methods (as test/reliability/compactor.test.ts). */
-function overriding(
-  inner: ConversationStore,
-  overrides: Partial<ConversationStore>,
-): ConversationStore {
-  return new Proxy(inner, {
-    get(target, property, receiver) {
-      if (property in overrides) return overrides[property as keyof ConversationStore];
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
 }
 
 // ---------------------------------------------------------------------------
