@@ -30,7 +30,6 @@ import {
   paginateQuery,
   type TransactWriteItem,
   TransactWriteItemsCommand,
-  UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import type { ConversationRef } from "../ports.ts";
 import { type ConflictRetry, isConditionFailure } from "./dynamodb-conflicts.ts";
@@ -72,14 +71,7 @@ export class DynamoConversationDeleter {
     try {
       await this.#retryConflicts("BeginDelete", () =>
         this.#client.send(
-          new UpdateItemCommand({
-            TableName: this.#table,
-            Key: this.#headKey(ref),
-            UpdateExpression: update.expression,
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeNames: update.names,
-            ExpressionAttributeValues: update.values,
-          }),
+          update.headCommand(this.#table, partitionKey(ref), "attribute_exists(pk)"),
         ),
       );
       return true;

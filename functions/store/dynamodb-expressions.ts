@@ -4,9 +4,10 @@
  * maps. Every head write goes through it, so the head's defaults and its
  * optimistic-concurrency conditions are written the same way everywhere.
  */
-import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { type AttributeValue, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import type { HeadUpdate, HeadVersion } from "../ports.ts";
 import { attr, HEAD_DEFAULTS } from "./dynamodb-items.ts";
+import { HEAD_SK } from "./dynamodb-keys.ts";
 
 /** The head fields a {@link HeadUpdate} may set. */
 const HEAD_UPDATE_FIELDS = [
@@ -112,5 +113,17 @@ export class UpdateExpressionBuilder {
     if (this.#sets.length > 0) parts.push(`SET ${this.#sets.join(", ")}`);
     if (this.#removes.length > 0) parts.push(`REMOVE ${this.#removes.join(", ")}`);
     return parts.join(" ");
+  }
+
+  /** The single-item write of a conversation's HEAD (partition `pk`) with this update, on `condition`. */
+  headCommand(table: string, pk: string, condition: string): UpdateItemCommand {
+    return new UpdateItemCommand({
+      TableName: table,
+      Key: { pk: { S: pk }, sk: { S: HEAD_SK } },
+      UpdateExpression: this.expression,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: this.names,
+      ExpressionAttributeValues: this.values,
+    });
   }
 }

@@ -4,13 +4,12 @@
  * caller read (a field the item lacks holds its default, as `toHead` reads
  * it), and on no delete being under way.
  */
-import { type DynamoDBClient, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionFailedError } from "../errors.ts";
 import { HEAD_COUNTERS, type HeadCounters } from "../ports.ts";
 import { type ConflictRetry, isConditionFailure } from "./dynamodb-conflicts.ts";
 import { UpdateExpressionBuilder } from "./dynamodb-expressions.ts";
 import { HEAD_DEFAULTS } from "./dynamodb-items.ts";
-import { HEAD_SK } from "./dynamodb-keys.ts";
 
 /** Where the repair writes, and how it retries transaction conflicts. */
 export interface RepairTarget {
@@ -37,16 +36,7 @@ export async function repairHead(
   const condition = ["attribute_exists(pk)", ...holds, update.live()].join(" AND ");
   try {
     await target.retryConflicts("RepairHead", () =>
-      target.client.send(
-        new UpdateItemCommand({
-          TableName: target.table,
-          Key: { pk: { S: pk }, sk: { S: HEAD_SK } },
-          UpdateExpression: update.expression,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: update.names,
-          ExpressionAttributeValues: update.values,
-        }),
-      ),
+      target.client.send(update.headCommand(target.table, pk, condition)),
     );
   } catch (error) {
     if (!isConditionFailure(error)) throw error;

@@ -47,7 +47,6 @@ import {
   type QueryCommandInput,
   type TransactWriteItem,
   TransactWriteItemsCommand,
-  UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
@@ -420,16 +419,7 @@ export class DynamoConversationStore implements ConversationStore {
     const update = new UpdateExpressionBuilder().set("config", config).defaults();
     try {
       await this.#retryConflicts("PutConfig", () =>
-        this.#client.send(
-          new UpdateItemCommand({
-            TableName: this.#table,
-            Key: { pk: { S: partitionKey(ref) }, sk: { S: HEAD_SK } },
-            UpdateExpression: update.expression,
-            ConditionExpression: update.live(),
-            ExpressionAttributeNames: update.names,
-            ExpressionAttributeValues: update.values,
-          }),
-        ),
+        this.#client.send(update.headCommand(this.#table, partitionKey(ref), update.live())),
       );
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
@@ -442,16 +432,7 @@ export class DynamoConversationStore implements ConversationStore {
     const condition = `attribute_exists(pk) AND ${update.name("evaluated_through")} < ${update.value(turn)} AND ${update.live()}`;
     try {
       await this.#retryConflicts("MarkEvaluated", () =>
-        this.#client.send(
-          new UpdateItemCommand({
-            TableName: this.#table,
-            Key: { pk: { S: partitionKey(ref) }, sk: { S: HEAD_SK } },
-            UpdateExpression: update.expression,
-            ConditionExpression: condition,
-            ExpressionAttributeNames: update.names,
-            ExpressionAttributeValues: update.values,
-          }),
-        ),
+        this.#client.send(update.headCommand(this.#table, partitionKey(ref), condition)),
       );
     } catch (error) {
       // Already evaluated this far (or no such conversation, or being deleted): nothing to do.
