@@ -127,4 +127,6 @@ export const PROBLEM_VARIANTS = {
   noPolicy: { slug: "invalid-compaction", title: "Compaction without a policy" },
   emptyRange: { slug: "empty-range", title: "Nothing to compact" },
   tooLargeToStore: { slug: "too-large-to-store", title: "Too large to store" },
+  invalidMessages: { slug: "invalid-messages", title: "Invalid provider messages" },
+  unsupportedMessage: { slug: "unsupported-message", title: "Message not supported" },
 } as const satisfies Record<string, Omit<ProblemKind, "status">>;

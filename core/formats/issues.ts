@@ -1,0 +1,64 @@
+/**
+ * The errors of a format's conversion, in one place, so both formats locate
+ * problems the same way: a detail that starts with the message's path as the
+ * platform wrote it (`messages[3].content[1]`), and a JSON pointer per issue.
+ */
+import type * as z from "zod";
+import {
+  InvalidInputError,
+  joinIssues,
+  PROBLEM_VARIANTS,
+  UnprocessableError,
+} from "../errors.ts";
+import type { MessagesField } from "./format.ts";
+
+/** A location inside the posted messages: the field, then indexes and keys. */
+export type MessagePath = readonly [MessagesField, ...(string | number)[]];
+
+/** `messages[3].content[1].type` */
+export function describePath(path: readonly PropertyKey[]): string {
+  return path
+    .map((part, i) =>
+      typeof part === "number" ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`,
+    )
+    .join("");
+}
+
+/** `/messages/3/content/1/type` (RFC 6901: `~` and `/` escaped). */
+export function pointerOf(path: readonly PropertyKey[]): string {
+  return path.map((part) => `/${String(part).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
+}
+
+/** Posted messages that break the format's rules (400): shape, pairing, duplicates, empty content. */
+export function invalidMessage(path: MessagePath, detail: string): InvalidInputError {
+  return new InvalidInputError(`${describePath(path)}: ${detail}`, {
+    ...PROBLEM_VARIANTS.invalidMessages,
+    issues: [{ pointer: pointerOf(path), detail }],
+  });
+}
+
+/** A valid message the service does not take in a turn (422): system prompts, items it does not model. */
+export function unsupportedMessage(path: MessagePath, detail: string): UnprocessableError {
+  return new UnprocessableError(`${describePath(path)}: ${detail}`, PROBLEM_VARIANTS.unsupportedMessage);
+}
+
+/**
+ * Parses `value` (the whole `field` array) with `schema`, or throws one
+ * {@link InvalidInputError} listing every issue, each located.
+ */
+export function parseMessages<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  field: MessagesField,
+): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => {
+    const path = [field, ...issue.path];
+    return { pointer: pointerOf(path), detail: `${describePath(path)}: ${issue.message}` };
+  });
+  throw new InvalidInputError(joinIssues(issues.map((issue) => issue.detail)), {
+    ...PROBLEM_VARIANTS.invalidMessages,
+    issues,
+  });
+}

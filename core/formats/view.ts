@@ -1,0 +1,100 @@
+/**
+ * The view a provider format is written from: the provider-visible events of
+ * a stream, turn by turn, each marked with what compaction did to it. Formats
+ * need more than the projected entries: an event the projection rewrote
+ * (stripped arguments or result) must not carry its opaque provider data
+ * back, and some providers refuse items whose siblings were dropped (OpenAI
+ * Responses item ids in a turn whose reasoning was stripped).
+ */
+import type {
+  ChatRequest,
+  ChatResponse,
+  Entry,
+  ToolCallRequest,
+  ToolCallResponse,
+} from "../events.ts";
+import { compactionsOf, project, resolvePolicies } from "../projection.ts";
+import { indexTurns } from "../turns.ts";
+
+/** An event a provider sees. */
+export type ProviderEvent = ChatRequest | ChatResponse | ToolCallRequest | ToolCallResponse;
+
+/** One provider-visible event of a view. */
+export interface ViewEvent {
+  readonly event: ProviderEvent;
+  /** The projection rewrote it (or made it, for a summary): its stored provider metadata no longer applies. */
+  readonly rewritten: boolean;
+}
+
+/** One turn of a view. */
+export interface ViewTurn {
+  /** Its provider-visible events, in stream order (possibly none). */
+  readonly events: readonly ViewEvent[];
+  /** A compaction stripped this turn's reasoning. */
+  readonly reasoningStripped: boolean;
+  /** This turn stands for a summarized run (a summary request and its answer). */
+  readonly summary: boolean;
+}
+
+/** A view, turn by turn. */
+export type ProviderView = readonly ViewTurn[];
+
+const PROVIDER_TYPES: ReadonlySet<string> = new Set([
+  "chat_request",
+  "chat_response",
+  "tool_call_request",
+  "tool_call_response",
+]);
+
+function isProviderEvent(entry: Entry): entry is ProviderEvent {
+  return PROVIDER_TYPES.has(entry.type);
+}
+
+/** Groups the provider-visible entries of `entries` by turn. */
+function byTurn(
+  entries: readonly Entry[],
+  turn: (index: number) => Omit<ViewTurn, "events">,
+  rewritten: (entry: Entry) => boolean,
+): ViewTurn[] {
+  const { turnOf, turnCount } = indexTurns(entries);
+  const events: ViewEvent[][] = Array.from({ length: turnCount }, () => []);
+  entries.forEach((entry, i) => {
+    if (isProviderEvent(entry)) {
+      events[turnOf[i] as number]?.push({ event: entry, rewritten: rewritten(entry) });
+    }
+  });
+  return events.map((turnEvents, index) => ({ ...turn(index), events: turnEvents }));
+}
+
+/** The raw stream, compactions left out (what `GET …/events?format=` answers). */
+export function rawView(raw: readonly Entry[]): ProviderView {
+  return byTurn(
+    raw,
+    () => ({ reasoningStripped: false, summary: false }),
+    () => false,
+  );
+}
+
+/** The projected view of a raw stream (what `GET …/projection?format=` answers). */
+export function projectedView(raw: readonly Entry[]): ProviderView {
+  const projection = project(raw);
+  const policies = resolvePolicies(compactionsOf(raw), indexTurns(raw).turnCount);
+  const stored = new Set(raw);
+  // Only an implicit turn 0 (no turn_start) can lose every event to a
+  // compaction and so vanish from the projected entries' turns.
+  const vanished = projection.turns.length - indexTurns(projection.entries).turnCount;
+  return byTurn(
+    projection.entries,
+    (index) => {
+      const origin = projection.turns[index + vanished];
+      if (origin === undefined || "summary" in origin) {
+        return { reasoningStripped: false, summary: origin !== undefined };
+      }
+      return {
+        reasoningStripped: policies[origin.kept]?.reasoning !== undefined,
+        summary: false,
+      };
+    },
+    (entry) => !stored.has(entry),
+  );
+}
