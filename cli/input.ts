@@ -6,29 +6,82 @@
 import { readFile } from "node:fs/promises";
 import { InvalidInputError } from "../core/errors.ts";
 import { type Entry, parseStream, type StreamIssue } from "../core/events.ts";
+import type { ProviderFormat } from "../core/formats/format.ts";
+import { PROVIDER_FORMATS, type ProviderFormatName } from "../core/formats/index.ts";
+import { transcriptToStream } from "../core/formats/transcripts.ts";
 import { decodeIfJp, decodeJpEntries, type StreamFormat } from "../core/jp-format.ts";
 import { type Io, type OptionsConfig, UsageError } from "./command.ts";
 
-/** The `--format` flag of every command that reads a stream. */
+/** The `--format` flag of every command that reads a stream, and `--drop-system` for transcripts. */
 export const FORMAT_OPTION = {
   format: { type: "string", default: "auto" },
+  "drop-system": { type: "boolean" },
 } as const satisfies OptionsConfig;
+
+const PROVIDER_NAMES = Object.keys(PROVIDER_FORMATS) as ProviderFormatName[];
 
 /** Help text of the input arguments, shared by the commands. */
 export const INPUT_HELP = `Input:
   FILE                   a stream file: a JSON array of entries (JP's events.json form
-                         or plain); stdin when FILE is omitted or "-"
-  --format auto|plain|jp JP's base64 form is detected per file (auto, the default);
-                         plain or jp forces one`;
+                         or plain), or a provider transcript: a JSON array of turns,
+                         each the array of messages that turn added; stdin when FILE
+                         is omitted or "-"
+  --format F             auto (the default): JP's base64 form is detected per file,
+                         and a transcript's format from its messages; or one of
+                         plain, jp, ${PROVIDER_NAMES.join(", ")}
+  --drop-system          drop a transcript turn's leading system/developer messages
+                         (otherwise refused: system prompts are not turns)`;
 
 /** The formats `--format` accepts. */
-export type FormatChoice = StreamFormat | "auto";
+export type FormatChoice = StreamFormat | "auto" | ProviderFormatName;
+
+/** The provider format of `--to` (JP, the stored form, is the caller's default). */
+export function outputFormat(name: string): ProviderFormat {
+  if (Object.hasOwn(PROVIDER_FORMATS, name)) return PROVIDER_FORMATS[name as ProviderFormatName];
+  throw new UsageError(`--to must be jp, ${PROVIDER_NAMES.join(", ")} (got "${name}")`);
+}
 
 /** Validates `--format`. */
 export function formatChoice(value: string | undefined): FormatChoice {
   const format = value ?? "auto";
   if (format === "auto" || format === "plain" || format === "jp") return format;
-  throw new UsageError(`--format must be auto, plain or jp (got "${format}")`);
+  if ((PROVIDER_NAMES as string[]).includes(format)) return format as ProviderFormatName;
+  throw new UsageError(
+    `--format must be auto, plain, jp, ${PROVIDER_NAMES.join(", ")} (got "${format}")`,
+  );
+}
+
+const ANTHROPIC_BLOCKS = new Set(["tool_use", "tool_result", "thinking", "redacted_thinking"]);
+const CHAT_PARTS = new Set(["image_url", "input_audio", "file"]);
+
+/**
+ * The provider format of a transcript, from the first message only one
+ * format has: Anthropic's tool and thinking blocks, or Chat's tool role,
+ * `tool_calls` and media parts. Text-only turns map to the same events in
+ * either format, so they read as OpenAI Chat.
+ */
+export function detectTranscriptFormat(turns: readonly unknown[]): ProviderFormatName {
+  for (const turn of turns) {
+    if (!Array.isArray(turn)) continue;
+    for (const message of turn) {
+      const { role, content, tool_calls } = (message ?? {}) as Record<string, unknown>;
+      if (role === "tool" || tool_calls !== undefined) return "openai-chat";
+      if (!Array.isArray(content)) continue;
+      for (const part of content) {
+        const type = (part as { type?: unknown } | null)?.type;
+        if (typeof type !== "string") continue;
+        if (ANTHROPIC_BLOCKS.has(type)) return "anthropic-messages";
+        if (CHAT_PARTS.has(type)) return "openai-chat";
+      }
+    }
+  }
+  return "openai-chat";
+}
+
+/** A parsed file is a provider transcript when its first item is an array (of messages). */
+export function isTranscript(raw: unknown, format: FormatChoice): raw is unknown[] {
+  if ((PROVIDER_NAMES as string[]).includes(format)) return true;
+  return format === "auto" && Array.isArray(raw) && Array.isArray(raw[0]);
 }
 
 /** Where a stream is read from: a path, or stdin. */
@@ -134,8 +187,30 @@ export function describeIssues(issues: readonly StreamIssue[], raw: unknown): st
   return `${where}${tidy(first.message)}${suffix}`;
 }
 
-/** Decodes raw entries from the chosen format and validates them. */
-export function entriesFromRaw(raw: unknown, format: FormatChoice, name: string): Entry[] {
+/**
+ * Decodes raw entries from the chosen format and validates them; a
+ * transcript is converted by its provider format.
+ */
+export function entriesFromRaw(
+  raw: unknown,
+  format: FormatChoice,
+  name: string,
+  options: { readonly dropSystem?: boolean } = {},
+): Entry[] {
+  if (isTranscript(raw, format)) {
+    if (!Array.isArray(raw)) {
+      throw new InvalidInputError(`${name}: a transcript must be a JSON array of turns`);
+    }
+    const provider = format === "auto" ? detectTranscriptFormat(raw) : format;
+    try {
+      return transcriptToStream(PROVIDER_FORMATS[provider as ProviderFormatName], raw, options);
+    } catch (error) {
+      if (!(error instanceof InvalidInputError)) throw error;
+      throw new InvalidInputError(`${name} (${provider} transcript), ${error.message}`, {
+        cause: error,
+      });
+    }
+  }
   if (!Array.isArray(raw)) {
     throw new InvalidInputError(`${name}: a stream must be a JSON array of entries`);
   }
@@ -146,14 +221,45 @@ export function entriesFromRaw(raw: unknown, format: FormatChoice, name: string)
   return parsed.entries;
 }
 
-/** Reads, decodes and validates the stream a command was given. */
+/** What a command was given: a stream, or a provider transcript (kept as posted, for `replay`). */
+export type LoadedInput =
+  | { readonly kind: "stream"; readonly entries: Entry[] }
+  | {
+      readonly kind: "transcript";
+      readonly format: ProviderFormatName;
+      readonly turns: unknown[];
+      readonly dropSystem: boolean;
+      /** The transcript as a JP stream (validated). */
+      readonly entries: Entry[];
+    };
+
+/** The flags {@link loadInput} reads. */
+export interface InputFlags {
+  readonly format?: string | undefined;
+  readonly "drop-system"?: boolean | undefined;
+}
+
+/** Reads, decodes and validates what a command was given. */
+export async function loadInput(
+  positionals: readonly string[],
+  values: InputFlags,
+  io: Io,
+): Promise<LoadedInput> {
+  const choice = formatChoice(values.format);
+  const source = streamSource(positionals, io);
+  const raw = parseJson(await readSource(source, io), source.name);
+  const options = { dropSystem: values["drop-system"] === true };
+  const entries = entriesFromRaw(raw, choice, source.name, options);
+  if (!isTranscript(raw, choice)) return { kind: "stream", entries };
+  const format = choice === "auto" ? detectTranscriptFormat(raw) : (choice as ProviderFormatName);
+  return { kind: "transcript", format, turns: raw, dropSystem: options.dropSystem, entries };
+}
+
+/** Reads, decodes and validates the stream a command was given (a transcript converted). */
 export async function loadStream(
   positionals: readonly string[],
-  format: string | undefined,
+  values: InputFlags,
   io: Io,
 ): Promise<Entry[]> {
-  const choice = formatChoice(format);
-  const source = streamSource(positionals, io);
-  const text = await readSource(source, io);
-  return entriesFromRaw(parseJson(text, source.name), choice, source.name);
+  return (await loadInput(positionals, values, io)).entries;
 }

@@ -4,8 +4,8 @@
  * on stderr (1: bad input or a failed run, 2: bad usage).
  */
 import { readFile } from "node:fs/promises";
+import { ServiceError } from "../client/errors.ts";
 import { InvalidInputError } from "../core/errors.ts";
-import { ServiceError } from "./client.ts";
 import { EXIT, type Io, oneLine, UsageError, write } from "./command.ts";
 import { COMMANDS, type CommandEntry, findCommand } from "./commands/index.ts";
 

@@ -72,6 +72,11 @@ export function joinIssues(details: readonly string[]): string {
   return omitted > 0 ? `${listed} (and ${omitted} more)` : listed;
 }
 
+/** A JSON pointer (RFC 6901) to `path`: `~` and `/` escaped. */
+export function jsonPointer(path: readonly PropertyKey[]): string {
+  return path.map((key) => `/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
+}
+
 /** Input that does not validate (400); `issues` locate each problem when there are several. */
 export class InvalidInputError extends AutocompactError {
   override readonly name: string = "InvalidInputError";

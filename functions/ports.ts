@@ -35,6 +35,12 @@ export interface ConversationHead {
   /** The model of the latest turn. */
   readonly model?: ModelInfo;
   /**
+   * The latest timestamp of any stored event, in milliseconds since the
+   * epoch rounded up: the service stamps a format-posted turn no earlier.
+   * Absent on heads written before it existed.
+   */
+  readonly latest_event_ms?: number;
+  /**
    * The keys of compactions a reset too big for one write has still to
    * remove (never empty: a write setting `removing: []` clears it). Set and
    * cleared by {@link ConversationStore.removeCompactions}; the conversation
@@ -125,7 +131,15 @@ export const HEAD_COUNTERS = [
  */
 export type AppendCondition =
   | { readonly compactions_version: number }
-  | { readonly uncompacted: true; readonly add_projected_chars: number };
+  | {
+      readonly uncompacted: true;
+      readonly add_projected_chars: number;
+      /**
+       * When given, the head's `latest_event_ms` must be absent or not later
+       * than this (the turn's events are no older than any stored one).
+       */
+      readonly latest_event_ms?: number;
+    };
 
 /**
  * Storage of conversations. Every method is strongly consistent; every write

@@ -78,14 +78,10 @@ async function local(action: Action, values: Values, io: Io): Promise<number> {
   const key = values.key ?? io.env.AUTOCOMPACT_DEV_KEY ?? LOCAL_DEV_KEY;
   const client = serviceClient({ url: values.url, key }, io);
   if (action === "list") {
-    const { body } = await client.request<{ dead_letters: unknown[] }>(
-      "GET",
-      "/local/dead-letters",
-    );
-    for (const entry of body.dead_letters) await line(io, entry);
+    const { dead_letters } = await client.deadLetters();
+    for (const entry of dead_letters) await line(io, entry);
   } else {
-    const { body } = await client.request<{ moved: number }>("POST", "/local/dead-letters/redrive");
-    await line(io, body);
+    await line(io, await client.redriveDeadLetters());
   }
   return EXIT.ok;
 }

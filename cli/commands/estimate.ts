@@ -18,7 +18,7 @@ ${INPUT_HELP}
 Exit codes: 0 ok, 1 bad input, 2 bad usage.`;
 
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
-  const entries = await loadStream(positionals, values.format, io);
+  const entries = await loadStream(positionals, values, io);
   const { chars, estimated_tokens, turn_count } = estimateStream(entries);
   await write(io.stdout, `${JSON.stringify({ chars, estimated_tokens, turn_count }, null, 2)}\n`);
   return EXIT.ok;

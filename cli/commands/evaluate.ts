@@ -75,7 +75,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
   const now = nowMillis(values.now, io.now);
   const summarizer = await summarizerFromOptions(values, io.env);
   const layers = await configLayers(values);
-  const entries = await loadStream(positionals, values.format, io);
+  const entries = await loadStream(positionals, values, io);
   const context = { layers, nowMillis: now, ...(model === undefined ? {} : { model }) };
   const step = await evaluateStream(
     entries,

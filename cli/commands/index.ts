@@ -25,6 +25,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./project.ts"),
   },
   {
+    name: "convert",
+    group: "offline",
+    summary: "convert a stream or provider transcript to JP events or a provider format (--to)",
+    load: () => import("./convert.ts"),
+  },
+  {
     name: "estimate",
     group: "offline",
     summary: 'print {"chars","estimated_tokens","turn_count"} of the projected view',

@@ -2,7 +2,7 @@
 
 import { InvalidInputError } from "../../core/errors.ts";
 import { estimateView } from "../../core/estimate.ts";
-import { type Entry, parseStream } from "../../core/events.ts";
+import { parseStream } from "../../core/events.ts";
 import { project } from "../../core/projection.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
 import { defineCommand, EXIT, write } from "../command.ts";
@@ -31,11 +31,8 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
   const conversation = conversationOf(values);
   const client = serviceClient(values, io);
   if (values.text) {
-    const { body } = await client.request<{ events: unknown[] }>(
-      "GET",
-      `/v1/conversations/${conversation}/events`,
-    );
-    const parsed = parseStream(body.events);
+    const { events } = await client.events(conversation);
+    const parsed = parseStream(events);
     if (!parsed.ok)
       throw new InvalidInputError("the service returned a stream this client cannot read");
     const projection = project(parsed.entries);
@@ -46,17 +43,11 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     return EXIT.ok;
   }
   if (values.compacted) {
-    const { body } = await client.request<unknown>(
-      "GET",
-      `/v1/conversations/${conversation}/projection`,
-    );
-    await write(io.stdout, `${JSON.stringify(body)}\n`);
+    const projection = await client.projection(conversation);
+    await write(io.stdout, `${JSON.stringify(projection)}\n`);
     return EXIT.ok;
   }
-  const { body } = await client.request<{ events: Entry[] }>(
-    "GET",
-    `/v1/conversations/${conversation}/events`,
-  );
-  await write(io.stdout, `${JSON.stringify(body.events)}\n`);
+  const { events } = await client.events(conversation);
+  await write(io.stdout, `${JSON.stringify(events)}\n`);
   return EXIT.ok;
 });

@@ -1,13 +1,15 @@
 /** `autocompact project`: the projected ("compacted") view of a stream. */
 import { estimateView } from "../../core/estimate.ts";
+import { PROVIDER_FORMATS } from "../../core/formats/index.ts";
+import { projectionBody } from "../../core/formats/transcripts.ts";
 import { project } from "../../core/projection.ts";
-import { defineCommand, EXIT, write } from "../command.ts";
-import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
+import { defineCommand, EXIT, UsageError, write } from "../command.ts";
+import { FORMAT_OPTION, INPUT_HELP, loadStream, outputFormat } from "../input.ts";
 import { renderProjection } from "../render.ts";
 
-const OPTIONS = { ...FORMAT_OPTION, text: { type: "boolean" } } as const;
+const OPTIONS = { ...FORMAT_OPTION, text: { type: "boolean" }, to: { type: "string" } } as const;
 
-const USAGE = `Usage: autocompact project [FILE] [--text] [--format auto|plain|jp]
+const USAGE = `Usage: autocompact project [FILE] [--text | --to FORMAT] [--format …]
 
 Applies the stream's compactions (RFD 064 projection) and prints the view an
 LLM should see, as one line of JSON on stdout:
@@ -15,6 +17,11 @@ LLM should see, as one line of JSON on stdout:
    "turns": [{"kept": 3} | {"summary": {"from": 1, "to": 9}}, ...],
    "estimated_tokens": N}
 turns maps each projected turn to the raw turn(s) it comes from.
+
+  --to FORMAT            answer in a provider format instead, as the service's
+                         GET …/projection?format= does: {"format", "messages",
+                         "turns", "estimated_tokens"}, the messages ready for the
+                         next request (${Object.keys(PROVIDER_FORMATS).join(", ")})
 
   --text                 render the view for people instead: one block per
                          projected turn ("── turn 3 ──", "── turns 1–9 · summary (auto) ──"),
@@ -27,8 +34,15 @@ ${INPUT_HELP}
 Exit codes: 0 ok, 1 bad input, 2 bad usage.`;
 
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
-  const entries = await loadStream(positionals, values.format, io);
+  const target = values.to === undefined || values.to === "jp" ? undefined : values.to;
+  if (target !== undefined && values.text) throw new UsageError("give --text or --to, not both");
+  const codec = target === undefined ? undefined : outputFormat(target);
+  const entries = await loadStream(positionals, values, io);
   const projection = project(entries);
+  if (codec) {
+    await write(io.stdout, `${JSON.stringify(projectionBody(codec, entries, projection))}\n`);
+    return EXIT.ok;
+  }
   const estimate = estimateView(projection.entries);
   if (values.text) {
     const color = io.stdout.isTTY === true && !io.env.NO_COLOR;

@@ -11,7 +11,7 @@ import { splitTurns } from "../../core/turns.ts";
 import { signWebhook } from "../../functions/api/webhooks.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
-import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
+import { FORMAT_OPTION, INPUT_HELP, type LoadedInput, loadInput } from "../input.ts";
 import { MODEL_OPTIONS, modelInfo } from "../options.ts";
 
 const OPTIONS = {
@@ -28,7 +28,9 @@ const USAGE = `Usage: autocompact replay [FILE] --conversation ID [--url URL] [-
 
 Posts the stream's turns to POST /v1/conversations/{id}/turns, in order, with a
 progress bar on stderr. Compaction entries in the file are not posted (the
-service decides its own; add manual ones with the API). Prints a JSON summary on
+service decides its own; add manual ones with the API). A provider transcript's
+turns are posted in their format ({"format", "messages"}), as a platform would
+(--drop-system is sent as drop_system). Prints a JSON summary on
 stdout: {"conversation","turns","created","replayed","evaluated_through"}.
 
   --model ID, --context-window N   the model sent with every turn
@@ -60,36 +62,47 @@ function signedHeaders(secret: string, id: string, text: string): Record<string,
   };
 }
 
-export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
-  const conversation = conversationOf(values);
-  const client = serviceClient(values, io);
-  const model = modelInfo(values);
-  const entries = await loadStream(positionals, values.format, io);
+/** A stream's turns, each posted as its JP events (compaction entries are not posted). */
+async function streamPosts(entries: Entry[], io: Io): Promise<{ events: Entry[] }[]> {
   const dropped = entries.filter((e) => e.type === "compaction").length;
   if (dropped > 0)
     await write(
       io.stderr,
       `note: ${dropped} compaction entr${dropped === 1 ? "y is" : "ies are"} not posted\n`,
     );
-  const turns = splitTurns(entries.filter((e) => e.type !== "compaction"));
-  let created = 0;
-  let replayed = 0;
+  return splitTurns(entries.filter((e) => e.type !== "compaction")).map((events) => ({ events }));
+}
+
+/** A transcript's turns, each posted in its provider format as the platform would. */
+async function transcriptPosts(input: Extract<LoadedInput, { kind: "transcript" }>) {
+  return input.turns.map((messages) => ({
+    format: input.format,
+    messages: messages as unknown[],
+    ...(input.dropSystem ? { drop_system: true } : {}),
+  }));
+}
+
+export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
+  const conversation = conversationOf(values);
+  const client = serviceClient(values, io);
+  const model = modelInfo(values);
+  const input = await loadInput(positionals, values, io);
   const secret = values["webhook-secret"];
   if (secret !== undefined && !secret.startsWith("whsec_")) {
     throw new UsageError("--webhook-secret must look like whsec_<base64>");
   }
-  for (const [turn, events] of turns.entries()) {
-    const { body } = await client.request<{ status: string }>(
-      "POST",
-      `/v1/conversations/${conversation}/turns`,
-      {
-        turn,
-        events: events as Entry[],
-        ...(model ? { model } : {}),
-      },
-      secret ? (text) => signedHeaders(secret, `replay_${turn}_${Date.now()}`, text) : undefined,
+  const bodies =
+    input.kind === "transcript" ? transcriptPosts(input) : streamPosts(input.entries, io);
+  const turns = await bodies;
+  let created = 0;
+  let replayed = 0;
+  for (const [turn, body] of turns.entries()) {
+    const outcome = await client.postTurn(
+      conversation,
+      { turn, ...body, ...(model ? { model } : {}) },
+      secret ? { sign: (text) => signedHeaders(secret, `replay_${turn}_${Date.now()}`, text) } : {},
     );
-    if (body.status === "created") created++;
+    if (outcome.status === "created") created++;
     else replayed++;
     progress(io, turn + 1, turns.length);
   }
@@ -100,11 +113,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       throw new UsageError(`--wait-timeout must be whole seconds (got "${timeoutText}")`);
     const deadline = Date.now() + Number(timeoutText) * 1000;
     for (;;) {
-      const { body } = await client.request<{ evaluated_through: number | null }>(
-        "GET",
-        `/v1/conversations/${conversation}`,
-      );
-      evaluated = body.evaluated_through;
+      evaluated = (await client.conversation(conversation)).evaluated_through;
       if (evaluated !== null && evaluated >= turns.length - 1) break;
       if (Date.now() > deadline) {
         throw new InvalidInputError(
@@ -116,7 +125,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
   }
   await write(
     io.stdout,
-    `${JSON.stringify({ conversation: decodeURIComponent(conversation), turns: turns.length, created, replayed, evaluated_through: evaluated })}\n`,
+    `${JSON.stringify({ conversation, turns: turns.length, created, replayed, evaluated_through: evaluated })}\n`,
   );
   return EXIT.ok;
 });

@@ -30,11 +30,14 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values }, io) => {
     throw new UsageError(`--position must be a whole number from 1 (got "${values.position}")`);
   }
   const client = serviceClient(values, io);
-  const path =
+  const removed = await client.reset(
+    conversation,
     values.position !== undefined
-      ? `/v1/conversations/${conversation}/compactions/${values.position}`
-      : `/v1/conversations/${conversation}/compactions${values.source ? `?source=${values.source}` : ""}`;
-  const { body } = await client.request<unknown>("DELETE", path);
-  await write(io.stdout, `${JSON.stringify(body)}\n`);
+      ? { position: Number(values.position) }
+      : values.source
+        ? { source: values.source }
+        : {},
+  );
+  await write(io.stdout, `${JSON.stringify(removed)}\n`);
   return EXIT.ok;
 });

@@ -86,7 +86,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
   if (values.out === "") throw new UsageError("--out needs a file path");
   const summarizer = await summarizerFromOptions(values, io.env);
   const layers = await configLayers(values);
-  const entries = await loadStream(positionals, values.format, io);
+  const entries = await loadStream(positionals, values, io);
   let simulation: Awaited<ReturnType<typeof simulateStream>>;
   try {
     simulation = await simulateStream(entries, {

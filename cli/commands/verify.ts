@@ -25,11 +25,7 @@ repaired (without --repair, or in turn sizes), or a request failed; 2 bad usage.
 export const command = defineCommand(USAGE, OPTIONS, async ({ values }, io) => {
   const conversation = conversationOf(values);
   const client = serviceClient(values, io);
-  const path = `/v1/conversations/${conversation}/verify${values.repair ? "?repair=true" : ""}`;
-  const { body } = await client.request<{
-    drift: { field: string }[];
-    repaired: boolean;
-  }>("POST", path);
+  const body = await client.verify(conversation, { repair: values.repair === true });
   await write(io.stdout, `${JSON.stringify(body)}\n`);
   // A repair rewrites the head's counters; drift in stored turn sizes remains.
   const left = body.repaired ? body.drift.filter((d) => d.field.startsWith("turns[")) : body.drift;

@@ -7,6 +7,7 @@ import type * as z from "zod";
 import {
   InvalidInputError,
   joinIssues,
+  jsonPointer,
   PROBLEM_VARIANTS,
   UnprocessableError,
 } from "../errors.ts";
@@ -24,38 +25,32 @@ export function describePath(path: readonly PropertyKey[]): string {
     .join("");
 }
 
-/** `/messages/3/content/1/type` (RFC 6901: `~` and `/` escaped). */
-export function pointerOf(path: readonly PropertyKey[]): string {
-  return path.map((part) => `/${String(part).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
-}
-
 /** Posted messages that break the format's rules (400): shape, pairing, duplicates, empty content. */
 export function invalidMessage(path: MessagePath, detail: string): InvalidInputError {
   return new InvalidInputError(`${describePath(path)}: ${detail}`, {
     ...PROBLEM_VARIANTS.invalidMessages,
-    issues: [{ pointer: pointerOf(path), detail }],
+    issues: [{ pointer: jsonPointer(path), detail }],
   });
 }
 
 /** A valid message the service does not take in a turn (422): system prompts, items it does not model. */
 export function unsupportedMessage(path: MessagePath, detail: string): UnprocessableError {
-  return new UnprocessableError(`${describePath(path)}: ${detail}`, PROBLEM_VARIANTS.unsupportedMessage);
+  return new UnprocessableError(
+    `${describePath(path)}: ${detail}`,
+    PROBLEM_VARIANTS.unsupportedMessage,
+  );
 }
 
 /**
  * Parses `value` (the whole `field` array) with `schema`, or throws one
  * {@link InvalidInputError} listing every issue, each located.
  */
-export function parseMessages<T>(
-  schema: z.ZodType<T>,
-  value: unknown,
-  field: MessagesField,
-): T {
+export function parseMessages<T>(schema: z.ZodType<T>, value: unknown, field: MessagesField): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => {
     const path = [field, ...issue.path];
-    return { pointer: pointerOf(path), detail: `${describePath(path)}: ${issue.message}` };
+    return { pointer: jsonPointer(path), detail: `${describePath(path)}: ${issue.message}` };
   });
   throw new InvalidInputError(joinIssues(issues.map((issue) => issue.detail)), {
     ...PROBLEM_VARIANTS.invalidMessages,

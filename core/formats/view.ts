@@ -13,7 +13,7 @@ import type {
   ToolCallRequest,
   ToolCallResponse,
 } from "../events.ts";
-import { compactionsOf, project, resolvePolicies } from "../projection.ts";
+import { compactionsOf, type Projection, project, resolvePolicies } from "../projection.ts";
 import { indexTurns } from "../turns.ts";
 
 /** An event a provider sees. */
@@ -75,9 +75,14 @@ export function rawView(raw: readonly Entry[]): ProviderView {
   );
 }
 
-/** The projected view of a raw stream (what `GET …/projection?format=` answers). */
-export function projectedView(raw: readonly Entry[]): ProviderView {
-  const projection = project(raw);
+/**
+ * The projected view of a raw stream (what `GET …/projection?format=`
+ * answers); `projection` is `project(raw)` when the caller has it already.
+ */
+export function projectedView(
+  raw: readonly Entry[],
+  projection: Projection = project(raw),
+): ProviderView {
   const policies = resolvePolicies(compactionsOf(raw), indexTurns(raw).turnCount);
   const stored = new Set(raw);
   // Only an implicit turn 0 (no turn_start) can lose every event to a

@@ -13,8 +13,10 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { parseConfigTree, RuleLayer } from "../../core/config.ts";
-import { InvalidInputError, joinIssues } from "../../core/errors.ts";
+import { InvalidInputError, joinIssues, jsonPointer } from "../../core/errors.ts";
 import { parseStream } from "../../core/events.ts";
+import { FORMAT_NAMES, PROVIDER_FORMATS } from "../../core/formats/index.ts";
+import type { TurnPost } from "../conversations/posted-turn.ts";
 import type { ConversationService } from "../conversations/service.ts";
 import { hashApiKey } from "../keys.ts";
 import type { Clock, Tenant, TenantDirectory, WebhookReceipts } from "../ports.ts";
@@ -30,7 +32,13 @@ import {
 } from "./errors.ts";
 import { DOCUMENT, registerComponents } from "./openapi.ts";
 import * as routes from "./routes.ts";
-import { type CompactionBody, ConversationId, MAX_SPEC_LENGTH, TurnBody } from "./schemas.ts";
+import {
+  type CompactionBody,
+  ConversationId,
+  FormatTurnBody,
+  MAX_SPEC_LENGTH,
+  TurnBody,
+} from "./schemas.ts";
 import { rememberWebhook, verifyWebhook } from "./webhooks.ts";
 
 /** Default request body limit: below Lambda's 6 MB synchronous payload limit. */
@@ -75,11 +83,6 @@ export function serverErrorLogger(
 
 type Env = { Variables: { tenant: Tenant } };
 
-/** A JSON pointer (RFC 6901) to `path`. */
-function pointer(path: readonly PropertyKey[]): string {
-  return path.map((key) => `/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
-}
-
 /** The keys of the object `schema` has at `path`, if it is one. */
 function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): string[] | undefined {
   let current: z.ZodType | undefined = schema;
@@ -101,10 +104,10 @@ function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): string[] | 
 function invalid(error: z.ZodError, what: string, schema?: z.ZodType): InvalidInputError {
   const errors = error.issues.flatMap((issue) => {
     if (issue.code !== "unrecognized_keys")
-      return [{ pointer: pointer(issue.path), detail: issue.message }];
+      return [{ pointer: jsonPointer(issue.path), detail: issue.message }];
     const known = schema && knownKeys(schema, issue.path);
     const detail = `unknown key${known ? ` (known: ${known.join(", ")})` : ""}`;
-    return issue.keys.map((key) => ({ pointer: pointer([...issue.path, key]), detail }));
+    return issue.keys.map((key) => ({ pointer: jsonPointer([...issue.path, key]), detail }));
   });
   const first = errors[0];
   return new InvalidInputError(
@@ -117,6 +120,70 @@ function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: string)
   const result = schema.safeParse(value);
   if (!result.success) throw invalid(result.error, what, schema);
   return result.data;
+}
+
+/**
+ * A turn post's body: JP events (`events`, with no `format` or `format:
+ * "jp"`), or one turn of a provider format's messages; exactly one of them.
+ */
+function turnPost(raw: unknown): TurnPost {
+  const fields = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? raw : {};
+  const { format, ...rest } = fields as { format?: unknown };
+  if (format === undefined || format === "jp") {
+    const stray = ["messages", "input"].find((key) => Object.hasOwn(rest, key));
+    if (stray) {
+      throw new InvalidInputError(
+        `\`${stray}\` needs a \`format\` (one of ${FORMAT_NAMES.filter((name) => name !== "jp").join(", ")}); JP events are posted as \`events\``,
+        { issues: [{ pointer: "/format", detail: "missing" }] },
+      );
+    }
+    const body = parseWith(TurnBody, format === undefined ? raw : rest, "the turn");
+    const parsed = parseStream(body.events);
+    if (!parsed.ok) {
+      const errors = parsed.issues.map((issue) => ({
+        pointer: `/events/${issue.index}${issue.path ? `/${issue.path.replaceAll(".", "/").replace(/\[(\d+)\]/g, "/$1")}` : ""}`,
+        detail: issue.message,
+      }));
+      const first = parsed.issues[0];
+      throw new InvalidInputError(
+        `events[${first?.index}]${first?.path ? `.${first.path}` : ""}: ${first?.message}${parsed.issues.length > 1 ? ` (and ${parsed.issues.length - 1} more)` : ""}`,
+        { issues: errors },
+      );
+    }
+    return {
+      turn: body.turn,
+      events: parsed.entries,
+      ...(body.model ? { model: body.model } : {}),
+    };
+  }
+  if (Object.hasOwn(rest, "events")) {
+    throw new InvalidInputError(
+      `post either JP \`events\` or \`format\` with its messages, not both (format is "${String(format)}")`,
+      { issues: [{ pointer: "/events", detail: "not with format" }] },
+    );
+  }
+  const body = parseWith(FormatTurnBody, raw, "the turn");
+  const { field } = PROVIDER_FORMATS[body.format];
+  const other = field === "messages" ? "input" : "messages";
+  if (body[other] !== undefined) {
+    throw new InvalidInputError(
+      `format ${body.format} carries its messages in \`${field}\`, not \`${other}\``,
+      { issues: [{ pointer: `/${other}`, detail: `use ${field}` }] },
+    );
+  }
+  if (body[field] === undefined) {
+    throw new InvalidInputError(`format ${body.format} needs the turn's messages in \`${field}\``, {
+      issues: [{ pointer: `/${field}`, detail: "missing" }],
+    });
+  }
+  return {
+    turn: body.turn,
+    ...(body.model ? { model: body.model } : {}),
+    format: body.format,
+    messages: body[field],
+    ...(body.drop_system === undefined ? {} : { drop_system: body.drop_system }),
+    ...(body.timestamp === undefined ? {} : { timestamp: body.timestamp }),
+  };
 }
 
 const conversationId = (raw: string | undefined) =>
@@ -365,40 +432,39 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
         nowSeconds,
       );
     }
-    const body = parseWith(TurnBody, parseJson(text), "the turn");
-    const parsed = parseStream(body.events);
-    if (!parsed.ok) {
-      const errors = parsed.issues.map((issue) => ({
-        pointer: `/events/${issue.index}${issue.path ? `/${issue.path.replaceAll(".", "/").replace(/\[(\d+)\]/g, "/$1")}` : ""}`,
-        detail: issue.message,
-      }));
-      const first = parsed.issues[0];
-      throw new InvalidInputError(
-        `events[${first?.index}]${first?.path ? `.${first.path}` : ""}: ${first?.message}${parsed.issues.length > 1 ? ` (and ${parsed.issues.length - 1} more)` : ""}`,
-        { issues: errors },
-      );
-    }
-    const outcome = await deps.service.appendTurn(tenant, id, {
-      turn: body.turn,
-      events: parsed.entries,
-      ...(body.model ? { model: body.model } : {}),
-    });
+    const outcome = await deps.service.appendTurn(tenant, id, turnPost(parseJson(text)));
     return c.json(outcome, outcome.status === "created" ? 202 : 200);
   });
 
   app.openapi(routes.getConversation, async (c) =>
     c.json(await deps.service.summary(c.get("tenant"), c.req.valid("param").id), 200),
   );
-  app.openapi(routes.listEvents, async (c) =>
-    c.json({ events: await deps.service.events(c.get("tenant"), c.req.valid("param").id) }, 200),
-  );
+  app.openapi(routes.listEvents, async (c) => {
+    const tenant = c.get("tenant");
+    const { id } = c.req.valid("param");
+    const { format = "jp" } = c.req.valid("query");
+    return c.json(
+      format === "jp"
+        ? { events: await deps.service.events(tenant, id) }
+        : await deps.service.inFormat(tenant, id, format, "raw"),
+      200,
+    );
+  });
   app.openapi(routes.deleteConversation, async (c) => {
     await deps.service.deleteConversation(c.get("tenant"), c.req.valid("param").id);
     return c.body(null, 204);
   });
-  app.openapi(routes.getProjection, async (c) =>
-    c.json(await deps.service.projection(c.get("tenant"), c.req.valid("param").id), 200),
-  );
+  app.openapi(routes.getProjection, async (c) => {
+    const tenant = c.get("tenant");
+    const { id } = c.req.valid("param");
+    const { format = "jp" } = c.req.valid("query");
+    return c.json(
+      format === "jp"
+        ? await deps.service.projection(tenant, id)
+        : await deps.service.inFormat(tenant, id, format, "projected"),
+      200,
+    );
+  });
   app.openapi(routes.listCompactions, async (c) =>
     c.json(
       { compactions: await deps.service.compactions(c.get("tenant"), c.req.valid("param").id) },

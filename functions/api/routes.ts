@@ -19,13 +19,14 @@ import {
   ConfigResponse,
   ConversationParams,
   ConversationSummary,
-  EventsResponse,
+  EventsInAnyFormat,
+  FormatQuery,
   GatewayMessage,
   HealthResponse,
   ListedCompaction,
   OpenApiDocument,
   ProblemSchema,
-  ProjectionResponse,
+  ProjectionInAnyFormat,
   RemovedResponse,
   ResetQuery,
   TurnConflictProblem,
@@ -130,7 +131,10 @@ export const appendTurn = createRoute({
   request: {
     params: ConversationParams,
     headers: WebhookHeaders,
-    body: body("TurnRequest", "The turn's number, its model and its events."),
+    body: body(
+      "TurnRequest",
+      "The turn's number, its model, and its events, or its messages in a provider format (`format`).",
+    ),
   },
   responses: {
     202: json("Stored; its evaluation is enqueued.", AppendResponse),
@@ -145,7 +149,9 @@ export const appendTurn = createRoute({
     ),
     413: tooLarge,
     415: notJson,
-    422: problem("The turn cannot be stored: past DynamoDB's item size limits."),
+    422: problem(
+      "The turn cannot be stored: past DynamoDB's item size limits; or (`/problems/unsupported-message`) it holds a message the service does not take in a turn: a system or developer prompt (send it with each call, or post `drop_system: true`), or an item the format has and the service does not model.",
+    ),
     503: problem(
       "Too many concurrent writes to the conversation, or it is being deleted; retry the request (after `Retry-After` seconds).",
     ),
@@ -181,20 +187,41 @@ export const getConversation = conversationRead(
   ConversationSummary,
 );
 
-export const listEvents = conversationRead(
+/** A read of one conversation in a format of `?format=`. */
+const formattedRead = <P extends string, T extends z.ZodType>(
+  path: P,
+  operationId: string,
+  summary: string,
+  description: string,
+  schema: T,
+) =>
+  createRoute({
+    method: "get",
+    path,
+    operationId,
+    summary,
+    request: { params: ConversationParams, query: FormatQuery },
+    responses: {
+      200: json(description, schema),
+      ...conversation,
+      404: notFound,
+    },
+  });
+
+export const listEvents = formattedRead(
   "/v1/conversations/{id}/events",
   "listEvents",
-  "The raw stream, compactions included (with their source)",
+  "The raw stream: JP events, compactions included (with their source); or, with `?format=`, its messages in that provider format, compactions left out (read them at `/compactions`)",
   "The raw stream.",
-  EventsResponse,
+  EventsInAnyFormat,
 );
 
-export const getProjection = conversationRead(
+export const getProjection = formattedRead(
   "/v1/conversations/{id}/projection",
   "getProjection",
-  "The compacted view for the next LLM call, and each turn's origin",
+  "The compacted view for the next LLM call, and each turn's origin; with `?format=`, as that provider's request messages, ready to send",
   "The projection.",
-  ProjectionResponse,
+  ProjectionInAnyFormat,
 );
 
 export const listCompactions = conversationRead(

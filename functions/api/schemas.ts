@@ -15,7 +15,12 @@ import {
   ToolCallMode,
 } from "../../core/config.ts";
 import { MAX_LISTED_ISSUES } from "../../core/errors.ts";
-import { Compaction, Entry, JsonObject, UnknownEntry } from "../../core/events.ts";
+import { Compaction, Entry, JsonObject, Timestamp, UnknownEntry } from "../../core/events.ts";
+import {
+  FORMAT_NAMES,
+  PROVIDER_FORMATS,
+  type ProviderFormatName,
+} from "../../core/formats/index.ts";
 import { MAX_TURN } from "../store/dynamodb-keys.ts";
 
 // The two `z.custom` schemas of the wire format cannot describe themselves:
@@ -81,8 +86,8 @@ export const Event = Entry.clone().openapi("Event", {
   description: "An entry of the JP-compatible event stream; unknown entry types are kept verbatim.",
 });
 
-/** `POST /v1/conversations/{id}/turns`. Events are validated entry by entry afterwards. */
-export const TurnBody = z.strictObject({
+/** The fields every turn post has, whatever its format. */
+const TurnFields = {
   // The bound is the DynamoDB key codec's: a larger turn cannot be stored.
   turn: z
     .number({ error: "turn must be a whole number ≥ 0" })
@@ -90,17 +95,92 @@ export const TurnBody = z.strictObject({
     .nonnegative()
     .max(MAX_TURN, `turn must be at most ${MAX_TURN}`),
   model: ModelInfoSchema.optional(),
+};
+
+/** `POST /v1/conversations/{id}/turns` with JP events. Events are validated entry by entry afterwards. */
+export const TurnBody = z.strictObject({
+  ...TurnFields,
   events: z.array(z.unknown()).min(1, "a turn needs at least one event"),
 });
 
+const PROVIDER_FORMAT_NAMES = Object.keys(PROVIDER_FORMATS) as [
+  ProviderFormatName,
+  ...ProviderFormatName[],
+];
+
+/** `?format=` of the reads: JP events (the default) or a provider format. */
+export const FormatName = z
+  .enum(FORMAT_NAMES as [string, ...string[]], {
+    error: `unknown format: use one of ${FORMAT_NAMES.join(", ")}`,
+  })
+  .openapi({ description: "The format of the answer (ARCHITECTURE §15); default `jp`." });
+
+/** The options of a turn posted in a provider format. */
+const FormatOptions = {
+  drop_system: z.boolean().optional().openapi({
+    description:
+      "Drop leading system/developer messages (the platform sends its system prompt with each call) instead of refusing the turn.",
+  }),
+  timestamp: z.string().max(64).pipe(Timestamp).optional().openapi({
+    type: "string",
+    maxLength: 64,
+    description:
+      "Stamp every event with this time (RFC 3339). By default the service stamps the turn when it stores it, never earlier than the conversation's last event.",
+  }),
+};
+
 /**
- * The documented turn body: {@link TurnBody} with its events described as
- * {@link Event}s, which core's `parseStream` checks them against one by one
- * (so each problem is located by index).
+ * `POST /v1/conversations/{id}/turns` in a provider format: the messages are
+ * kept unparsed here, because the format checks them (and locates each
+ * problem) when it converts them.
  */
-export const TurnRequest = TurnBody.extend({ events: z.array(Event).min(1) }).openapi(
-  "TurnRequest",
+export const FormatTurnBody = z.strictObject({
+  ...TurnFields,
+  format: z.enum(PROVIDER_FORMAT_NAMES, {
+    error: `unknown format: use one of ${FORMAT_NAMES.join(", ")} (\`jp\` posts \`events\`)`,
+  }),
+  messages: z.unknown().optional(),
+  input: z.unknown().optional(),
+  ...FormatOptions,
+});
+
+/** PascalCase of a format name, for component names (`openai-chat` → `OpenaiChat`). */
+const pascal = (name: string) =>
+  name.replace(/(^|-)([a-z])/g, (_, _dash: string, letter: string) => letter.toUpperCase());
+
+/** Each provider format's message, a named component (cloned: see the note above {@link Event}). */
+const MESSAGE_SCHEMAS: Readonly<Record<string, z.ZodType>> = Object.fromEntries(
+  Object.values(PROVIDER_FORMATS).map((format) => [
+    format.name,
+    format.messageSchema.clone().openapi(`${pascal(format.name)}Message`, {
+      description: `One message of the ${format.name} format (ARCHITECTURE §15).`,
+    }),
+  ]),
 );
+
+/**
+ * The documented turn body: JP events, described as {@link Event}s that
+ * core's `parseStream` checks one by one (so each problem is located by
+ * index), or one turn of a provider format's messages.
+ */
+export const TurnRequest = z
+  .union([
+    TurnBody.extend({ events: z.array(Event).min(1) }).openapi("JpTurnRequest"),
+    ...Object.values(PROVIDER_FORMATS).map((format) =>
+      z
+        .strictObject({
+          ...TurnFields,
+          format: z.literal(format.name),
+          [format.field]: z.array(MESSAGE_SCHEMAS[format.name] as z.ZodType).min(1),
+          ...FormatOptions,
+        })
+        .openapi(`${pascal(format.name)}TurnRequest`),
+    ),
+  ])
+  .openapi("TurnRequest", {
+    description:
+      "One turn: JP events (`events`), or a provider format's messages of that turn (`format` and its messages field).",
+  });
 
 /** The longest DSL spec of a manual compaction (real ones are a few characters: "r+t:..-3"). */
 export const MAX_SPEC_LENGTH = 1024;
@@ -175,6 +255,9 @@ export const AppendResponse = z
     turn: z.number().int(),
     turn_count: z.number().int(),
     evaluation_enqueued: z.boolean(),
+    dropped_system: z.number().int().positive().optional().openapi({
+      description: "How many leading system/developer messages `drop_system` dropped.",
+    }),
   })
   .openapi("AppendOutcome");
 
@@ -188,22 +271,48 @@ export const ConversationSummary = z
   })
   .openapi("ConversationSummary");
 
-/** Response of `GET …/events`. */
+/** `?format=` of `GET …/events` and `GET …/projection`. */
+export const FormatQuery = z.strictObject({ format: FormatName.optional() });
+
+const TurnOrigins = z.array(
+  z.union([
+    z.object({ kept: z.number().int() }),
+    z.object({ summary: z.object({ from: z.number().int(), to: z.number().int() }) }),
+  ]),
+);
+
+/** A read answered in a provider format: `{format, <messages field>, …fields}`. */
+const inEachFormat = (suffix: string, fields: Record<string, z.ZodType>) =>
+  Object.values(PROVIDER_FORMATS).map((format) =>
+    z
+      .object({
+        format: z.literal(format.name),
+        [format.field]: z.array(MESSAGE_SCHEMAS[format.name] as z.ZodType),
+        ...fields,
+      })
+      .openapi(`${pascal(format.name)}${suffix}`),
+  );
+
+/** Response of `GET …/events` (JP events): the raw stream. */
 export const EventsResponse = z.object({ events: z.array(Event) }).openapi("Events");
 
-/** Response of `GET …/projection`. */
+/** Response of `GET …/projection` (JP events). */
 export const ProjectionResponse = z
-  .object({
-    events: z.array(Event),
-    turns: z.array(
-      z.union([
-        z.object({ kept: z.number().int() }),
-        z.object({ summary: z.object({ from: z.number().int(), to: z.number().int() }) }),
-      ]),
-    ),
-    estimated_tokens: z.number(),
-  })
+  .object({ events: z.array(Event), turns: TurnOrigins, estimated_tokens: z.number() })
   .openapi("Projection");
+
+/** Response of `GET …/events`: the raw stream, or (`?format=`) its messages, compactions left out. */
+export const EventsInAnyFormat = z
+  .union([EventsResponse, ...inEachFormat("Events", {})])
+  .openapi("EventsInAnyFormat");
+
+/** Response of `GET …/projection`: the JP view, or (`?format=`) the next request's messages. */
+export const ProjectionInAnyFormat = z
+  .union([
+    ProjectionResponse,
+    ...inEachFormat("Projection", { turns: TurnOrigins, estimated_tokens: z.number() }),
+  ])
+  .openapi("ProjectionInAnyFormat");
 
 /** Response of `GET …/compactions`. */
 export const CompactionsResponse = z

@@ -75,6 +75,8 @@ export type LogWrite =
       readonly turn: StoredTurn;
       /** The stream's config deltas merged so far, when this turn changes them. */
       readonly stream_config?: AutoConfigLayer;
+      /** The head's latest event time with this turn's (see {@link ConversationHead.latest_event_ms}). */
+      readonly latest_event_ms?: number;
     }
   | {
       readonly kind: "add_compaction";
@@ -121,18 +123,31 @@ export class ConversationLog {
 
   /**
    * Appends the next turn in one round trip when no compaction covers it
-   * (`max_compacted_turn < turn`): its characters then add to the projected
-   * total whatever the compactions are, so the head need not be read. False
-   * when that condition or the turn number does not hold; then decide from
-   * a {@link Snapshot} with {@link update}.
+   * (`max_compacted_turn < turn`) and no stored event is later than
+   * `latestEventMs` (the turn's latest event time): its characters then add
+   * to the projected total whatever the compactions are, so the head need
+   * not be read. False when a condition or the turn number does not hold;
+   * then decide from a {@link Snapshot} with {@link update}.
    */
-  async appendUncovered(ref: ConversationRef, turn: StoredTurn): Promise<boolean> {
+  async appendUncovered(
+    ref: ConversationRef,
+    turn: StoredTurn,
+    latestEventMs = Number.NEGATIVE_INFINITY,
+  ): Promise<boolean> {
+    const dated = Number.isFinite(latestEventMs);
     try {
       await this.#store.appendTurn(
         ref,
         turn,
-        { uncompacted: true, add_projected_chars: rawChars(turn.size) },
-        turn.model ? { model: turn.model } : {},
+        {
+          uncompacted: true,
+          add_projected_chars: rawChars(turn.size),
+          ...(dated ? { latest_event_ms: latestEventMs } : {}),
+        },
+        {
+          ...(turn.model ? { model: turn.model } : {}),
+          ...(dated ? { latest_event_ms: latestEventMs } : {}),
+        },
       );
       return true;
     } catch (error) {
@@ -237,6 +252,9 @@ export class ConversationLog {
           projected_chars: projected,
           ...(write.stream_config ? { stream_config: write.stream_config } : {}),
           ...(turn.model ? { model: turn.model as ModelInfo } : {}),
+          ...(write.latest_event_ms === undefined
+            ? {}
+            : { latest_event_ms: write.latest_event_ms }),
         };
         await this.#store.appendTurn(
           ref,

@@ -1,11 +1,3 @@
-/**
- * Conversation operations behind the HTTP API: append a turn (idempotent,
- * gap- and conflict-checked), manual compaction, reset, config, delete, and
- * the read models. Writes are optimistic: each is conditional on the head it was
- * computed from, and retried from a fresh read when it loses a race.
- */
-import { createHash } from "node:crypto";
-import type { ModelInfo } from "../../core/catalog.ts";
 import {
   type AutoConfig,
   type AutoConfigLayer,
@@ -22,6 +14,8 @@ import {
 } from "../../core/errors.ts";
 import { estimateView, tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
+import { providerFormat } from "../../core/formats/index.ts";
+import { eventsBody, projectionBody } from "../../core/formats/transcripts.ts";
 import { type ManualRequest, planManualCompaction } from "../../core/manual.ts";
 import { project } from "../../core/projection.ts";
 import { buildCompaction, nextCompactionTimestamp, resetSelection } from "../../core/rules.ts";
@@ -51,6 +45,7 @@ import {
   sizeDrift,
 } from "./counters.ts";
 import { ConversationLog, type Decision, deletingError, type RetryPolicy } from "./log.ts";
+import { latestEventMillis, prepareTurn, type TurnInput, type TurnPost } from "./posted-turn.ts";
 import {
   effectiveConfig,
   listedCompactions,
@@ -60,13 +55,6 @@ import {
 } from "./state.ts";
 import { missingSummarizerError, summarizeBand } from "./summaries.ts";
 
-/** A turn as the webhook receives it (already schema-validated). */
-export interface TurnInput {
-  readonly turn: number;
-  readonly model?: ModelInfo;
-  readonly events: Entry[];
-}
-
 /** The outcome of posting a turn. */
 export interface AppendOutcome {
   readonly status: "created" | "replayed";
@@ -74,6 +62,8 @@ export interface AppendOutcome {
   readonly turn_count: number;
   /** Whether an evaluation was enqueued by this call. */
   readonly evaluation_enqueued: boolean;
+  /** Leading system messages dropped from a format post (`drop_system`), when there were any. */
+  readonly dropped_system?: number;
 }
 
 /** Dependencies of the service. */
@@ -85,13 +75,6 @@ export interface ConversationServiceDeps {
   readonly summarizer?: Summarizer;
   /** How long a write that keeps losing races is retried (defaults in {@link ConversationLog}). */
   readonly retry?: RetryPolicy;
-}
-
-/** SHA-256 of a turn's canonical content: equal digests are identical replays. */
-export function turnDigest(input: TurnInput): string {
-  return createHash("sha256")
-    .update(JSON.stringify({ model: input.model ?? null, events: input.events }))
-    .digest("hex");
 }
 
 /**
@@ -159,7 +142,9 @@ export class ConversationService {
    * (and re-enqueues the evaluation if it has not finished); a gap or
    * different content for a stored turn is a {@link TurnConflictError}.
    */
-  async appendTurn(tenant: Tenant, conversation: string, input: TurnInput): Promise<AppendOutcome> {
+  async appendTurn(tenant: Tenant, conversation: string, post: TurnPost): Promise<AppendOutcome> {
+    const prepared = prepareTurn(post);
+    const input = prepared.at(this.#clock.nowMillis());
     checkTurnShape(input);
     const streamLayers = input.events.flatMap((entry, index) => {
       if (entry.type !== "config_delta") return [];
@@ -167,26 +152,29 @@ export class ConversationService {
       return Object.keys(layer).length > 0 ? [layer] : [];
     });
     const ref = { tenant: tenant.id, conversation };
-    const digest = turnDigest(input);
+    const { digest } = prepared;
+    const answered = (outcome: AppendOutcome): AppendOutcome =>
+      prepared.droppedSystem > 0 ? { ...outcome, dropped_system: prepared.droppedSystem } : outcome;
     const created = async (): Promise<AppendOutcome> => {
       await this.#queue.enqueue({ tenant: tenant.id, conversation, turn: input.turn });
-      return {
+      return answered({
         status: "created",
         turn: input.turn,
         turn_count: input.turn + 1,
         evaluation_enqueued: true,
-      };
+      });
     };
     // The common case needs no read: the next turn, not covered by any
-    // compaction, adds its characters to the cached projection. Anything
-    // else (a replay, a gap, a covered turn, a config delta) is decided from
-    // the head.
+    // compaction and no older than the stored events, adds its characters to
+    // the cached projection. Anything else (a replay, a gap, a covered turn,
+    // a config delta, a clock behind the stored events) is decided from the head.
     if (
       streamLayers.length === 0 &&
       !answersEarlierTurns(input) &&
       (await this.#log.appendUncovered(
         ref,
         storedTurn(input, measureTurn(input.events, new Map()), digest),
+        latestEventMillis(input.events),
       ))
     ) {
       return created();
@@ -199,7 +187,9 @@ export class ConversationService {
         if (deleting) throw deletingError(ref);
         const count = head?.turn_count ?? 0;
         if (input.turn < count) {
-          return { result: await this.#replay(ref, head as ConversationHead, input.turn, digest) };
+          return {
+            result: answered(await this.#replay(ref, head as ConversationHead, input.turn, digest)),
+          };
         }
         if (input.turn > count) {
           throw new TurnConflictError(
@@ -207,17 +197,23 @@ export class ConversationService {
             count,
           );
         }
-        const size = measureTurn(input.events, await this.#toolNamesBefore(ref, input));
+        const stamped = prepared.at(this.#clock.nowMillis(), head?.latest_event_ms);
+        const size = measureTurn(stamped.events, await this.#toolNamesBefore(ref, stamped));
         const streamConfig =
           streamLayers.length > 0
             ? mergeLayers(head?.stream_config ?? {}, ...streamLayers)
             : undefined;
         if (streamConfig) this.#checkStreamConfig(tenant, head, streamConfig);
+        const latest = Math.max(
+          head?.latest_event_ms ?? Number.NEGATIVE_INFINITY,
+          latestEventMillis(stamped.events),
+        );
         return {
           write: {
             kind: "append_turn",
-            turn: storedTurn(input, size, digest),
+            turn: storedTurn(stamped, size, digest),
             ...(streamConfig ? { stream_config: streamConfig } : {}),
+            ...(Number.isFinite(latest) ? { latest_event_ms: latest } : {}),
           },
           result: undefined,
         };
@@ -343,6 +339,23 @@ export class ConversationService {
       await this.#readEvents(ref, () => readStream(this.#store, ref)),
     );
     return { events: entries, turns, estimated_tokens: estimateView(entries).estimated_tokens };
+  }
+
+  /**
+   * A view in a provider format (ARCHITECTURE §15): the projected one, ready
+   * for the next call, with its turns' origins and estimate; or the raw one,
+   * compactions left out (read them at `/compactions`).
+   */
+  async inFormat(
+    tenant: Tenant,
+    conversation: string,
+    format: string,
+    view: "raw" | "projected",
+  ): Promise<Record<string, unknown>> {
+    const codec = providerFormat(format);
+    const ref = { tenant: tenant.id, conversation };
+    const raw = await this.#readEvents(ref, () => readStream(this.#store, ref));
+    return view === "raw" ? eventsBody(codec, raw) : projectionBody(codec, raw);
   }
 
   /** The compactions, with their 1-based positions. */

@@ -18,6 +18,7 @@ const HEAD_UPDATE_FIELDS = [
   "stream_config",
   "model",
   "removing",
+  "latest_event_ms",
 ] as const satisfies readonly (keyof HeadUpdate)[];
 
 /** Builds an UpdateExpression with its condition, sharing the placeholder maps. */
@@ -92,10 +93,16 @@ export class UpdateExpressionBuilder {
     return `attribute_not_exists(${this.name("deleting")})`;
   }
 
-  /** `turn_count = :t AND max_compacted_turn < :t` (no compaction covers turn :t), on a live head. */
-  uncompactedCondition(turn: number): string {
+  /**
+   * `turn_count = :t AND max_compacted_turn < :t` (no compaction covers turn
+   * :t), on a live head; with `latestEventMs`, also no stored event later than it.
+   */
+  uncompactedCondition(turn: number, latestEventMs?: number): string {
     const value = this.value(turn);
-    return `${this.name("turn_count")} = ${value} AND ${this.name("max_compacted_turn")} < ${value} AND ${this.live()}`;
+    const condition = `${this.name("turn_count")} = ${value} AND ${this.name("max_compacted_turn")} < ${value} AND ${this.live()}`;
+    if (latestEventMs === undefined) return condition;
+    const latest = this.name("latest_event_ms");
+    return `${condition} AND (attribute_not_exists(${latest}) OR ${latest} <= ${this.value(latestEventMs)})`;
   }
 
   /** `turn_count = :t AND compactions_version = :v`, on a live head. */

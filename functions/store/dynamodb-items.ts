@@ -71,6 +71,7 @@ export function toHead(item: Item): ConversationHead {
   if (raw.stream_config !== undefined) head.stream_config = raw.stream_config;
   if (raw.model !== undefined) head.model = inOrder(raw.model, MODEL_FIELDS);
   if (Array.isArray(raw.removing) && raw.removing.length > 0) head.removing = raw.removing;
+  if (raw.latest_event_ms !== undefined) head.latest_event_ms = Number(raw.latest_event_ms);
   // The tombstone's token (dynamodb-delete.ts) is the store's own business.
   if (raw.deleting !== undefined) head.deleting = true;
   return head;

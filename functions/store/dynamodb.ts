@@ -279,7 +279,7 @@ export class DynamoConversationStore implements ConversationStore {
     update.head(head, uncompacted ? ["projected_chars"] : []).defaults();
     // A missing head counts as turn_count 0, compactions_version 0, no compaction.
     const headCondition = uncompacted
-      ? update.uncompactedCondition(n)
+      ? update.uncompactedCondition(n, condition.latest_event_ms)
       : update.versionCondition(expected);
     const headExpression =
       n === 0 && expectedCompactionsVersion === 0
@@ -339,7 +339,9 @@ export class DynamoConversationStore implements ConversationStore {
       current?.deleting !== undefined ||
       (uncompacted
         ? (current?.turn_count?.N ?? "0") !== String(n) ||
-          Number(current?.max_compacted_turn?.N ?? "-1") >= n
+          Number(current?.max_compacted_turn?.N ?? "-1") >= n ||
+          (condition.latest_event_ms !== undefined &&
+            Number(current?.latest_event_ms?.N ?? "-Infinity") > condition.latest_event_ms)
         : (current?.turn_count?.N ?? "0") !== String(n) ||
           (current?.compactions_version?.N ?? "0") !== String(expectedCompactionsVersion));
     if (headMovedOn) {

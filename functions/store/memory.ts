@@ -78,6 +78,12 @@ export class MemoryConversationStore implements ConversationStore {
           `head is at turn_count ${current.turn_count}, max_compacted_turn ${current.max_compacted_turn}; expected turn_count ${turn.turn} and no compaction covering it`,
         );
       }
+      const latest = condition.latest_event_ms;
+      if (latest !== undefined && (current.latest_event_ms ?? -Infinity) > latest) {
+        throw new ConditionFailedError(
+          `head has an event at ${current.latest_event_ms} ms, later than this turn's ${latest} ms`,
+        );
+      }
       head = { ...head, projected_chars: current.projected_chars + condition.add_projected_chars };
     } else {
       this.#check(current, {

@@ -306,6 +306,37 @@ export function conversationStoreContract(
         });
       });
 
+      it("refuses an uncompacted append older than the head's latest event, and records the latest", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const at = (ms: number) => ({
+          uncompacted: true as const,
+          add_projected_chars: 1,
+          latest_event_ms: ms,
+        });
+        // A head written before latest_event_ms existed has none: any time passes.
+        await store.appendTurn(
+          ref,
+          simpleTurn(0),
+          { uncompacted: true, add_projected_chars: 1 },
+          {},
+        );
+        await store.appendTurn(ref, simpleTurn(1), at(1_000), { latest_event_ms: 1_000 });
+        expect((await store.getHead(ref))?.latest_event_ms).toBe(1_000);
+        await expect(
+          store.appendTurn(ref, simpleTurn(2), at(999), { latest_event_ms: 999 }),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
+        expect(await store.getHead(ref)).toMatchObject({ turn_count: 2, latest_event_ms: 1_000 });
+        // Equal is not older.
+        await store.appendTurn(ref, simpleTurn(2), at(1_000), { latest_event_ms: 1_000 });
+        await store.appendTurn(ref, simpleTurn(3), at(2_500), { latest_event_ms: 2_500 });
+        expect(await store.getHead(ref)).toMatchObject({
+          turn_count: 4,
+          projected_chars: 4,
+          latest_event_ms: 2_500,
+        });
+      });
+
       it("refuses an uncompacted append of a turn a compaction already covers", async () => {
         const store = await makeStore();
         const ref = freshRef();

@@ -1,0 +1,298 @@
+/**
+ * A typed client of the autocompact HTTP API (ARCHITECTURE §8), importable as
+ * `autocompact/client`: one method per route, each answering the route's body
+ * as documented in ./types.ts. It needs only `fetch` (Node 20+, browsers,
+ * workers; or the `fetch` option): nothing of the service, no provider SDK.
+ *
+ * Every non-2xx answer throws a {@link ServiceError} carrying the status and
+ * the service's RFC 9457 problem, with the problem's `detail` in its message;
+ * a service that cannot be reached throws one with status 0.
+ *
+ * ```ts
+ * const client = new AutocompactClient({ url: "http://127.0.0.1:8787", key });
+ * await client.postTurn("conv-1", { turn: 0, events });
+ * const { events: view } = await client.projection("conv-1");
+ * ```
+ */
+
+import { ServiceError } from "./errors.ts";
+import type {
+  AppendOutcome,
+  CompactionRequest,
+  Compactions,
+  ConfigTree,
+  ConversationConfig,
+  ConversationSummary,
+  DeadLetters,
+  Events,
+  FormatEvents,
+  FormatProjection,
+  FormatTurnRequest,
+  Health,
+  ListedCompaction,
+  Problem,
+  Projection,
+  ProviderFormatName,
+  Redriven,
+  RemovedCompactions,
+  ResetRequest,
+  TurnRequest,
+  Verification,
+} from "./types.ts";
+
+export { ServiceError } from "./errors.ts";
+export type * from "./types.ts";
+
+/** How to reach the service. */
+export interface ClientOptions {
+  /** The service's base URL, e.g. `http://127.0.0.1:8787` (a trailing `/` is ignored). */
+  readonly url: string;
+  /** The tenant's API key, sent as `Authorization: Bearer <key>`. */
+  readonly key: string;
+  /** The `fetch` to use (default: the global one), e.g. an app's in-process `request`. */
+  readonly fetch?: (input: string, init: RequestInit) => Promise<Response>;
+}
+
+/** Options of {@link AutocompactClient.postTurn}. */
+export interface PostTurnOptions {
+  /**
+   * Headers computed from the exact body text that is sent, e.g. the
+   * Standard Webhooks `webhook-id`, `webhook-timestamp` and `webhook-signature`
+   * of a tenant that must sign its turn posts.
+   */
+  readonly sign?: (text: string) => Record<string, string>;
+}
+
+/** Reads a view as JP events (the default). */
+export interface JpFormatOption {
+  readonly format?: "jp";
+}
+
+/** Reads a view as a provider's messages. */
+export interface ProviderFormatOption {
+  readonly format: ProviderFormatName;
+}
+
+/** A client of one service, with one tenant's key. */
+export class AutocompactClient {
+  readonly #base: string;
+  readonly #key: string;
+  readonly #fetch: (input: string, init: RequestInit) => Promise<Response>;
+
+  constructor(options: ClientOptions) {
+    const base = options.url.replace(/\/+$/, "");
+    if (!/^https?:\/\//.test(base)) {
+      throw new TypeError(`the service URL must start with http:// or https:// (got "${base}")`);
+    }
+    this.#base = base;
+    this.#key = options.key;
+    // Looked up at each call, so a global fetch replaced later (tests, polyfills) is used.
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  /** The service's base URL, without a trailing `/`. */
+  get url(): string {
+    return this.#base;
+  }
+
+  /**
+   * `POST /v1/conversations/{id}/turns`: stores a completed turn, given as JP
+   * events or in a provider format, and enqueues its evaluation. Turns are
+   * posted in order from 0; posting a stored turn again with the same content
+   * answers `replayed`. A gap or different content is a 409 whose problem's
+   * `expected_turn` is the turn to post next.
+   */
+  postTurn<Message = unknown>(
+    conversation: string,
+    body: TurnRequest | FormatTurnRequest<Message>,
+    options: PostTurnOptions = {},
+  ): Promise<AppendOutcome> {
+    return this.#request("POST", `${conversationPath(conversation)}/turns`, {
+      body,
+      ...(options.sign ? { sign: options.sign } : {}),
+    });
+  }
+
+  /** `GET /v1/conversations/{id}`: turn count, evaluation progress, estimate and compactions. */
+  conversation(conversation: string): Promise<ConversationSummary> {
+    return this.#request("GET", conversationPath(conversation));
+  }
+
+  /** `GET …/events`: the raw stream, compactions included (with their source). */
+  events(conversation: string, options?: JpFormatOption): Promise<Events>;
+  /** `GET …/events?format=X`: the raw stream as the provider's messages (no compactions). */
+  events<Message = unknown>(
+    conversation: string,
+    options: ProviderFormatOption,
+  ): Promise<FormatEvents<Message>>;
+  events(
+    conversation: string,
+    options: JpFormatOption | ProviderFormatOption = {},
+  ): Promise<Events | FormatEvents> {
+    return this.#request("GET", `${conversationPath(conversation)}/events${formatQuery(options)}`);
+  }
+
+  /** `GET …/projection`: the compacted view for the next LLM call, and each turn's origin. */
+  projection(conversation: string, options?: JpFormatOption): Promise<Projection>;
+  /** `GET …/projection?format=X`: the compacted view as the provider's messages. */
+  projection<Message = unknown>(
+    conversation: string,
+    options: ProviderFormatOption,
+  ): Promise<FormatProjection<Message>>;
+  projection(
+    conversation: string,
+    options: JpFormatOption | ProviderFormatOption = {},
+  ): Promise<Projection | FormatProjection> {
+    return this.#request(
+      "GET",
+      `${conversationPath(conversation)}/projection${formatQuery(options)}`,
+    );
+  }
+
+  /** `GET …/compactions`: the compactions in stream order, with their 1-based positions. */
+  compactions(conversation: string): Promise<Compactions> {
+    return this.#request("GET", `${conversationPath(conversation)}/compactions`);
+  }
+
+  /** `POST …/compactions`: adds a manual compaction from a DSL spec or a rule. */
+  compact(conversation: string, request: CompactionRequest): Promise<ListedCompaction> {
+    return this.#request("POST", `${conversationPath(conversation)}/compactions`, {
+      body: request,
+    });
+  }
+
+  /**
+   * `DELETE …/compactions[?source=]` or `DELETE …/compactions/{position}`:
+   * removes every compaction, those of one source, or the one at a 1-based
+   * position. The raw events are never touched.
+   */
+  reset(conversation: string, request: ResetRequest = {}): Promise<RemovedCompactions> {
+    const path = `${conversationPath(conversation)}/compactions`;
+    if ("position" in request) {
+      return this.#request("DELETE", `${path}/${encodeURIComponent(String(request.position))}`);
+    }
+    const query = request.source ? `?source=${encodeURIComponent(request.source)}` : "";
+    return this.#request("DELETE", `${path}${query}`);
+  }
+
+  /** `GET …/config`: the conversation's auto config layer and the effective config. */
+  getConfig(conversation: string): Promise<ConversationConfig> {
+    return this.#request("GET", `${conversationPath(conversation)}/config`);
+  }
+
+  /** `PUT …/config`: sets the conversation's auto config layer. */
+  putConfig(conversation: string, tree: ConfigTree): Promise<ConversationConfig> {
+    return this.#request("PUT", `${conversationPath(conversation)}/config`, { body: tree });
+  }
+
+  /** `DELETE /v1/conversations/{id}`: removes everything of it; idempotent. */
+  async deleteConversation(conversation: string): Promise<void> {
+    await this.#request("DELETE", conversationPath(conversation));
+  }
+
+  /**
+   * `POST …/verify[?repair=true]`: recomputes the head's counters from the
+   * stored turns and compactions and reports drift; with `repair`, a drifted
+   * head gets the recomputed counters.
+   */
+  verify(conversation: string, options: { repair?: boolean } = {}): Promise<Verification> {
+    const query = options.repair ? "?repair=true" : "";
+    return this.#request("POST", `${conversationPath(conversation)}/verify${query}`);
+  }
+
+  /** `GET /healthz`. */
+  health(): Promise<Health> {
+    return this.#request("GET", "/healthz");
+  }
+
+  /** `GET /v1/openapi.json`: the OpenAPI 3.1 document of the API. */
+  openApi(): Promise<Record<string, unknown>> {
+    return this.#request("GET", "/v1/openapi.json");
+  }
+
+  /**
+   * `GET /local/dead-letters`: the local runtime's dead letters, each with its
+   * conversation's last failure (`npm start` only; the client's key must be
+   * the dev key).
+   */
+  deadLetters(): Promise<DeadLetters> {
+    return this.#request("GET", "/local/dead-letters");
+  }
+
+  /** `POST /local/dead-letters/redrive`: moves the local dead letters back to the queue. */
+  redriveDeadLetters(): Promise<Redriven> {
+    return this.#request("POST", "/local/dead-letters/redrive");
+  }
+
+  /** Sends one request; answers the parsed body (`undefined` when empty), or throws a {@link ServiceError}. */
+  async #request<T>(
+    method: string,
+    path: string,
+    options: { body?: unknown; sign?: (text: string) => Record<string, string> } = {},
+  ): Promise<T> {
+    const text = options.body === undefined ? undefined : JSON.stringify(options.body);
+    // Outside the try: a failing `sign` is the caller's error, not an unreachable service.
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#key}`,
+      ...(text === undefined ? {} : { "content-type": "application/json" }),
+      ...(text !== undefined && options.sign ? options.sign(text) : {}),
+    };
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.#base}${path}`, {
+        method,
+        headers,
+        ...(text === undefined ? {} : { body: text }),
+      });
+    } catch (error) {
+      // Node's fetch says "fetch failed"; the cause says why (ECONNREFUSED, ENOTFOUND, …).
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      const reason = cause?.code ?? cause?.message ?? (error as Error).message;
+      throw new ServiceError(
+        `cannot reach ${this.#base} (${reason}): is the service running (npm start)?`,
+        0,
+      );
+    }
+    const answer = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = answer === "" ? undefined : JSON.parse(answer);
+    } catch {
+      throw new ServiceError(
+        `${method} ${path}: ${response.status} with a non-JSON body`,
+        response.status,
+      );
+    }
+    if (!response.ok) {
+      const problem = asProblem(parsed);
+      // The API gateway's throttling answer is `{"message"}`, not a problem.
+      const message = (parsed as { message?: unknown } | undefined)?.message;
+      const detail =
+        problem?.detail ?? (typeof message === "string" ? message : response.statusText);
+      throw new ServiceError(
+        `${method} ${path}: ${response.status} ${detail}`,
+        response.status,
+        problem,
+      );
+    }
+    return parsed as T;
+  }
+}
+
+/** The path of a conversation: its id URL-encoded. */
+function conversationPath(conversation: string): string {
+  return `/v1/conversations/${encodeURIComponent(conversation)}`;
+}
+
+/** `?format=X` for a provider format; nothing for JP events, the default. */
+function formatQuery(options: JpFormatOption | ProviderFormatOption): string {
+  return options.format === undefined || options.format === "jp"
+    ? ""
+    : `?format=${encodeURIComponent(options.format)}`;
+}
+
+/** The body as a problem document, when it is one (a JSON object with a string `detail`). */
+function asProblem(body: unknown): Problem | undefined {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
+  return typeof (body as { detail?: unknown }).detail === "string" ? (body as Problem) : undefined;
+}

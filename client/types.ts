@@ -1,0 +1,400 @@
+/**
+ * The bodies of the autocompact HTTP API (ARCHITECTURE §8, §15) as plain
+ * TypeScript types, for {@link AutocompactClient} and its users. They are
+ * written by hand so that the client depends on nothing of the service (no
+ * zod, no hono); test/client/types.test.ts checks at compile time that each
+ * response type is the very type of the API's schema (functions/api/schemas.ts),
+ * so the two cannot drift apart.
+ *
+ * Provider messages (`openai-chat`, `anthropic-messages`) are kept generic
+ * (`unknown` unless a type parameter says more): the client does not depend
+ * on provider SDKs.
+ */
+
+/** A JSON object, kept verbatim. */
+export type JsonObject = Record<string, unknown>;
+
+// ---------------------------------------------------------------------------
+// Events: the JP-compatible stream (ARCHITECTURE §4), as the service answers it
+
+/** Fields every known entry has; unmodelled fields are kept (and answered) verbatim. */
+interface EntryFields {
+  /** RFC 3339, UTC. */
+  timestamp: string;
+  metadata?: JsonObject;
+  [key: string]: unknown;
+}
+
+/** Opens a turn (not provider-visible). */
+export interface TurnStartEvent extends EntryFields {
+  type: "turn_start";
+}
+
+/** A user (or platform) message. */
+export interface ChatRequestEvent extends EntryFields {
+  type: "chat_request";
+  content: string;
+  schema?: unknown;
+  author?: unknown;
+}
+
+/** An assistant output: exactly one of `message`, `reasoning`, `data`. */
+export interface ChatResponseEvent extends EntryFields {
+  type: "chat_response";
+  message?: string;
+  reasoning?: string;
+  data?: unknown;
+}
+
+/** A tool invocation by the assistant. */
+export interface ToolCallRequestEvent extends EntryFields {
+  type: "tool_call_request";
+  id: string;
+  name: string;
+  arguments: JsonObject;
+}
+
+/** The result of a tool invocation, matched to its request by `id`. */
+export interface ToolCallResponseEvent extends EntryFields {
+  type: "tool_call_response";
+  id: string;
+  content: string;
+  is_error: boolean;
+}
+
+/** An inquiry to the user (opaque, not provider-visible). */
+export interface InquiryRequestEvent extends EntryFields {
+  type: "inquiry_request";
+}
+
+/** An answer to an inquiry (opaque, not provider-visible). */
+export interface InquiryResponseEvent extends EntryFields {
+  type: "inquiry_response";
+}
+
+/** A configuration change from this point of the stream on. */
+export interface ConfigDeltaEvent extends EntryFields {
+  type: "config_delta";
+  delta?: JsonObject;
+}
+
+/** Who created a compaction. */
+export type CompactionSource = "manual" | "auto";
+
+/** Tool call policy of a compaction (RFD 064 `ToolCallPolicy`). */
+export type ToolCallPolicy =
+  | { policy: "omit" }
+  | { policy: "strip"; request: boolean; response: boolean };
+
+/** The audit record of why an automatic compaction fired. */
+export interface CompactionTrigger {
+  turn: number;
+  estimated_tokens: number;
+  threshold: number;
+  context_window: number;
+  estimated_tokens_after: number;
+  [key: string]: unknown;
+}
+
+/** A non-destructive overlay over the turns `[from_turn, to_turn]` (RFD 064). */
+export interface CompactionEvent extends EntryFields {
+  type: "compaction";
+  from_turn: number;
+  to_turn: number;
+  source: CompactionSource;
+  summary?: { summary: string; [key: string]: unknown };
+  reasoning?: "strip";
+  tool_calls?: ToolCallPolicy;
+  trigger?: CompactionTrigger;
+}
+
+/** An entry of a type the service does not know: kept verbatim, never provider-visible. */
+export interface UnknownEvent {
+  type: string;
+  timestamp?: string;
+  [key: string]: unknown;
+}
+
+/** Any entry of the stream (the OpenAPI component `Event`). */
+export type JpEvent =
+  | TurnStartEvent
+  | ChatRequestEvent
+  | ChatResponseEvent
+  | ToolCallRequestEvent
+  | ToolCallResponseEvent
+  | InquiryRequestEvent
+  | InquiryResponseEvent
+  | ConfigDeltaEvent
+  | CompactionEvent
+  | UnknownEvent;
+
+/**
+ * An event as posted: the service fills the defaults (`arguments: {}`,
+ * `is_error: false`, `source: "manual"`) and checks each entry's fields,
+ * naming every problem by JSON pointer (`/events/3/content`).
+ */
+export interface EventInput {
+  type: string;
+  timestamp?: string;
+  [key: string]: unknown;
+}
+
+// ---------------------------------------------------------------------------
+// Formats (ARCHITECTURE §15)
+
+/** The provider formats a turn can be posted and read in besides JP events. */
+export type ProviderFormatName = "openai-chat" | "anthropic-messages";
+
+/** Every format a view can be read in: `jp` (the stored form, the default) or a provider format. */
+export type FormatName = "jp" | ProviderFormatName;
+
+// ---------------------------------------------------------------------------
+// Requests
+
+/** The model a turn was produced with. */
+export interface ModelInfo {
+  id?: string;
+  context_window?: number;
+}
+
+/** `POST /v1/conversations/{id}/turns` with JP events. */
+export interface TurnRequest {
+  /** Turns are posted in order from 0. */
+  turn: number;
+  model?: ModelInfo;
+  events: EventInput[];
+}
+
+/**
+ * `POST /v1/conversations/{id}/turns` in a provider format: the turn's
+ * messages as the platform holds them for its provider.
+ */
+export interface FormatTurnRequest<Message = unknown> {
+  turn: number;
+  model?: ModelInfo;
+  format: ProviderFormatName;
+  messages: Message[];
+  /** Drop leading system/developer messages instead of refusing the turn (422). */
+  drop_system?: boolean;
+  /** The timestamp of the turn's events (RFC 3339; default: the service's clock). */
+  timestamp?: string;
+}
+
+/** Either form of a turn post. */
+export type AnyTurnRequest<Message = unknown> = TurnRequest | FormatTurnRequest<Message>;
+
+/** `POST /v1/conversations/{id}/compactions`: a DSL spec (`"r+t:..-3"`) or a rule. */
+export type CompactionRequest = { spec: string } | { rule: RuleLayer };
+
+/** Tool call modes of a rule (RFD 064). */
+export type ToolCallMode = "strip" | "strip-requests" | "strip-responses" | "omit";
+
+/** The summarizer settings of a rule: a `summary` block makes a rule summarize. */
+export interface SummaryRuleConfig {
+  instructions?: string;
+  model?: { id: string };
+}
+
+/** One layer of `auto.rule`: every key optional. */
+export interface RuleLayer {
+  keep_first?: number;
+  keep_last?: number;
+  reasoning?: "strip" | null;
+  tool_calls?: ToolCallMode | null;
+  summary?: SummaryRuleConfig | null;
+}
+
+/** One layer of `conversation.compaction.auto`: every key optional. */
+export interface AutoConfigLayer {
+  enabled?: boolean;
+  trigger_ratio?: number;
+  min_turns?: number;
+  rule?: RuleLayer;
+}
+
+/** `PUT /v1/conversations/{id}/config`: the D50 config tree. */
+export interface ConfigTree {
+  conversation: { compaction: { auto: AutoConfigLayer } };
+}
+
+/** What `DELETE …/compactions` removes: all of them, all of one source, or the one at a position. */
+export type ResetRequest = { source?: CompactionSource } | { position: number };
+
+// ---------------------------------------------------------------------------
+// Responses
+
+/** `POST …/turns`: 202 `created`, or 200 `replayed` (an identical turn was stored already). */
+export interface AppendOutcome {
+  status: "created" | "replayed";
+  turn: number;
+  turn_count: number;
+  evaluation_enqueued: boolean;
+  /** A {@link FormatTurnRequest} with `drop_system`: how many leading system/developer messages were dropped. */
+  dropped_system?: number;
+}
+
+/** A compaction as listed, with its 1-based position in stream order. */
+export interface ListedCompaction extends CompactionEvent {
+  position: number;
+}
+
+/** `GET /v1/conversations/{id}`. */
+export interface ConversationSummary {
+  turn_count: number;
+  /** The latest turn whose evaluation finished (fired or skipped), or null. */
+  evaluated_through: number | null;
+  estimated_tokens: number;
+  compactions: ListedCompaction[];
+}
+
+/** `GET …/events`: the raw stream, compactions included (with their source). */
+export interface Events {
+  events: JpEvent[];
+}
+
+/**
+ * `GET …/events?format=X`: the raw stream as the provider's messages
+ * (compaction entries are left out: read them at `/compactions`).
+ */
+export interface FormatEvents<Message = unknown> {
+  format: ProviderFormatName;
+  messages: Message[];
+}
+
+/** Where a turn of the projected view comes from: kept as is, or a summary of a range. */
+export type ProjectionTurn = { kept: number } | { summary: { from: number; to: number } };
+
+/** `GET …/projection`: the compacted view for the next LLM call, and each turn's origin. */
+export interface Projection {
+  events: JpEvent[];
+  turns: ProjectionTurn[];
+  estimated_tokens: number;
+}
+
+/** `GET …/projection?format=X`: the compacted view as the provider's messages. */
+export interface FormatProjection<Message = unknown> {
+  format: ProviderFormatName;
+  messages: Message[];
+  estimated_tokens: number;
+  turns: ProjectionTurn[];
+}
+
+/** `GET …/compactions`. */
+export interface Compactions {
+  compactions: ListedCompaction[];
+}
+
+/** `DELETE …/compactions[/{position}]`. */
+export interface RemovedCompactions {
+  removed: ListedCompaction[];
+}
+
+/** The resolved `conversation.compaction.auto`. */
+export interface EffectiveConfig {
+  enabled: boolean;
+  trigger_ratio: number;
+  min_turns: number;
+  rule: {
+    keep_first: number;
+    keep_last: number;
+    reasoning: "strip" | null;
+    tool_calls: ToolCallMode | null;
+    summary: SummaryRuleConfig | null;
+  };
+}
+
+/** `GET`/`PUT …/config`: the conversation's layer (empty if none) and the effective config. */
+export interface ConversationConfig {
+  conversation: { compaction: { auto: AutoConfigLayer } };
+  effective: EffectiveConfig;
+}
+
+/** One stored number that differs from its recomputed value. */
+export interface Drift {
+  /** A head counter (`turn_count`, …) or a stored turn size (`turns[3].size.tool_responses`). */
+  field: string;
+  stored: number;
+  expected: number;
+}
+
+/** `POST …/verify`. */
+export interface Verification {
+  drift: Drift[];
+  /** Whether the head's counters were rewritten (only with `repair`). */
+  repaired: boolean;
+}
+
+/** `GET /healthz`. */
+export interface Health {
+  ok: true;
+}
+
+/** One located problem of an invalid request. */
+export interface ProblemIssue {
+  pointer?: string;
+  detail: string;
+}
+
+/** An RFC 9457 problem document; extensions (`expected_turn`, …) are kept. */
+export interface Problem {
+  /** `/problems/<slug>`. */
+  type: string;
+  title: string;
+  status: number;
+  /** What went wrong and how to fix it. */
+  detail: string;
+  /** Each problem of an invalid request, located by JSON pointer (the first 100). */
+  errors?: ProblemIssue[];
+  /** How many problems are not listed in `errors`. */
+  errors_omitted?: number;
+  [key: string]: unknown;
+}
+
+/** The 409 of a turn post: `expected_turn` is the turn to post next. */
+export interface TurnConflictProblem extends Problem {
+  expected_turn: number;
+}
+
+/** What the deployed stack's API gateway answers when it throttles (429; not a problem). */
+export interface GatewayMessage {
+  message: string;
+}
+
+// ---------------------------------------------------------------------------
+// The local runtime's admin routes (`npm start` only; the dev key)
+
+/** A conversation's last failed evaluation, as the compactor recorded it. */
+export interface EvaluationFailure {
+  turn: number;
+  /** The error's class name (e.g. `SummaryTimeoutError`). */
+  error: string;
+  /** Its message, at most 1024 characters. */
+  message: string;
+  /** When it failed (ISO 8601). */
+  at: string;
+}
+
+/** One dead letter of the evaluation queue, beside its conversation's last failure. */
+export type DeadLetterEntry = {
+  message_id: string;
+  receive_count: number;
+  sent_at: string;
+} & (
+  | {
+      tenant: string;
+      conversation: string;
+      turn: number;
+      last_failure: EvaluationFailure | null;
+    }
+  | { invalid: string; body: string }
+);
+
+/** `GET /local/dead-letters`, oldest first. */
+export interface DeadLetters {
+  dead_letters: DeadLetterEntry[];
+}
+
+/** `POST /local/dead-letters/redrive`. */
+export interface Redriven {
+  moved: number;
+}

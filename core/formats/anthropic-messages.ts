@@ -1,0 +1,867 @@
+/**
+ * The Anthropic Messages API format (ARCHITECTURE §15): a turn posted as the
+ * `messages` (`MessageParam[]`) the platform sends to `POST /v1/messages`,
+ * and views read back as the same. Types and schemas are our own (core
+ * imports no SDK); `test/formats/anthropic-types.test.ts` proves with `tsc`
+ * that what {@link anthropicMessages}`.fromView` returns is assignable to the
+ * SDK's `MessageParam[]` without a cast.
+ *
+ * | Messages API | JP event | `metadata["anthropic-messages"]` |
+ * |---|---|---|
+ * | user `content` string | `chat_request {content}` | – |
+ * | user text/image/document blocks (one message) | one `chat_request`, texts joined `\n` | `content`: the blocks verbatim, unless they are a single plain text block |
+ * | user `tool_result` | `tool_call_response {id: tool_use_id, content, is_error}` (content: the string, or its text parts joined `\n`) | `block`: `type`, `cache_control`, `toolset_name`, `content` when it was an array |
+ * | assistant `content` string, `text` | `chat_response {message}` | `block`: `type`, `cache_control`, `citations` (when present) |
+ * | assistant `thinking` | `chat_response {reasoning: thinking}` | `block`: `{type: "thinking", signature}` |
+ * | assistant `redacted_thinking` | `chat_response {reasoning: ""}` (counts 0 in the estimate) | `block`: `{type: "redacted_thinking", data}` |
+ * | assistant `tool_use` | `tool_call_request {id, name, arguments: input}` | `block`: `type`, `cache_control`, `caller`, `toolset_name` (when present) |
+ *
+ * `block` holds every field of the block the event has no place for (and its
+ * `type`), so an event that is not rewritten by a compaction re-emits its
+ * block exactly. Metadata is re-validated with the block schemas on the way
+ * out: metadata posted by hand as JP events can never make an invalid body.
+ *
+ * Refused when posted (400 unless said): an empty array or content, an empty
+ * text block, a role other than user/assistant, a `system` message (422; with
+ * `dropSystem` the leading ones are dropped), a block type the service does
+ * not model (422: server tools, search results, container uploads, …), a
+ * thinking block without its `signature` (the API wants it back), a
+ * `tool_use` whose `input` is not an object, a duplicate `tool_use` id in the
+ * turn, a `tool_result` that is not first in its user message (the API's
+ * rule, so a body that breaks it could not come back valid), a `tool_result`
+ * that does not answer a call of the assistant message right before it, and a
+ * `tool_use` left without a result in the user message after it (a later turn
+ * may not answer it, so the conversation could never continue). Unknown keys
+ * on a message or block are refused too: the API refuses them as well, and
+ * the service would not keep them.
+ *
+ * Written out, a view is always a valid request body: each event appends to
+ * the last message when it has the same role (so roles alternate, a message
+ * left empty by a compaction never exists, and its neighbours merge), tool
+ * results go first in their user message, and a single plain text block is
+ * written as a string. `chat_response.data` becomes its JSON text. Left out:
+ * reasoning without our thinking metadata (posted as JP events: the API
+ * refuses an unsigned thinking block), and empty texts and requests (the API
+ * refuses empty text blocks). Streams posted as JP events need not pair their
+ * calls like the API: there a tool result without its call right before
+ * becomes a text block, a call without a result (other than in the last
+ * message) gets an error result `[no result recorded]`, and a view that
+ * would start with the assistant opens with a user message
+ * `[conversation continues]`. Round trips are exact up to §15's
+ * normalizations: a string vs a single text block, adjacent same-role
+ * messages merged, `is_error: false` and an empty tool result `content` as
+ * absent.
+ */
+import * as z from "zod";
+import {
+  type ChatRequest,
+  type ChatResponse,
+  type Entry,
+  JsonObject,
+  type ToolCallRequest,
+  type ToolCallResponse,
+} from "../events.ts";
+import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
+import {
+  describePath,
+  invalidMessage,
+  type MessagePath,
+  parseMessages,
+  unsupportedMessage,
+} from "./issues.ts";
+import type { ProviderEvent, ProviderView } from "./view.ts";
+
+const NAME = "anthropic-messages";
+const FIELD = "messages";
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// Opaque nested data (cache control, sources, citations) is validated as the
+// SDK types it and kept verbatim; loose objects keep fields newer than us.
+const CacheControl = z
+  .looseObject({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() })
+  .nullable()
+  .optional();
+
+const citationBase = { cited_text: z.string() };
+const documentCitation = {
+  ...citationBase,
+  document_index: z.number(),
+  document_title: z.string().nullable(),
+};
+const Citation = z.discriminatedUnion("type", [
+  z.looseObject({
+    type: z.literal("char_location"),
+    ...documentCitation,
+    start_char_index: z.number(),
+    end_char_index: z.number(),
+  }),
+  z.looseObject({
+    type: z.literal("page_location"),
+    ...documentCitation,
+    start_page_number: z.number(),
+    end_page_number: z.number(),
+  }),
+  z.looseObject({
+    type: z.literal("content_block_location"),
+    ...documentCitation,
+    start_block_index: z.number(),
+    end_block_index: z.number(),
+  }),
+  z.looseObject({
+    type: z.literal("web_search_result_location"),
+    ...citationBase,
+    encrypted_index: z.string(),
+    title: z.string().nullable(),
+    url: z.string(),
+  }),
+  z.looseObject({
+    type: z.literal("search_result_location"),
+    ...citationBase,
+    search_result_index: z.number(),
+    source: z.string(),
+    title: z.string().nullable(),
+    start_block_index: z.number(),
+    end_block_index: z.number(),
+  }),
+]);
+
+/** A text block (either role; also a tool result part). */
+export const TextBlock = z.strictObject({
+  type: z.literal("text"),
+  text: z.string().min(1, "a text block must not be empty (the API refuses it)"),
+  cache_control: CacheControl,
+  citations: z.array(Citation).nullable().optional(),
+});
+
+const ImageSource = z.discriminatedUnion("type", [
+  z.looseObject({
+    type: z.literal("base64"),
+    media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]),
+    data: z.string(),
+  }),
+  z.looseObject({ type: z.literal("url"), url: z.string() }),
+  z.looseObject({ type: z.literal("file"), file_id: z.string() }),
+]);
+
+/** An image block, kept verbatim in metadata. */
+export const ImageBlock = z.strictObject({
+  type: z.literal("image"),
+  source: ImageSource,
+  cache_control: CacheControl,
+  transformations: z
+    .looseObject({ oversized_image: z.enum(["downsize", "error"]).optional() })
+    .nullable()
+    .optional(),
+});
+
+const DocumentSource = z.discriminatedUnion("type", [
+  z.looseObject({
+    type: z.literal("base64"),
+    media_type: z.literal("application/pdf"),
+    data: z.string(),
+  }),
+  z.looseObject({ type: z.literal("text"), media_type: z.literal("text/plain"), data: z.string() }),
+  z.looseObject({
+    type: z.literal("content"),
+    content: z.union([z.string(), z.array(z.discriminatedUnion("type", [TextBlock, ImageBlock]))]),
+  }),
+  z.looseObject({ type: z.literal("url"), url: z.string() }),
+  z.looseObject({ type: z.literal("file"), file_id: z.string() }),
+]);
+
+/** A document block, kept verbatim in metadata. */
+export const DocumentBlock = z.strictObject({
+  type: z.literal("document"),
+  source: DocumentSource,
+  cache_control: CacheControl,
+  citations: z.looseObject({ enabled: z.boolean().optional() }).nullable().optional(),
+  context: z.string().nullable().optional(),
+  title: z.string().nullable().optional(),
+});
+
+/** What a user message holds besides tool results (one `chat_request` per message). */
+export const UserContentBlock = z.discriminatedUnion("type", [
+  TextBlock,
+  ImageBlock,
+  DocumentBlock,
+]);
+
+/** A tool result part: text, image or document. */
+const ToolResultPart = UserContentBlock;
+
+/** A tool result, answering a `tool_use` of the assistant message right before. */
+export const ToolResultBlock = z.strictObject({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(ToolResultPart)]).optional(),
+  is_error: z.boolean().optional(),
+  cache_control: CacheControl,
+  toolset_name: z.string().nullable().optional(),
+});
+
+/** A thinking block: its signature is required because the API wants it back unchanged. */
+export const ThinkingBlock = z.strictObject({
+  type: z.literal("thinking"),
+  thinking: z.string(),
+  signature: z.string({
+    error: "a thinking block needs its signature: the API requires thinking blocks back unchanged",
+  }),
+});
+
+/** A redacted thinking block: opaque `data` only. */
+export const RedactedThinkingBlock = z.strictObject({
+  type: z.literal("redacted_thinking"),
+  data: z.string(),
+});
+
+/** A client tool call. */
+export const ToolUseBlock = z.strictObject({
+  type: z.literal("tool_use"),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  // Not z.record: the very object posted is kept (no copy, no recursion).
+  input: JsonObject,
+  cache_control: CacheControl,
+  caller: z
+    .discriminatedUnion("type", [
+      z.looseObject({ type: z.literal("direct") }),
+      z.looseObject({ type: z.literal("code_execution_20250825"), tool_id: z.string() }),
+      z.looseObject({ type: z.literal("code_execution_20260120"), tool_id: z.string() }),
+    ])
+    .optional(),
+  toolset_name: z.string().nullable().optional(),
+});
+
+/** Any block of a user message. */
+export const UserBlock = z.discriminatedUnion(
+  "type",
+  [TextBlock, ImageBlock, DocumentBlock, ToolResultBlock],
+  { error: "a user message takes text, image, document and tool_result blocks" },
+);
+
+/** Any block of an assistant message. */
+export const AssistantBlock = z.discriminatedUnion(
+  "type",
+  [TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock],
+  { error: "an assistant message takes text, thinking, redacted_thinking and tool_use blocks" },
+);
+
+const EMPTY_CONTENT = "content must not be empty (the API refuses it)";
+
+/** Message content as the API documents it: a string or an array of `blocks`. */
+function documentedContent<B>(blocks: z.ZodType<B>) {
+  return z
+    .union([z.string(), z.array(blocks)])
+    .refine((content) => content.length > 0, EMPTY_CONTENT);
+}
+
+/**
+ * The same content, parsed branch by branch: a union reports only "Invalid
+ * input" at `content`, and posted turns need every issue located inside it
+ * (`messages[3].content[1].type`).
+ */
+function locatedContent<B>(blocks: z.ZodType<B>) {
+  const array = z.array(blocks);
+  return z.unknown().transform((value, ctx): string | B[] => {
+    if (typeof value !== "string" && !Array.isArray(value)) {
+      ctx.addIssue("content must be a string or an array of content blocks");
+      return z.NEVER;
+    }
+    if (value.length === 0) {
+      ctx.addIssue(EMPTY_CONTENT);
+      return z.NEVER;
+    }
+    if (typeof value === "string") return value;
+    const result = array.safeParse(value);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) ctx.addIssue({ ...issue });
+    return z.NEVER;
+  });
+}
+
+const ROLE_ERROR = 'role must be "user" or "assistant"';
+
+/** One Messages API message (the subset the service models), as the API documents it. */
+export const AnthropicMessageSchema = z.discriminatedUnion(
+  "role",
+  [
+    z.strictObject({ role: z.literal("user"), content: documentedContent(UserBlock) }),
+    z.strictObject({ role: z.literal("assistant"), content: documentedContent(AssistantBlock) }),
+  ],
+  { error: ROLE_ERROR },
+);
+
+/** The same, locating every issue inside the content (what posted turns are parsed with). */
+const LocatedMessage = z.discriminatedUnion(
+  "role",
+  [
+    z.strictObject({ role: z.literal("user"), content: locatedContent(UserBlock) }),
+    z.strictObject({ role: z.literal("assistant"), content: locatedContent(AssistantBlock) }),
+  ],
+  { error: ROLE_ERROR },
+);
+
+/** A text block. */
+export type TextBlock = z.infer<typeof TextBlock>;
+/** An image block. */
+export type ImageBlock = z.infer<typeof ImageBlock>;
+/** A document block. */
+export type DocumentBlock = z.infer<typeof DocumentBlock>;
+/** A user message block other than a tool result. */
+export type UserContentBlock = z.infer<typeof UserContentBlock>;
+/** A tool result block. */
+export type ToolResultBlock = z.infer<typeof ToolResultBlock>;
+/** A thinking block. */
+export type ThinkingBlock = z.infer<typeof ThinkingBlock>;
+/** A redacted thinking block. */
+export type RedactedThinkingBlock = z.infer<typeof RedactedThinkingBlock>;
+/** A tool use block. */
+export type ToolUseBlock = z.infer<typeof ToolUseBlock>;
+/** Any user message block. */
+export type UserBlock = z.infer<typeof UserBlock>;
+/** Any assistant message block. */
+export type AssistantBlock = z.infer<typeof AssistantBlock>;
+/** One Messages API message, assignable to the SDK's `MessageParam`. */
+export type AnthropicMessage = z.infer<typeof AnthropicMessageSchema>;
+
+/** What an event carries under `metadata["anthropic-messages"]` (see the module table). */
+export interface AnthropicMetadata {
+  /** On a `chat_request`: the user message's blocks other than tool results, verbatim. */
+  readonly content?: unknown;
+  /** On other events: the block's `type` and every field the event has no place for. */
+  readonly block?: Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------- toEvents
+
+const MODELLED_BLOCKS: ReadonlySet<string> = new Set([
+  "text",
+  "image",
+  "document",
+  "tool_result",
+  "thinking",
+  "redacted_thinking",
+  "tool_use",
+]);
+const MODELLED_PARTS: ReadonlySet<string> = new Set(["text", "image", "document"]);
+
+const SYSTEM_DETAIL =
+  "system prompts are not conversation turns: send yours with each call (the Messages API's `system` parameter), " +
+  "and give model.context_window net of it if it is large";
+
+/**
+ * Leading system messages to drop; throws the 422 for any other. Runs before
+ * the schema, whose role check would answer a 400 for them.
+ */
+function droppedSystem(value: unknown, dropSystem: boolean): number {
+  if (!Array.isArray(value)) return 0;
+  let leading = 0;
+  for (let i = 0; i < value.length; i++) {
+    const message: unknown = value[i];
+    if (!isObject(message) || message.role !== "system") continue;
+    if (dropSystem && i === leading) {
+      leading++;
+      continue;
+    }
+    throw unsupportedMessage(
+      [FIELD, i],
+      dropSystem
+        ? `${SYSTEM_DETAIL}; drop_system drops leading system messages only`
+        : `${SYSTEM_DETAIL}; or post with "drop_system": true to drop leading system messages`,
+    );
+  }
+  return leading;
+}
+
+function unmodelled(path: MessagePath, type: string, where: string): never {
+  throw unsupportedMessage(
+    path,
+    `block type "${type}" is not supported: ${where}; leave it out of the posted messages ` +
+      "(server tool calls and their results, search results, container uploads, … are not modelled), " +
+      "or post the turn as JP events",
+  );
+}
+
+/** Refuses (422) block types the service does not model, before the schema would call them invalid (400). */
+function refuseUnmodelled(value: unknown, from: number): void {
+  if (!Array.isArray(value)) return;
+  for (let i = from; i < value.length; i++) {
+    const message: unknown = value[i];
+    const content = isObject(message) ? message.content : undefined;
+    if (!Array.isArray(content)) continue;
+    content.forEach((block: unknown, j) => {
+      if (!isObject(block) || typeof block.type !== "string") return;
+      if (!MODELLED_BLOCKS.has(block.type)) {
+        unmodelled(
+          [FIELD, i, "content", j],
+          block.type,
+          "the service models text, image, document, tool_use, tool_result, thinking and redacted_thinking blocks",
+        );
+      }
+      if (block.type !== "tool_result" || !Array.isArray(block.content)) return;
+      block.content.forEach((part: unknown, k) => {
+        if (isObject(part) && typeof part.type === "string" && !MODELLED_PARTS.has(part.type)) {
+          unmodelled(
+            [FIELD, i, "content", j, "content", k],
+            part.type,
+            "a tool result's content may hold text, image and document parts",
+          );
+        }
+      });
+    });
+  }
+}
+
+/** The block's fields the event has no place for, with its `type`; `undefined` when only `type` remains. */
+function extrasOf(
+  block: Record<string, unknown>,
+  held: readonly string[],
+): Record<string, unknown> | undefined {
+  const extras: Record<string, unknown> = {};
+  let count = 0;
+  for (const [key, value] of Object.entries(block)) {
+    if (held.includes(key)) continue;
+    extras[key] = value;
+    count++;
+  }
+  return count > 1 ? extras : undefined;
+}
+
+function withMetadata<T extends Entry>(event: T, metadata: AnthropicMetadata | undefined): T {
+  if (metadata !== undefined) event.metadata = { [NAME]: metadata };
+  return event;
+}
+
+const isPlainText = (block: { type: string }) =>
+  block.type === "text" && Object.keys(block).length === 2;
+
+/** The text of a content made of text parts (joined `\n`) and others (skipped). */
+function joinedText(blocks: readonly { type: string; text?: string }[]): string {
+  const texts: string[] = [];
+  for (const block of blocks) if (block.type === "text") texts.push(block.text ?? "");
+  return texts.join("\n");
+}
+
+// A placeholder for a dropped system message: the schema then runs over the
+// array as posted, so every issue keeps the index the platform wrote.
+const PLACEHOLDER = { role: "user", content: "-" };
+const Turn = z.array(LocatedMessage).min(1, "a turn needs at least one message");
+
+/**
+ * The pairing state of one turn. The API merges adjacent same-role messages,
+ * so its rules hold per run of them: a user run answers the tool calls of
+ * the assistant run right before it, tool results first.
+ */
+class Pairing {
+  /** Every tool_use id of the turn → where it is (ids are unique within a turn). */
+  private readonly calls = new Map<string, MessagePath>();
+  /** Every answered id → where its result is. */
+  private readonly answered = new Map<string, MessagePath>();
+  /** The unanswered calls of the assistant run before the current user run. */
+  private open = new Map<string, MessagePath>();
+  /** The calls of the current assistant run. */
+  private current = new Map<string, MessagePath>();
+  private role: "user" | "assistant" | undefined;
+  /** The current user run holds a block other than a tool result. */
+  private contentSeen = false;
+
+  enter(role: "user" | "assistant"): void {
+    if (role === this.role) return;
+    if (role === "user") {
+      this.open = this.current;
+      this.contentSeen = false;
+    } else {
+      this.checkAnswered();
+    }
+    this.current = new Map();
+    this.role = role;
+  }
+
+  call(id: string, path: MessagePath): void {
+    const first = this.calls.get(id);
+    if (first !== undefined) {
+      throw invalidMessage(
+        path,
+        `tool_use id "${id}" is already used by ${describePath(first)}: tool call ids must be unique within a turn`,
+      );
+    }
+    this.calls.set(id, path);
+    this.current.set(id, path);
+  }
+
+  result(id: string, path: MessagePath): void {
+    if (this.contentSeen) {
+      throw invalidMessage(
+        path,
+        "tool_result blocks must come first in their user message, before any other content " +
+          "(the API's rule; adjacent user messages count as one)",
+      );
+    }
+    if (this.open.delete(id)) {
+      this.answered.set(id, path);
+      return;
+    }
+    const answer = this.answered.get(id);
+    if (answer !== undefined) {
+      throw invalidMessage(path, `tool_use "${id}" is already answered by ${describePath(answer)}`);
+    }
+    // Every other call of the turn was answered or refused when its user
+    // run ended, so this one answers no call of the turn.
+    throw invalidMessage(
+      path,
+      `tool_result for "${id}" has no tool_use earlier in this turn: post it in the turn that holds its call`,
+    );
+  }
+
+  content(): void {
+    this.contentSeen = true;
+  }
+
+  /** At the end of the turn: no call may stay unanswered (a later turn could not answer it). */
+  finish(): void {
+    this.checkAnswered();
+    if (this.role === "assistant") {
+      this.open = this.current;
+      this.checkAnswered();
+    }
+  }
+
+  private checkAnswered(): void {
+    for (const [id, path] of this.open) {
+      throw invalidMessage(
+        path,
+        `tool_use "${id}" has no tool_result in the user message right after it: ` +
+          "post the turn once its results are in (a later turn cannot answer it)",
+      );
+    }
+  }
+}
+
+function userEvents(
+  message: Extract<AnthropicMessage, { role: "user" }>,
+  path: MessagePath,
+  timestamp: string,
+  pairing: Pairing,
+  out: Entry[],
+): void {
+  if (typeof message.content === "string") {
+    pairing.content();
+    out.push({ type: "chat_request", timestamp, content: message.content });
+    return;
+  }
+  const others: UserContentBlock[] = [];
+  message.content.forEach((block, j) => {
+    if (block.type !== "tool_result") {
+      pairing.content();
+      others.push(block);
+      return;
+    }
+    pairing.result(block.tool_use_id, [...path, "content", j]);
+    const content = block.content ?? "";
+    const extras = extrasOf(block, ["tool_use_id", "is_error", "content"]);
+    const keep = Array.isArray(content) ? { ...(extras ?? { type: block.type }), content } : extras;
+    const response: ToolCallResponse = {
+      type: "tool_call_response",
+      timestamp,
+      id: block.tool_use_id,
+      content: typeof content === "string" ? content : joinedText(content),
+      is_error: block.is_error ?? false,
+    };
+    out.push(withMetadata(response, keep && { block: keep }));
+  });
+  if (others.length === 0) return;
+  const request: ChatRequest = { type: "chat_request", timestamp, content: joinedText(others) };
+  const [first] = others;
+  const single = others.length === 1 && first !== undefined && isPlainText(first);
+  out.push(withMetadata(request, single ? undefined : { content: others }));
+}
+
+function assistantEvents(
+  message: Extract<AnthropicMessage, { role: "assistant" }>,
+  path: MessagePath,
+  timestamp: string,
+  pairing: Pairing,
+  out: Entry[],
+): void {
+  if (typeof message.content === "string") {
+    out.push({ type: "chat_response", timestamp, message: message.content });
+    return;
+  }
+  message.content.forEach((block, j) => {
+    switch (block.type) {
+      case "text": {
+        const response: ChatResponse = { type: "chat_response", timestamp, message: block.text };
+        const extras = extrasOf(block, ["text"]);
+        out.push(withMetadata(response, extras && { block: extras }));
+        return;
+      }
+      case "thinking":
+      case "redacted_thinking": {
+        const reasoning = block.type === "thinking" ? block.thinking : "";
+        const response: ChatResponse = { type: "chat_response", timestamp, reasoning };
+        out.push(withMetadata(response, { block: extrasOf(block, ["thinking"]) ?? {} }));
+        return;
+      }
+      case "tool_use": {
+        pairing.call(block.id, [...path, "content", j]);
+        const request: ToolCallRequest = {
+          type: "tool_call_request",
+          timestamp,
+          id: block.id,
+          name: block.name,
+          arguments: block.input,
+        };
+        const extras = extrasOf(block, ["id", "name", "input"]);
+        out.push(withMetadata(request, extras && { block: extras }));
+        return;
+      }
+    }
+  });
+}
+
+function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): ConvertedTurn {
+  const dropped = droppedSystem(value, dropSystem);
+  refuseUnmodelled(value, dropped);
+  const posted =
+    dropped > 0 && Array.isArray(value)
+      ? value.map((message: unknown, i) => (i < dropped ? PLACEHOLDER : message))
+      : value;
+  const messages = parseMessages(Turn, posted, FIELD);
+  if (dropped === messages.length) {
+    throw invalidMessage([FIELD], "nothing is left once the leading system messages are dropped");
+  }
+  const events: Entry[] = [{ type: "turn_start", timestamp }];
+  const pairing = new Pairing();
+  messages.forEach((message, i) => {
+    if (i < dropped) return;
+    pairing.enter(message.role);
+    if (message.role === "user") userEvents(message, [FIELD, i], timestamp, pairing, events);
+    else assistantEvents(message, [FIELD, i], timestamp, pairing, events);
+  });
+  pairing.finish();
+  return { events, droppedSystem: dropped };
+}
+
+// ---------------------------------------------------------------- fromView
+
+/** A tool result on its way out, with the text an orphan is turned into. */
+interface Answer {
+  readonly block: ToolResultBlock;
+  readonly text: string;
+}
+
+type Draft =
+  | { readonly role: "user"; results: Answer[]; blocks: UserContentBlock[] }
+  | { readonly role: "assistant"; blocks: AssistantBlock[] };
+
+/** The result given to a call that has none (streams posted as JP events only). */
+const NO_RESULT = "[no result recorded]";
+/** The user message put before a view that would start with the assistant. */
+const OPENING = "[conversation continues]";
+
+/** The event's own metadata under our name, unless the projection rewrote the event. */
+function storedMetadata(event: ProviderEvent, rewritten: boolean): AnthropicMetadata | undefined {
+  const metadata = rewritten ? undefined : event.metadata?.[NAME];
+  if (!isObject(metadata)) return undefined;
+  return {
+    content: metadata.content,
+    block: isObject(metadata.block) ? metadata.block : undefined,
+  };
+}
+
+/** `candidate` when it is a valid block of `schema` (stored metadata is never trusted blindly). */
+function valid<T>(schema: z.ZodType<T>, candidate: unknown): T | undefined {
+  const result = schema.safeParse(candidate);
+  return result.success ? result.data : undefined;
+}
+
+const Parts = z.array(UserContentBlock);
+
+function requestBlocks(event: ChatRequest, metadata: AnthropicMetadata | undefined) {
+  const stored = valid(Parts, metadata?.content);
+  // Re-emitted only while the blocks still spell the event's content.
+  if (stored && stored.length > 0 && joinedText(stored) === event.content) return stored;
+  // An empty request (posted as JP events) would be an empty text block, which the API refuses.
+  return event.content === "" ? [] : [{ type: "text" as const, text: event.content }];
+}
+
+function responseBlock(
+  event: ChatResponse,
+  metadata: AnthropicMetadata | undefined,
+): AssistantBlock | undefined {
+  const block = metadata?.block;
+  if (event.reasoning !== undefined) {
+    // Reasoning without our signature (posted as JP events, say) cannot be a
+    // thinking block: the API refuses unsigned ones. It is left out.
+    if (block?.type === "thinking") {
+      return valid(ThinkingBlock, { ...block, type: "thinking", thinking: event.reasoning });
+    }
+    if (block?.type === "redacted_thinking" && event.reasoning === "") {
+      return valid(RedactedThinkingBlock, { ...block, type: "redacted_thinking" });
+    }
+    return undefined;
+  }
+  const text: unknown = event.message ?? JSON.stringify(event.data);
+  if (typeof text !== "string" || text === "") return undefined; // the API refuses empty text blocks
+  const plain = { type: "text" as const, text };
+  return (block?.type === "text" && valid(TextBlock, { ...block, ...plain })) || plain;
+}
+
+function callBlock(event: ToolCallRequest, metadata: AnthropicMetadata | undefined): ToolUseBlock {
+  const plain = {
+    type: "tool_use" as const,
+    id: event.id,
+    name: event.name,
+    input: event.arguments,
+  };
+  const block = metadata?.block;
+  return (block?.type === "tool_use" && valid(ToolUseBlock, { ...block, ...plain })) || plain;
+}
+
+function resultBlock(
+  event: ToolCallResponse,
+  metadata: AnthropicMetadata | undefined,
+): ToolResultBlock {
+  const plain: ToolResultBlock = { type: "tool_result", tool_use_id: event.id };
+  if (event.content !== "") plain.content = event.content;
+  if (event.is_error) plain.is_error = true;
+  const block = metadata?.block;
+  if (block?.type !== "tool_result") return plain;
+  const parts = valid(Parts, block.content);
+  // Parts are re-emitted only while they still spell the event's content.
+  const candidate = { ...block, ...plain };
+  if (parts && joinedText(parts) === event.content) candidate.content = parts;
+  else if (plain.content === undefined) delete candidate.content;
+  // The event is the truth for what it holds, whatever metadata says.
+  if (plain.is_error === undefined) delete candidate.is_error;
+  return valid(ToolResultBlock, candidate) ?? plain;
+}
+
+// Each push appends to the last message when it has the same role (the API
+// merges adjacent same-role messages anyway): roles alternate by construction,
+// and a message only exists once it holds a block.
+function userDraft(drafts: Draft[]): Extract<Draft, { role: "user" }> {
+  const last = drafts.at(-1);
+  if (last?.role === "user") return last;
+  const draft: Draft = { role: "user", results: [], blocks: [] };
+  drafts.push(draft);
+  return draft;
+}
+
+function assistantDraft(drafts: Draft[]): Extract<Draft, { role: "assistant" }> {
+  const last = drafts.at(-1);
+  if (last?.role === "assistant") return last;
+  const draft: Draft = { role: "assistant", blocks: [] };
+  drafts.push(draft);
+  return draft;
+}
+
+/**
+ * Pairs each user message's tool results with the calls of the assistant
+ * message right before it. Posted turns always pair; streams posted as JP
+ * events may not: a result without its call becomes a text block, and a call
+ * without a result (not in the last message) gets an error result, so the
+ * body stays valid.
+ */
+function pair(drafts: Draft[]): void {
+  drafts.forEach((draft, i) => {
+    if (draft.role !== "user") return;
+    const previous = drafts[i - 1];
+    const open = new Map<string, boolean>();
+    if (previous?.role === "assistant") {
+      for (const block of previous.blocks) if (block.type === "tool_use") open.set(block.id, false);
+    }
+    const kept: Answer[] = [];
+    const orphans: TextBlock[] = [];
+    for (const answer of draft.results) {
+      const id = answer.block.tool_use_id;
+      if (open.get(id) === false) {
+        open.set(id, true);
+        kept.push(answer);
+      } else {
+        const status = answer.block.is_error ? " (error)" : "";
+        orphans.push({ type: "text", text: `[tool result ${id}${status}] ${answer.text}` });
+      }
+    }
+    for (const [id, answered] of open) {
+      if (!answered) {
+        const block: ToolResultBlock = {
+          type: "tool_result",
+          tool_use_id: id,
+          content: NO_RESULT,
+          is_error: true,
+        };
+        kept.push({ block, text: NO_RESULT });
+      }
+    }
+    draft.results = kept;
+    if (orphans.length > 0) draft.blocks = [...orphans, ...draft.blocks];
+  });
+}
+
+/** The text of a single plain text block, which goes out as a string (the common form). */
+function singleText(blocks: readonly { type: string; text?: unknown }[]): string | undefined {
+  const only = blocks.length === 1 ? blocks[0] : undefined;
+  return only !== undefined && isPlainText(only) && typeof only.text === "string"
+    ? only.text
+    : undefined;
+}
+
+function fromView(view: ProviderView): AnthropicMessage[] {
+  const drafts: Draft[] = [];
+  for (const turn of view) {
+    for (const { event, rewritten } of turn.events) {
+      const metadata = storedMetadata(event, rewritten);
+      switch (event.type) {
+        case "chat_request": {
+          const blocks = requestBlocks(event, metadata);
+          if (blocks.length > 0) {
+            const draft = userDraft(drafts);
+            // A loop, not push(...blocks): a spread of a huge array overflows the stack.
+            for (const block of blocks) draft.blocks.push(block);
+          }
+          break;
+        }
+        case "chat_response": {
+          const block = responseBlock(event, metadata);
+          if (block) assistantDraft(drafts).blocks.push(block);
+          break;
+        }
+        case "tool_call_request":
+          assistantDraft(drafts).blocks.push(callBlock(event, metadata));
+          break;
+        case "tool_call_response":
+          userDraft(drafts).results.push({
+            block: resultBlock(event, metadata),
+            text: event.content,
+          });
+          break;
+      }
+    }
+  }
+  pair(drafts);
+  // The API wants a user message first; only streams posted as JP events, or
+  // a first turn posted from an assistant message, start otherwise.
+  if (drafts[0]?.role === "assistant") {
+    drafts.unshift({ role: "user", results: [], blocks: [{ type: "text", text: OPENING }] });
+  }
+  return drafts.map((draft): AnthropicMessage => {
+    if (draft.role === "assistant") {
+      return { role: "assistant", content: singleText(draft.blocks) ?? draft.blocks };
+    }
+    const blocks: UserBlock[] = [...draft.results.map((answer) => answer.block), ...draft.blocks];
+    return { role: "user", content: singleText(blocks) ?? blocks };
+  });
+}
+
+/** The Anthropic Messages API format (`messages`: `MessageParam[]`); see the module comment. */
+export const anthropicMessages: ProviderFormat<AnthropicMessage> = {
+  name: NAME,
+  field: FIELD,
+  messageSchema: AnthropicMessageSchema,
+  toEvents,
+  fromView,
+};

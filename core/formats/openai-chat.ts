@@ -1,0 +1,649 @@
+/**
+ * OpenAI Chat Completions `messages` (ARCHITECTURE §15).
+ *
+ * | Chat message                                  | JP events                                    |
+ * |-----------------------------------------------|----------------------------------------------|
+ * | `user` (string, or parts)                     | `chat_request`: its text parts joined by `\n` |
+ * | `assistant` text (string; `text` and `refusal` parts joined by `\n`; else the `refusal` field) | `chat_response` `message` |
+ * | `assistant` `tool_calls[i]`, `type:"function"` | `tool_call_request` `{id, name, arguments}`, arguments = the JSON object `function.arguments` encodes |
+ * | `tool` (string, or text parts)                | `tool_call_response` `{id, content, is_error: false}` |
+ * | `system`, `developer`                         | 422, or dropped while leading with `dropSystem` |
+ * | `function` role, `function_call`, `audio`, custom tool calls | 422: not modelled               |
+ *
+ * Written back ({@link openaiChat}.fromView): `chat_response` `data` becomes
+ * the assistant text `JSON.stringify(data)`; reasoning is dropped, as Chat
+ * Completions takes no reasoning input; `is_error` has no Chat field (a
+ * stripped error result says `error` in its text). An assistant message is at
+ * most one text followed by its tool calls: a text starts a new message, and
+ * a tool call joins the assistant message right before it in the same turn.
+ *
+ * What JP has no field for travels in `metadata["openai-chat"]`
+ * ({@link ChatMetadata}) on the first event of each message: the message's
+ * other fields verbatim (`name`, parts arrays with images, audio and files,
+ * `refusal`, `annotations`, keys we do not know) and a tool call's own extra
+ * keys. They are re-emitted while their event is not rewritten and its text
+ * still matches, so round trips are exact but for tool arguments (JSON
+ * values, re-serialized) and a text-less assistant message's absent
+ * `content`, which comes back `null`.
+ */
+import * as z from "zod";
+import type {
+  ChatRequest,
+  ChatResponse,
+  Entry,
+  ToolCallRequest,
+  ToolCallResponse,
+  TurnStart,
+} from "../events.ts";
+import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
+import { describePath, invalidMessage, parseMessages, unsupportedMessage } from "./issues.ts";
+import type { ProviderView, ViewEvent } from "./view.ts";
+
+const NAME = "openai-chat";
+
+/** A text content part. */
+export const ChatTextPart = z.looseObject({ type: z.literal("text"), text: z.string() });
+
+/** An assistant's refusal content part. */
+export const ChatRefusalPart = z.looseObject({ type: z.literal("refusal"), refusal: z.string() });
+
+/** An image content part (kept verbatim in metadata). */
+export const ChatImagePart = z.looseObject({
+  type: z.literal("image_url"),
+  image_url: z.looseObject({ url: z.string(), detail: z.string().optional() }),
+});
+
+/** An audio input content part (kept verbatim in metadata). */
+export const ChatAudioPart = z.looseObject({
+  type: z.literal("input_audio"),
+  input_audio: z.looseObject({ data: z.string(), format: z.string() }),
+});
+
+/** A file content part (kept verbatim in metadata). */
+export const ChatFilePart = z.looseObject({
+  type: z.literal("file"),
+  file: z.looseObject({
+    file_data: z.string().optional(),
+    file_id: z.string().optional(),
+    filename: z.string().optional(),
+  }),
+});
+
+/** The detail of a tagged union's failure: no object, no tag, or an unknown tag. */
+function tagError(what: string, key: string, tags: readonly string[]) {
+  const expected = tags.length === 1 ? JSON.stringify(tags[0]) : `one of ${tags.join(", ")}`;
+  return (issue: { input: unknown }): string => {
+    if (!isRecord(issue.input)) return `expected a ${what} object`;
+    const tag = issue.input[key];
+    return tag === undefined
+      ? `a ${what} needs a ${key}: ${expected}`
+      : `unknown ${what} ${key} ${JSON.stringify(tag)}: expected ${expected}`;
+  };
+}
+
+/** A content part of a user message. */
+export const ChatUserPart = z.discriminatedUnion(
+  "type",
+  [ChatTextPart, ChatImagePart, ChatAudioPart, ChatFilePart],
+  { error: tagError("content part", "type", ["text", "image_url", "input_audio", "file"]) },
+);
+
+/** A content part of an assistant message. */
+export const ChatAssistantPart = z.discriminatedUnion("type", [ChatTextPart, ChatRefusalPart], {
+  error: tagError("content part", "type", ["text", "refusal"]),
+});
+
+/** A content part of a system, developer or tool message (text only). */
+const textOnlyPart = z.looseObject(
+  {
+    type: z.literal("text", {
+      error: (issue) =>
+        issue.input === undefined
+          ? 'a content part needs a type: "text"'
+          : `unknown content part type ${JSON.stringify(issue.input)}: expected "text"`,
+    }),
+    text: z.string(),
+  },
+  { error: "expected a content part object" },
+);
+
+/** A string or a non-empty parts array; a bad part is located by {@link located}. */
+function content<T>(part: z.ZodType<T>) {
+  return z.union([z.string(), z.array(part).min(1, "a content array needs at least one part")], {
+    error: "expected a string or an array of content parts",
+  });
+}
+
+/** A system prompt: refused in a turn unless leading and dropped (`dropSystem`). */
+export const ChatSystemMessage = z.looseObject({
+  role: z.literal("system"),
+  content: content(textOnlyPart),
+  name: z.string().optional(),
+});
+
+/** A developer prompt: treated as a system prompt. */
+export const ChatDeveloperMessage = z.looseObject({
+  role: z.literal("developer"),
+  content: content(textOnlyPart),
+  name: z.string().optional(),
+});
+
+/** A user message. */
+export const ChatUserMessage = z.looseObject({
+  role: z.literal("user"),
+  content: content(ChatUserPart),
+  name: z.string().optional(),
+});
+
+/** A function tool call of an assistant message. */
+export const ChatFunctionToolCall = z.looseObject({
+  id: z.string(),
+  type: z.literal("function"),
+  // Strict: the function is rebuilt from JP's name and arguments, so another key would be lost.
+  function: z.strictObject({ name: z.string(), arguments: z.string() }),
+});
+
+/** A custom (free-form input) tool call: refused (422), JP tool calls take JSON arguments. */
+export const ChatCustomToolCall = z.looseObject({
+  id: z.string(),
+  type: z.literal("custom"),
+  custom: z.looseObject({ name: z.string(), input: z.string() }),
+});
+
+/** An assistant tool call. */
+export const ChatToolCall = z.discriminatedUnion(
+  "type",
+  [ChatFunctionToolCall, ChatCustomToolCall],
+  // A custom call passes the schema to be refused by name (422); the detail names what is taken.
+  { error: tagError("tool call", "type", ["function"]) },
+);
+
+/** An assistant message. */
+export const ChatAssistantMessage = z.looseObject({
+  role: z.literal("assistant"),
+  content: content(ChatAssistantPart).nullable().optional(),
+  refusal: z.string().nullable().optional(),
+  name: z.string().optional(),
+  tool_calls: z
+    .array(ChatToolCall)
+    .min(1, "tool_calls needs at least one call (leave it out instead)")
+    .optional(),
+  audio: z.looseObject({ id: z.string() }).nullable().optional(),
+  function_call: z.looseObject({ name: z.string(), arguments: z.string() }).nullable().optional(),
+});
+
+/** A tool result. */
+export const ChatToolMessage = z.looseObject({
+  role: z.literal("tool"),
+  tool_call_id: z.string(),
+  content: content(textOnlyPart),
+});
+
+/** The deprecated function result message: refused (422). */
+export const ChatFunctionMessage = z.looseObject({
+  role: z.literal("function"),
+  name: z.string(),
+  content: z.string().nullable(),
+});
+
+const ROLES = ["system", "developer", "user", "assistant", "tool", "function"] as const;
+
+/** One Chat Completions request message (the subset of OpenAI's `ChatCompletionMessageParam` we validate). */
+export const ChatMessage = z.discriminatedUnion(
+  "role",
+  [
+    ChatSystemMessage,
+    ChatDeveloperMessage,
+    ChatUserMessage,
+    ChatAssistantMessage,
+    ChatToolMessage,
+    ChatFunctionMessage,
+  ],
+  { error: tagError("message", "role", ROLES) },
+);
+
+/** The parsed value of the `ChatTextPart` schema. */
+export type ChatTextPart = z.infer<typeof ChatTextPart>;
+/** The parsed value of the `ChatUserPart` schema. */
+export type ChatUserPart = z.infer<typeof ChatUserPart>;
+/** The parsed value of the `ChatAssistantPart` schema. */
+export type ChatAssistantPart = z.infer<typeof ChatAssistantPart>;
+/** The parsed value of the `ChatToolCall` schema. */
+export type ChatToolCall = z.infer<typeof ChatToolCall>;
+/** The parsed value of the `ChatFunctionToolCall` schema. */
+export type ChatFunctionToolCall = z.infer<typeof ChatFunctionToolCall>;
+/** The parsed value of the `ChatUserMessage` schema. */
+export type ChatUserMessage = z.infer<typeof ChatUserMessage>;
+/** The parsed value of the `ChatAssistantMessage` schema. */
+export type ChatAssistantMessage = z.infer<typeof ChatAssistantMessage>;
+/** The parsed value of the `ChatToolMessage` schema. */
+export type ChatToolMessage = z.infer<typeof ChatToolMessage>;
+/** The parsed value of the `ChatMessage` schema. */
+export type ChatMessage = z.infer<typeof ChatMessage>;
+
+/**
+ * What `metadata["openai-chat"]` holds, on the first event of a message
+ * (`chat_request`, `tool_call_response`, and an assistant message's
+ * `chat_response`, or its first `tool_call_request` when it has no text).
+ */
+export interface ChatMetadata {
+  /**
+   * The message's fields besides `role`, `tool_calls`, `tool_call_id` and a
+   * `content` string that is the event's own text (a text-less assistant's
+   * `null` content too), verbatim. Absent when nothing is left. Re-emitted
+   * while its event is not rewritten and the text it implies is still the
+   * event's; on a text-less assistant message's first call it describes the
+   * message, so stripped arguments leave it in force.
+   */
+  readonly message?: Record<string, unknown>;
+  /**
+   * This text-less assistant message follows another assistant message: its
+   * tool calls start a message of their own instead of joining that one. It
+   * is structure, not provider data, so it holds on a rewritten event too.
+   */
+  readonly split?: true;
+  /** On a `tool_call_request`: the call's keys besides `id`, `type` and `function`, verbatim; dropped with stripped arguments. */
+  readonly call?: Record<string, unknown>;
+}
+
+type Json = Record<string, unknown>;
+type Path = ["messages", ...(string | number)[]];
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The keys of `object` but `omit`, as own properties (`Object.fromEntries` keeps a `__proto__` key as data). */
+function without(object: Json, omit: readonly string[]): Json {
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !omit.includes(key)));
+}
+
+/** Text of a user or tool message: a string, or its text parts joined by `\n`. */
+function userText(value: string | readonly { type: string; text?: unknown }[]): string {
+  if (typeof value === "string") return value;
+  const texts: string[] = [];
+  for (const part of value) if (part.type === "text") texts.push(part.text as string);
+  return texts.join("\n");
+}
+
+/**
+ * Text of an assistant message: its content string, or its text and refusal
+ * parts joined by `\n`; when that is empty, its `refusal` (a refusal answer
+ * carries no content, and is the model's answer all the same).
+ */
+function assistantText(message: {
+  content?: string | readonly ChatAssistantPart[] | null | undefined;
+  refusal?: string | null | undefined;
+}): string {
+  let text = "";
+  if (typeof message.content === "string") text = message.content;
+  else if (Array.isArray(message.content)) {
+    const texts: string[] = [];
+    for (const part of message.content) texts.push(part.type === "text" ? part.text : part.refusal);
+    text = texts.join("\n");
+  }
+  return text === "" && typeof message.refusal === "string" ? message.refusal : text;
+}
+
+function withMetadata<E extends Entry>(event: E, metadata: ChatMetadata): E {
+  return Object.keys(metadata).length === 0 ? event : { ...event, metadata: { [NAME]: metadata } };
+}
+
+function messageField(rest: Json): ChatMetadata {
+  return Object.keys(rest).length === 0 ? {} : { message: rest };
+}
+
+const SYSTEM_DETAIL =
+  "system and developer prompts are not conversation turns: the platform sends them with each call, so post only the turn's messages (a large system prompt can be taken out of `context_window`), or post with `drop_system: true` to drop leading system and developer messages";
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A union of a string and a parts array reports a bad part only as one issue
+ * at `content`, with each branch's issues inside it. When exactly one branch
+ * took the value's type (the other failed at its root), its issues are the
+ * real ones: they replace the union's, located at the part
+ * (`messages[3].content[1].type`). Issues nest only as deep as the schema.
+ */
+function located(issues: readonly Issue[], prefix: readonly PropertyKey[] = []): Issue[] {
+  const out: Issue[] = [];
+  for (const issue of issues) {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === "invalid_union") {
+      // A branch that failed at the value's type reports only a root issue; one that took it, deeper ones.
+      const taken = issue.errors.filter((branch) => branch.some((inner) => inner.path.length > 0));
+      if (taken.length === 1) {
+        // One push per issue: a spread of a branch with 100,000 bad parts overflows the stack.
+        for (const inner of located(taken[0] as Issue[], path)) out.push(inner);
+        continue;
+      }
+    }
+    out.push({ ...issue, path });
+  }
+  return out;
+}
+
+const turnMessages = z.array(ChatMessage).min(1, "a turn needs at least one message");
+
+/** {@link turnMessages} with its issues {@link located}: what a post is validated with. */
+const postedMessages = z.unknown().transform((value, ctx) => {
+  const result = turnMessages.safeParse(value);
+  if (result.success) return result.data;
+  for (const issue of located(result.error.issues)) {
+    ctx.issues.push({ code: "custom", message: issue.message, path: issue.path, input: value });
+  }
+  return z.NEVER;
+});
+
+/** Converts one posted turn; see {@link openaiChat}. */
+function toEvents(messages: unknown, { timestamp, dropSystem }: ToEventsOptions): ConvertedTurn {
+  const parsed = parseMessages(postedMessages, messages, "messages");
+  // Templates are taken from the posted objects, not zod's copies, which drop a `__proto__` key.
+  const posted = messages as Json[];
+  const turnStart: TurnStart = { type: "turn_start", timestamp };
+  const events: Entry[] = [turnStart];
+  let droppedSystem = 0;
+  let leading = true;
+  let afterAssistant = false;
+  // Where each call id of the turn was requested, and answered: paths for the details.
+  const calls = new Map<string, Path>();
+  const answers = new Map<string, Path>();
+
+  for (let i = 0; i < parsed.length; i++) {
+    const message = parsed[i] as ChatMessage;
+    const original = posted[i] as Json;
+    const at: Path = ["messages", i];
+    switch (message.role) {
+      case "system":
+      case "developer":
+        if (leading && dropSystem) {
+          droppedSystem++;
+          continue;
+        }
+        throw unsupportedMessage(
+          at,
+          leading
+            ? SYSTEM_DETAIL
+            : `a ${message.role} message after the turn's first other message: ${SYSTEM_DETAIL} (only leading ones are dropped)`,
+        );
+      case "function":
+        throw unsupportedMessage(
+          at,
+          'the deprecated "function" role is not supported: send tool results as {"role":"tool","tool_call_id":…,"content":…}',
+        );
+      case "user": {
+        const text = userText(message.content);
+        const hasOtherPart =
+          Array.isArray(message.content) && message.content.some((part) => part.type !== "text");
+        if (text === "" && !hasOtherPart) {
+          throw invalidMessage([...at, "content"], "a user message needs text or a content part");
+        }
+        const rest = without(
+          original,
+          typeof message.content === "string" ? ["role", "content"] : ["role"],
+        );
+        const request: ChatRequest = { type: "chat_request", timestamp, content: text };
+        events.push(withMetadata(request, messageField(rest)));
+        break;
+      }
+      case "assistant":
+        convertAssistant(message, original, at, timestamp, afterAssistant, calls, events);
+        break;
+      case "tool": {
+        const id = message.tool_call_id;
+        const answered = answers.get(id);
+        if (answered !== undefined) {
+          throw invalidMessage(
+            [...at, "tool_call_id"],
+            `a second result for tool call ${JSON.stringify(id)} (the first is ${describePath(answered)}); a call takes one result`,
+          );
+        }
+        if (!calls.has(id)) {
+          throw invalidMessage(
+            [...at, "tool_call_id"],
+            `orphan tool result: no tool call ${JSON.stringify(id)} comes before it in this turn; post it in the turn that holds its call`,
+          );
+        }
+        answers.set(id, at);
+        const rest = without(
+          original,
+          typeof message.content === "string"
+            ? ["role", "tool_call_id", "content"]
+            : ["role", "tool_call_id"],
+        );
+        const response: ToolCallResponse = {
+          type: "tool_call_response",
+          timestamp,
+          id,
+          content: userText(message.content),
+          is_error: false,
+        };
+        events.push(withMetadata(response, messageField(rest)));
+        break;
+      }
+    }
+    leading = false;
+    afterAssistant = message.role === "assistant";
+  }
+  if (events.length === 1) {
+    throw invalidMessage(
+      ["messages"],
+      "the turn holds only system prompts: post at least one other message",
+    );
+  }
+  return { events, droppedSystem };
+}
+
+function convertAssistant(
+  message: ChatAssistantMessage,
+  original: Json,
+  at: Path,
+  timestamp: string,
+  afterAssistant: boolean,
+  calls: Map<string, Path>,
+  events: Entry[],
+): void {
+  if (message.audio != null) {
+    throw unsupportedMessage(
+      [...at, "audio"],
+      "assistant audio is not supported: post the audio response's transcript as the assistant's text content",
+    );
+  }
+  if (message.function_call != null) {
+    throw unsupportedMessage(
+      [...at, "function_call"],
+      "the deprecated function_call is not supported: post the call in tool_calls",
+    );
+  }
+  const text = assistantText(message);
+  const toolCalls = message.tool_calls ?? [];
+  if (text === "" && toolCalls.length === 0) {
+    throw invalidMessage(at, "an assistant message needs text content or tool_calls");
+  }
+  // The content goes back from the event when it is the event's text (a non-empty string is all
+  // of it), or when it is the default `null` of a text-less message.
+  const contentIsText =
+    (typeof message.content === "string" && message.content !== "") ||
+    (message.content === null && text === "");
+  const rest = without(
+    original,
+    contentIsText ? ["role", "tool_calls", "content"] : ["role", "tool_calls"],
+  );
+  let first: ChatMetadata = messageField(rest);
+  if (text !== "") {
+    const response: ChatResponse = { type: "chat_response", timestamp, message: text };
+    events.push(withMetadata(response, first));
+    first = {};
+  } else if (afterAssistant) {
+    first = { ...first, split: true };
+  }
+  for (let j = 0; j < toolCalls.length; j++) {
+    const call = toolCalls[j] as ChatToolCall;
+    const callAt: Path = [...at, "tool_calls", j];
+    if (call.type !== "function") {
+      throw unsupportedMessage(
+        callAt,
+        'custom tool calls are not supported: only "function" tool calls, whose arguments are a JSON object',
+      );
+    }
+    const earlier = calls.get(call.id);
+    if (earlier !== undefined) {
+      throw invalidMessage(
+        [...callAt, "id"],
+        `duplicate tool call id ${JSON.stringify(call.id)} (also at ${describePath([...earlier, "id"])}): tool call ids must be unique within a turn`,
+      );
+    }
+    calls.set(call.id, callAt);
+    const args = parseArguments(call.function.arguments, [...callAt, "function", "arguments"]);
+    const extra = without((original.tool_calls as Json[])[j] as Json, ["id", "type", "function"]);
+    const request: ToolCallRequest = {
+      type: "tool_call_request",
+      timestamp,
+      id: call.id,
+      name: call.function.name,
+      arguments: args,
+    };
+    events.push(
+      withMetadata(request, Object.keys(extra).length === 0 ? first : { ...first, call: extra }),
+    );
+    first = {};
+  }
+}
+
+function parseArguments(text: string, at: Path): Json {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw invalidMessage(
+      at,
+      `is not valid JSON (${(error as Error).message}): arguments must be a JSON object encoded as a string`,
+    );
+  }
+  if (!isRecord(value)) {
+    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+    throw invalidMessage(at, `must be a JSON object encoded as a string (got ${kind})`);
+  }
+  return value;
+}
+
+/** This format's metadata of an event, when it has the documented shape. */
+function metadataOf(event: ViewEvent["event"]): ChatMetadata | undefined {
+  const own = event.metadata?.[NAME];
+  return isRecord(own) ? (own as ChatMetadata) : undefined;
+}
+
+/** The stored message fields of a view event, unless the projection rewrote it. */
+function templateOf(viewEvent: ViewEvent, reserved: readonly string[]): Json | undefined {
+  // A text-less assistant message's fields ride on its first call, but describe the message, not
+  // the call: stripping the call's arguments leaves them true (the text check still guards them).
+  if (viewEvent.rewritten && viewEvent.event.type !== "tool_call_request") return undefined;
+  const message = metadataOf(viewEvent.event)?.message;
+  return isRecord(message) ? without(message, reserved) : undefined;
+}
+
+function userMessage(viewEvent: ViewEvent, content: string): ChatMessage {
+  const plain: ChatMessage = { role: "user", content };
+  const template = templateOf(viewEvent, ["role"]);
+  if (template === undefined) return plain;
+  const candidate = ChatUserMessage.safeParse({ role: "user", content, ...template });
+  return candidate.success && userText(candidate.data.content) === content
+    ? { role: "user", content, ...template }
+    : plain;
+}
+
+function toolMessage(viewEvent: ViewEvent, id: string, content: string): ChatMessage {
+  const plain: ChatMessage = { role: "tool", tool_call_id: id, content };
+  const template = templateOf(viewEvent, ["role", "tool_call_id"]);
+  if (template === undefined) return plain;
+  const candidate = ChatToolMessage.safeParse({
+    role: "tool",
+    tool_call_id: id,
+    content,
+    ...template,
+  });
+  return candidate.success && userText(candidate.data.content) === content
+    ? { role: "tool", tool_call_id: id, content, ...template }
+    : plain;
+}
+
+/** An assistant message with `text` ("" for none), from its stored fields when they still fit. */
+function assistantMessage(viewEvent: ViewEvent | undefined, text: string): ChatAssistantMessage {
+  const plain: ChatAssistantMessage = { role: "assistant", content: text === "" ? null : text };
+  const template = viewEvent && templateOf(viewEvent, ["role", "tool_calls"]);
+  if (template === undefined) return plain;
+  const message = { ...plain, ...template };
+  const candidate = ChatAssistantMessage.safeParse(message);
+  return candidate.success && assistantText(candidate.data) === text ? message : plain;
+}
+
+function toolCallOf(viewEvent: ViewEvent): ChatToolCall {
+  const request = viewEvent.event as ToolCallRequest;
+  const stored = viewEvent.rewritten ? undefined : metadataOf(request)?.call;
+  const extra = isRecord(stored) ? without(stored, ["id", "type", "function"]) : {};
+  return {
+    id: request.id,
+    type: "function",
+    function: { name: request.name, arguments: JSON.stringify(request.arguments) },
+    ...extra,
+  };
+}
+
+/** Writes a view as Chat messages; see {@link openaiChat}. */
+function fromView(view: ProviderView): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const turn of view) {
+    // The assistant message a tool call joins: the last message, while it is an assistant's in this turn.
+    let open: ChatAssistantMessage | undefined;
+    // A JP `message: ""` makes no valid message alone: it is written only if a tool call joins it.
+    let held = false;
+    for (const viewEvent of turn.events) {
+      const event = viewEvent.event;
+      switch (event.type) {
+        case "chat_request":
+          out.push(userMessage(viewEvent, event.content));
+          open = undefined;
+          break;
+        case "chat_response": {
+          if (event.message === undefined && event.data === undefined) break;
+          open =
+            event.message !== undefined
+              ? assistantMessage(viewEvent, event.message)
+              : assistantMessage(undefined, JSON.stringify(event.data));
+          held = event.message === "";
+          if (!held) out.push(open);
+          break;
+        }
+        case "tool_call_request": {
+          if (open === undefined || metadataOf(event)?.split === true) {
+            open = assistantMessage(viewEvent, "");
+            held = true;
+          }
+          if (held) out.push(open);
+          held = false;
+          open.tool_calls ??= [];
+          open.tool_calls.push(toolCallOf(viewEvent));
+          break;
+        }
+        case "tool_call_response":
+          out.push(toolMessage(viewEvent, event.id, event.content));
+          open = undefined;
+          break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The `openai-chat` format: Chat Completions request `messages`. See the
+ * module comment for the mapping and {@link ChatMetadata} for what the
+ * events carry besides JP's fields.
+ */
+export const openaiChat: ProviderFormat<ChatMessage> = {
+  name: NAME,
+  field: "messages",
+  messageSchema: ChatMessage,
+  toEvents,
+  fromView,
+};
