@@ -35,6 +35,7 @@ import type {
   ToolCallResponse,
   TurnStart,
 } from "../events.ts";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../json.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
 import { describePath, invalidMessage, parseMessages, unsupportedMessage } from "./issues.ts";
 import type { ProviderView, ViewEvent } from "./view.ts";
@@ -523,6 +524,12 @@ function parseArguments(text: string, at: Path): Json {
   if (!isRecord(value)) {
     const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
     throw invalidMessage(at, `must be a JSON object encoded as a string (got ${kind})`);
+  }
+  if (jsonDepthExceeds(value)) {
+    throw invalidMessage(
+      at,
+      `nests deeper than ${MAX_JSON_DEPTH} levels: flatten the tool's arguments`,
+    );
   }
   return value;
 }

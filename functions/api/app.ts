@@ -16,6 +16,7 @@ import { parseConfigTree, RuleLayer } from "../../core/config.ts";
 import { InvalidInputError, joinIssues, jsonPointer } from "../../core/errors.ts";
 import { parseStream } from "../../core/events.ts";
 import { FORMAT_NAMES, PROVIDER_FORMATS } from "../../core/formats/index.ts";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../core/json.ts";
 import type { TurnPost } from "../conversations/posted-turn.ts";
 import type { ConversationService } from "../conversations/service.ts";
 import { hashApiKey } from "../keys.ts";
@@ -205,20 +206,6 @@ const validationHook: Hook<unknown, Env, string, undefined> = (result, c) => {
   throw invalid(result.error, `the ${result.target}`);
 };
 
-/** Deeper JSON than this is refused: nothing legitimate nests so deep, and deeper values exhaust the stack later. */
-export const MAX_JSON_DEPTH = 100;
-
-function depthExceeds(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop() as [unknown, number];
-    if (typeof current !== "object" || current === null) continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(current)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The body as text; bytes that are not UTF-8 are refused, never replaced with U+FFFD. */
@@ -245,7 +232,7 @@ function parseJson(text: string): unknown {
       { cause: error },
     );
   }
-  if (depthExceeds(value, MAX_JSON_DEPTH)) {
+  if (jsonDepthExceeds(value)) {
     throw new InvalidInputError(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   return value;

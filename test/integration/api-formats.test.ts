@@ -203,6 +203,31 @@ describe("POST …/turns in a provider format", () => {
     expect(read.messages).toEqual(CHAT_TURNS[1]);
   });
 
+  it("refuses tool arguments nested deeper than 100 levels, which could not be stored", async () => {
+    const h = harness();
+    const deep = `${"[".repeat(100)}${"]".repeat(100)}`;
+    const answer = await h.request("POST", TURNS, {
+      turn: 0,
+      format: "openai-chat",
+      messages: [
+        { role: "user", content: "go" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "c", type: "function", function: { name: "f", arguments: `{"a":${deep}}` } },
+          ],
+        },
+        { role: "tool", tool_call_id: "c", content: "ok" },
+      ],
+    });
+    expect(answer.status).toBe(400);
+    expect((await problem(answer)).detail).toBe(
+      "messages[1].tool_calls[0].function.arguments: nests deeper than 100 levels: flatten the tool's arguments",
+    );
+    expect((await h.request("GET", "/v1/conversations/c")).status).toBe(404);
+  });
+
   it.each([
     [
       "an unknown format",
