@@ -3,7 +3,8 @@
  * - the webhook (POST …/turns) median and p99, over HTTP on the local runtime
  *   (with the compactor evaluating every turn meanwhile) and as the handler
  *   alone (the same app in process, as on Lambda), next to a bare PutItem's
- *   p99 in the same run (target: within 3×);
+ *   p99 in the same run (target: within 3×); the handler also with the same
+ *   turns posted as OpenAI Chat messages;
  * - the evaluation latency at turn 10 and turn 200 of conversations with
  *   ~25 KB per turn, and the bytes of items the no-fire evaluation reads
  *   (target: the same at any length).
@@ -12,6 +13,8 @@ import { performance } from "node:perf_hooks";
 import { DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { DEFAULT_DEV_KEY } from "../cli/commands/serve.ts";
 import type { Entry } from "../core/events.ts";
+import { openaiChat } from "../core/formats/openai-chat.ts";
+import { streamToTranscript } from "../core/formats/transcripts.ts";
 import { createApp } from "../functions/api/app.ts";
 import { evaluateTurn } from "../functions/compactor/evaluate-turn.ts";
 import { ConversationService } from "../functions/conversations/service.ts";
@@ -137,25 +140,37 @@ async function benchWebhook(): Promise<Record<string, unknown>[]> {
         { id: "bench", key_hashes: [hashApiKey(DEFAULT_DEV_KEY)] },
       ]),
     });
-    const handler: number[] = [];
-    for (let c = 0; c < 10; c++) {
-      for (let t = 0; t < 30; t++) {
-        const body = JSON.stringify({
-          turn: t,
-          model: { context_window: 200_000 },
-          events: turnOfSize(t, 4_000, c),
-        });
-        const start = performance.now();
-        const response = await app.request(`/v1/conversations/handler-${c}/turns`, {
-          method: "POST",
-          headers,
-          body,
-        });
-        await response.arrayBuffer();
-        handler.push(performance.now() - start);
-        if (response.status !== 202) throw new Error(`handler answered ${response.status}`);
+    const handlerLatencies = async (prefix: string, body: (c: number, t: number) => unknown) => {
+      const samples: number[] = [];
+      for (let c = 0; c < 10; c++) {
+        for (let t = 0; t < 30; t++) {
+          const text = JSON.stringify(body(c, t));
+          const start = performance.now();
+          const response = await app.request(`/v1/conversations/${prefix}-${c}/turns`, {
+            method: "POST",
+            headers,
+            body: text,
+          });
+          await response.arrayBuffer();
+          samples.push(performance.now() - start);
+          if (response.status !== 202) throw new Error(`handler answered ${response.status}`);
+        }
       }
-    }
+      return samples;
+    };
+    const model = { context_window: 200_000 };
+    const handler = await handlerLatencies("handler", (c, t) => ({
+      turn: t,
+      model,
+      events: turnOfSize(t, 4_000, c),
+    }));
+    // The same turns posted as OpenAI Chat messages (Chat carries no reasoning).
+    const chat = await handlerLatencies("chat", (c, t) => ({
+      turn: t,
+      model,
+      format: "openai-chat",
+      messages: streamToTranscript(openaiChat, turnOfSize(t, 4_000, c))[0],
+    }));
     client.destroy();
     const webhookP99 = percentile(latencies.slice(20), 99);
     const handlerP99 = percentile(handler.slice(20), 99);
@@ -169,6 +184,8 @@ async function benchWebhook(): Promise<Record<string, unknown>[]> {
         webhook_http_p99_ms: round(webhookP99),
         webhook_handler_median_ms: round(percentile(handler.slice(20), 50)),
         webhook_handler_p99_ms: round(handlerP99),
+        webhook_handler_openai_chat_median_ms: round(percentile(chat.slice(20), 50)),
+        webhook_handler_openai_chat_p99_ms: round(percentile(chat.slice(20), 99)),
         put_item_median_ms: round(percentile(puts.slice(20), 50)),
         put_item_p99_ms: round(putP99),
         http_p99_ratio: round(webhookP99 / putP99),
