@@ -158,20 +158,28 @@ export const appendTurn = createRoute({
   },
 });
 
+/** The query of a read that takes no parameters. */
+const NoQuery = z.object({});
+
 /** A read of one conversation: `GET path`, answering `schema` or the conversation's problems. */
-const conversationRead = <P extends string, T extends z.ZodType>(
+const conversationRead = <
+  P extends string,
+  T extends z.ZodType,
+  Q extends z.ZodObject = typeof NoQuery,
+>(
   path: P,
   operationId: string,
   summary: string,
   description: string,
   schema: T,
+  query: Q = NoQuery as Q,
 ) =>
   createRoute({
     method: "get",
     path,
     operationId,
     summary,
-    request: { params: ConversationParams },
+    request: { params: ConversationParams, query },
     responses: {
       200: json(description, schema),
       ...conversation,
@@ -187,41 +195,22 @@ export const getConversation = conversationRead(
   ConversationSummary,
 );
 
-/** A read of one conversation in a format of `?format=`. */
-const formattedRead = <P extends string, T extends z.ZodType>(
-  path: P,
-  operationId: string,
-  summary: string,
-  description: string,
-  schema: T,
-) =>
-  createRoute({
-    method: "get",
-    path,
-    operationId,
-    summary,
-    request: { params: ConversationParams, query: FormatQuery },
-    responses: {
-      200: json(description, schema),
-      ...conversation,
-      404: notFound,
-    },
-  });
-
-export const listEvents = formattedRead(
+export const listEvents = conversationRead(
   "/v1/conversations/{id}/events",
   "listEvents",
   "The raw stream: JP events, compactions included (with their source); or, with `?format=`, its messages in that provider format, compactions left out (read them at `/compactions`)",
   "The raw stream.",
   EventsInAnyFormat,
+  FormatQuery,
 );
 
-export const getProjection = formattedRead(
+export const getProjection = conversationRead(
   "/v1/conversations/{id}/projection",
   "getProjection",
   "The compacted view for the next LLM call, and each turn's origin; with `?format=`, as that provider's request messages, ready to send",
   "The projection.",
   ProjectionInAnyFormat,
+  FormatQuery,
 );
 
 export const listCompactions = conversationRead(
