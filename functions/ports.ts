@@ -5,7 +5,7 @@
  * contract suite (test/contract/).
  */
 
-import type { BandSummary } from "../core/auto-compaction.ts";
+import type { BandSummary, SkipReason } from "../core/auto-compaction.ts";
 import type { ModelInfo } from "../core/catalog.ts";
 import type { AutoConfigLayer } from "../core/config.ts";
 import type { Compaction, Entry } from "../core/events.ts";
@@ -41,6 +41,14 @@ export interface ConversationHead {
    */
   readonly latest_event_ms?: number;
   /**
+   * The latest turn an evaluation decided on a stored state holding it,
+   * fired or skipped; a stale skip is no decision (it defers to the newer
+   * turn's evaluation). Absent before the first decision.
+   */
+  readonly decided_through?: number;
+  /** What the evaluation of `decided_through` decided. */
+  readonly last_decision?: EvaluationDecision;
+  /**
    * The keys of compactions a reset too big for one write has still to
    * remove (never empty: a write setting `removing: []` clears it). Set and
    * cleared by {@link ConversationStore.removeCompactions}; the conversation
@@ -54,6 +62,16 @@ export interface ConversationHead {
    */
   readonly deleting?: true;
 }
+
+/** What an evaluation decided for the turn it ran after: the band it fired, or why it skipped. */
+export type EvaluationDecision =
+  | {
+      readonly turn: number;
+      readonly outcome: "fired";
+      /** The band: its storage key and range. */
+      readonly band: { readonly key: string; readonly from_turn: number; readonly to_turn: number };
+    }
+  | { readonly turn: number; readonly outcome: "skipped"; readonly reason: SkipReason };
 
 /** A stored turn: its events, their size counts and the digest that makes replays idempotent. */
 export interface StoredTurn {
@@ -207,8 +225,12 @@ export interface ConversationStore {
    */
   putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void>;
 
-  /** Raises `evaluated_through` to `turn` (never lowers it). */
-  markEvaluated(ref: ConversationRef, turn: number): Promise<void>;
+  /**
+   * Raises `evaluated_through` to `turn` (never lowers it); with a
+   * `decision` (for `turn`), also records it as `decided_through` and
+   * `last_decision`, in the same conditional write.
+   */
+  markEvaluated(ref: ConversationRef, turn: number, decision?: EvaluationDecision): Promise<void>;
 
   /**
    * Overwrites the head's counters with `counters` (a verify repair), on the

@@ -153,7 +153,11 @@ async function evaluate(
         : {}),
     });
     if (step.kind === "skip") {
-      await log.markEvaluated(ref, message.turn);
+      await log.markEvaluated(ref, message.turn, {
+        turn: message.turn,
+        outcome: "skipped",
+        reason: step.decision.reason,
+      });
       return {
         result: { outcome: "skipped", reason: step.decision.reason, decision: step.decision },
       };
@@ -168,7 +172,15 @@ async function evaluate(
           seq: head.compactions_version + 1,
           compaction: step.band.compaction,
         },
-        evaluated_through: message.turn,
+        decision: {
+          turn: message.turn,
+          outcome: "fired",
+          band: {
+            key: autoKey(message.turn),
+            from_turn: step.band.compaction.from_turn,
+            to_turn: step.band.compaction.to_turn,
+          },
+        },
       },
       result: {
         outcome: "fired",

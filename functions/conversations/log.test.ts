@@ -77,10 +77,19 @@ describe("ConversationLog", () => {
     await write(log, {
       kind: "add_compaction",
       compaction: band("MAN#2", 0, 5, 4, 2),
-      evaluated_through: 4,
+      decision: { turn: 4, outcome: "fired", band: { key: "MAN#2", from_turn: 0, to_turn: 5 } },
     });
     await check();
-    expect(await store.getHead(ref)).toMatchObject({ max_compacted_turn: 5, evaluated_through: 4 });
+    expect(await store.getHead(ref)).toMatchObject({
+      max_compacted_turn: 5,
+      evaluated_through: 4,
+      decided_through: 4,
+      last_decision: {
+        turn: 4,
+        outcome: "fired",
+        band: { key: "MAN#2", from_turn: 0, to_turn: 5 },
+      },
+    });
     expect(await log.appendUncovered(ref, turn(5))).toBe(false);
     await write(log, { kind: "append_turn", turn: turn(5, 300) });
     await check();

@@ -39,6 +39,7 @@ import type {
   ConversationHead,
   ConversationRef,
   ConversationStore,
+  EvaluationDecision,
   HeadUpdate,
   StoredCompaction,
   StoredTurn,
@@ -81,8 +82,8 @@ export type LogWrite =
   | {
       readonly kind: "add_compaction";
       readonly compaction: StoredCompaction;
-      /** Set by the compactor: the band's write also records the evaluation. */
-      readonly evaluated_through?: number;
+      /** Set by the compactor: the band's write also records its evaluation's decision. */
+      readonly decision?: EvaluationDecision;
     }
   | { readonly kind: "remove_compactions"; readonly keys: readonly string[] }
   /** Verify's repair: the head gets the counters its stored turns and compactions say (counters.ts). */
@@ -190,8 +191,8 @@ export class ConversationLog {
   }
 
   /** Records that turns through `turn` were evaluated without a band (never lowers it). */
-  markEvaluated(ref: ConversationRef, turn: number): Promise<void> {
-    return this.#store.markEvaluated(ref, turn);
+  markEvaluated(ref: ConversationRef, turn: number, decision?: EvaluationDecision): Promise<void> {
+    return this.#store.markEvaluated(ref, turn, decision);
   }
 
   /**
@@ -270,9 +271,13 @@ export class ConversationLog {
         await this.#store.addCompaction(ref, write.compaction, head, {
           projected_chars: projectedChars(await snapshot.turnSizes(), all),
           max_compacted_turn: maxCompactedTurn(all),
-          ...(write.evaluated_through === undefined
+          ...(write.decision === undefined
             ? {}
-            : { evaluated_through: write.evaluated_through }),
+            : {
+                evaluated_through: write.decision.turn,
+                decided_through: write.decision.turn,
+                last_decision: write.decision,
+              }),
         });
         return;
       }

@@ -19,6 +19,8 @@ const HEAD_UPDATE_FIELDS = [
   "model",
   "removing",
   "latest_event_ms",
+  "decided_through",
+  "last_decision",
 ] as const satisfies readonly (keyof HeadUpdate)[];
 
 /** Builds an UpdateExpression with its condition, sharing the placeholder maps. */

@@ -72,6 +72,8 @@ export function toHead(item: Item): ConversationHead {
   if (raw.model !== undefined) head.model = inOrder(raw.model, MODEL_FIELDS);
   if (Array.isArray(raw.removing) && raw.removing.length > 0) head.removing = raw.removing;
   if (raw.latest_event_ms !== undefined) head.latest_event_ms = Number(raw.latest_event_ms);
+  if (raw.decided_through !== undefined) head.decided_through = Number(raw.decided_through);
+  if (raw.last_decision !== undefined) head.last_decision = raw.last_decision;
   // The tombstone's token (dynamodb-delete.ts) is the store's own business.
   if (raw.deleting !== undefined) head.deleting = true;
   return head;

@@ -56,6 +56,7 @@ import type {
   ConversationHead,
   ConversationRef,
   ConversationStore,
+  EvaluationDecision,
   EvaluationFailure,
   HeadCounters,
   HeadUpdate,
@@ -429,8 +430,13 @@ export class DynamoConversationStore implements ConversationStore {
     }
   }
 
-  async markEvaluated(ref: ConversationRef, turn: number): Promise<void> {
+  async markEvaluated(
+    ref: ConversationRef,
+    turn: number,
+    decision?: EvaluationDecision,
+  ): Promise<void> {
     const update = new UpdateExpressionBuilder().set("evaluated_through", turn);
+    if (decision) update.head({ decided_through: decision.turn, last_decision: decision });
     const condition = `attribute_exists(pk) AND ${update.name("evaluated_through")} < ${update.value(turn)} AND ${update.live()}`;
     try {
       await this.#retryConflicts("MarkEvaluated", () =>

@@ -13,6 +13,7 @@ import {
   type ConversationRef,
   type ConversationStore,
   EMPTY_HEAD,
+  type EvaluationDecision,
   type EvaluationFailure,
   HEAD_COUNTERS,
   type HeadCounters,
@@ -179,12 +180,18 @@ export class MemoryConversationStore implements ConversationStore {
     conversation.head = { ...conversation.head, config: copy(config) };
   }
 
-  async markEvaluated(ref: ConversationRef, turn: number): Promise<void> {
+  async markEvaluated(
+    ref: ConversationRef,
+    turn: number,
+    decision?: EvaluationDecision,
+  ): Promise<void> {
     const conversation = this.#get(ref);
     if (!conversation || conversation.head.deleting) return;
+    if (conversation.head.evaluated_through >= turn) return;
     conversation.head = {
       ...conversation.head,
-      evaluated_through: Math.max(conversation.head.evaluated_through, turn),
+      evaluated_through: turn,
+      ...(decision ? { decided_through: decision.turn, last_decision: copy(decision) } : {}),
     };
   }
 

@@ -858,6 +858,43 @@ export function conversationStoreContract(
         await Promise.all([4, 0, 3, 1].map((turn) => store.markEvaluated(ref, turn)));
         expect(await store.getHead(ref)).toMatchObject({ evaluated_through: 4, turn_count: 5 });
       });
+
+      it("records a decision with its turn, and a stale mark without one leaves it", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await appendAll(store, ref, sampleTurns(6, 5));
+        const skipped = {
+          turn: 2,
+          outcome: "skipped" as const,
+          reason: "under_threshold" as const,
+        };
+        await store.markEvaluated(ref, 2, skipped);
+        expect(await store.getHead(ref)).toMatchObject({
+          evaluated_through: 2,
+          decided_through: 2,
+          last_decision: skipped,
+        });
+        // A stale skip of turn 3 raises evaluated_through only.
+        await store.markEvaluated(ref, 3);
+        expect(await store.getHead(ref)).toMatchObject({
+          evaluated_through: 3,
+          decided_through: 2,
+          last_decision: skipped,
+        });
+        // An older decision arriving late changes nothing.
+        await store.markEvaluated(ref, 1, { turn: 1, outcome: "skipped", reason: "min_turns" });
+        expect(await store.getHead(ref)).toMatchObject({
+          decided_through: 2,
+          last_decision: skipped,
+        });
+        const empty = { turn: 4, outcome: "skipped" as const, reason: "empty_range" as const };
+        await store.markEvaluated(ref, 4, empty);
+        expect(await store.getHead(ref)).toMatchObject({
+          evaluated_through: 4,
+          decided_through: 4,
+          last_decision: empty,
+        });
+      });
     });
 
     describe("repairHead", () => {
