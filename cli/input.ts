@@ -51,14 +51,21 @@ export function formatChoice(value: string | undefined): FormatChoice {
   );
 }
 
-const ANTHROPIC_BLOCKS = new Set(["tool_use", "tool_result", "thinking", "redacted_thinking"]);
-const CHAT_PARTS = new Set(["image_url", "input_audio", "file"]);
+const ANTHROPIC_BLOCKS = new Set([
+  "tool_use",
+  "tool_result",
+  "thinking",
+  "redacted_thinking",
+  "image",
+  "document",
+]);
+const CHAT_PARTS = new Set(["image_url", "input_audio", "file", "refusal"]);
 
 /**
  * The provider format of a transcript, from the first message only one
- * format has: Anthropic's tool and thinking blocks, or Chat's tool role,
- * `tool_calls` and media parts. Text-only turns map to the same events in
- * either format, so they read as OpenAI Chat.
+ * format has: Anthropic's tool, thinking, image and document blocks, or
+ * Chat's tool role, `tool_calls`, media and refusal parts. Text-only turns
+ * map to the same events in either format, so they read as OpenAI Chat.
  */
 export function detectTranscriptFormat(turns: readonly unknown[]): ProviderFormatName {
   for (const turn of turns) {
@@ -206,7 +213,12 @@ export function entriesFromRaw(
       return transcriptToStream(PROVIDER_FORMATS[provider as ProviderFormatName], raw, options);
     } catch (error) {
       if (!(error instanceof InvalidInputError)) throw error;
-      throw new InvalidInputError(`${name} (${provider} transcript), ${error.message}`, {
+      // The core's reason tells API callers to post `drop_system`; here it is a flag.
+      const hint =
+        options.dropSystem !== true && error.message.includes("drop_system")
+          ? " (here: pass --drop-system)"
+          : "";
+      throw new InvalidInputError(`${name} (${provider} transcript), ${error.message}${hint}`, {
         cause: error,
       });
     }

@@ -5,7 +5,7 @@ import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 
 const OPTIONS = { ...FORMAT_OPTION } as const;
 
-const USAGE = `Usage: autocompact estimate [FILE] [--format auto|plain|jp]
+const USAGE = `Usage: autocompact estimate [FILE] [--format …]
 
 Prints the size estimate of the stream's projected view (existing compactions
 applied) as JSON on stdout:

@@ -24,7 +24,7 @@ const OPTIONS = {
 } as const;
 
 const USAGE = `Usage: autocompact replay [FILE] --conversation ID [--url URL] [--key KEY]
-                        [--model ID] [--context-window N] [--wait]
+                        [--model ID] [--context-window N] [--wait] [--format …]
 
 Posts the stream's turns to POST /v1/conversations/{id}/turns, in order, with a
 progress bar on stderr. Compaction entries in the file are not posted (the

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   anthropicConversationArb,
   anthropicTurnArb,
+  normalizeAnthropicMessages as normalize,
 } from "../../test/helpers/anthropic-arbitraries.ts";
 import { anthropicRuleViolations } from "../../test/helpers/anthropic-rules.ts";
 import {
@@ -23,40 +24,6 @@ function post(turns: readonly AnthropicMessage[][]): Entry[] {
     (messages, t) =>
       anthropicMessages.toEvents(messages, { timestamp: at(t), dropSystem: false }).events,
   );
-}
-
-type Block = { type: string; [key: string]: unknown };
-
-/**
- * §15's normalizations, and only those: adjacent same-role messages merged; a
- * single plain text block as a string; tool input as a JSON value; an
- * optional `is_error: false` as absent.
- */
-function normalize(messages: readonly AnthropicMessage[]): unknown[] {
-  const merged: { role: string; content: Block[] }[] = [];
-  for (const message of messages) {
-    const blocks: Block[] =
-      typeof message.content === "string"
-        ? [{ type: "text", text: message.content }]
-        : message.content.map((block) => {
-            if (block.type === "tool_use") {
-              return { ...block, input: JSON.parse(JSON.stringify(block.input)) };
-            }
-            if (block.type === "tool_result" && block.is_error === false) {
-              const { is_error: _, ...rest } = block;
-              return rest;
-            }
-            return block;
-          });
-    const last = merged.at(-1);
-    if (last?.role === message.role) last.content.push(...blocks);
-    else merged.push({ role: message.role, content: blocks });
-  }
-  return merged.map(({ role, content }) => {
-    const only = content.length === 1 ? content[0] : undefined;
-    const plain = only?.type === "text" && Object.keys(only).length === 2;
-    return { role, content: plain ? only?.text : content };
-  });
 }
 
 describe("anthropic-messages properties", () => {

@@ -806,3 +806,123 @@ describe("anthropicMessages", () => {
     });
   });
 });
+
+describe("anthropicMessages: edge cases found by mutation testing", () => {
+  /** The messages one turn of `entries` (without its turn_start) is written back as. */
+  const written = (...entries: Entry[]) =>
+    anthropicMessages.fromView(rawView([turnStart(0), ...entries]));
+  const withBlock = (entry: Entry, block: Record<string, unknown>): Entry =>
+    ({ ...entry, metadata: { [META]: { block } } }) as Entry;
+
+  it("answers 400, not a crash or a 422, for null messages, blocks and parts", () => {
+    expect(bad([null])).toEqual(
+      invalid(
+        'messages[0]: expected a message object: {"role": "user" | "assistant", "content": …}',
+      ),
+    );
+    expect(bad([user([null])])).toEqual(
+      invalid(
+        "messages[0].content[0]: a user message takes text, image, document and tool_result blocks",
+      ),
+    );
+    expect(bad([assistant([use("c")]), user([{ ...result("c"), content: [null] }])])).toEqual(
+      invalid("messages[1].content[0].content: Invalid input"),
+    );
+  });
+
+  it("answers 400 for a block or part whose type is no string", () => {
+    expect(bad([user([{ type: 5 }])])).toEqual(
+      invalid(
+        "messages[0].content[0].type: a user message takes text, image, document and tool_result blocks",
+      ),
+    );
+    expect(
+      bad([assistant([use("c")]), user([{ ...result("c"), content: [{ type: 5 }] }])]),
+    ).toEqual(invalid("messages[1].content[0].content: Invalid input"));
+  });
+
+  it("checks the parts of tool results only", () => {
+    expect(bad([user([{ type: "text", text: "hi", content: [{ type: "weird" }] }])])).toEqual(
+      invalid('messages[0].content[0]: Unrecognized key: "content"'),
+    );
+  });
+
+  it("answers 400 for an array-like object, whatever it holds", () => {
+    const expected = invalid("messages: Invalid input: expected array, received object");
+    expect(bad({ length: 1, 0: { role: "system", content: "x" } })).toEqual(expected);
+    expect(bad({ length: 1, 0: user([{ type: "server_tool_use" }]) })).toEqual(expected);
+  });
+
+  it("refuses a call left unanswered by the user run right after it, even if a later run answers others", () => {
+    expect(
+      bad([assistant([use("c1")]), user("hi"), assistant([use("c2")]), user([result("c2")])]),
+    ).toEqual(
+      invalid(
+        'messages[0].content[0]: tool_use "c1" has no tool_result in the user message right after it: post the turn once its results are in (a later turn cannot answer it)',
+      ),
+    );
+  });
+
+  it("uses stored blocks only of the event's own type", () => {
+    expect(written(request("q"), withBlock(reasoning(""), { type: "text", data: "zzz" }))).toEqual([
+      { role: "user", content: "q" },
+    ]);
+    expect(
+      written(request("q"), withBlock(message("m"), { type: "thinking", cache_control: cache })),
+    ).toEqual([
+      { role: "user", content: "q" },
+      { role: "assistant", content: "m" },
+    ]);
+    expect(
+      written(
+        request("q"),
+        withBlock(toolCall("c", "read", {}), { type: "text", cache_control: cache }),
+        toolResult("c", "r"),
+      ),
+    ).toEqual([
+      { role: "user", content: "q" },
+      { role: "assistant", content: [{ type: "tool_use", id: "c", name: "read", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "c", content: "r" }] },
+    ]);
+  });
+
+  it("writes nothing for a response without message, data or reasoning", () => {
+    expect(written(request("q"), { type: "chat_response", timestamp: T } as Entry)).toEqual([
+      { role: "user", content: "q" },
+    ]);
+  });
+
+  it("drops a stored result content that no longer spells an empty result", () => {
+    expect(
+      written(
+        request("q"),
+        toolCall("c", "read", {}),
+        withBlock(toolResult("c", ""), { type: "tool_result", tool_use_id: "c", content: "stale" }),
+      ),
+    ).toEqual([
+      { role: "user", content: "q" },
+      { role: "assistant", content: [{ type: "tool_use", id: "c", name: "read", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "c" }] },
+    ]);
+  });
+
+  it("writes orphan results as text, marking errors only", () => {
+    expect(written(request("q"), toolResult("c", "r"), toolResult("d", "e", true))).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "[tool result c] r" },
+          { type: "text", text: "[tool result d (error)] e" },
+          { type: "text", text: "q" },
+        ],
+      },
+    ]);
+  });
+
+  it("opens a view that starts with an assistant message with a user message", () => {
+    expect(written(message("m"))).toEqual([
+      { role: "user", content: "[conversation continues]" },
+      { role: "assistant", content: "m" },
+    ]);
+  });
+});

@@ -282,7 +282,12 @@ function locatedContent<B>(blocks: z.ZodType<B>) {
   });
 }
 
-const ROLE_ERROR = 'role must be "user" or "assistant"';
+/** A message that is not an object has no role to complain about: say what a message is. */
+function roleError(issue: { input: unknown }): string {
+  return isObject(issue.input)
+    ? 'role must be "user" or "assistant"'
+    : 'expected a message object: {"role": "user" | "assistant", "content": …}';
+}
 
 /** One Messages API message (the subset the service models), as the API documents it. */
 export const AnthropicMessageSchema = z.discriminatedUnion(
@@ -291,7 +296,7 @@ export const AnthropicMessageSchema = z.discriminatedUnion(
     z.strictObject({ role: z.literal("user"), content: documentedContent(UserBlock) }),
     z.strictObject({ role: z.literal("assistant"), content: documentedContent(AssistantBlock) }),
   ],
-  { error: ROLE_ERROR },
+  { error: roleError },
 );
 
 /** The same, locating every issue inside the content (what posted turns are parsed with). */
@@ -301,7 +306,7 @@ const LocatedMessage = z.discriminatedUnion(
     z.strictObject({ role: z.literal("user"), content: locatedContent(UserBlock) }),
     z.strictObject({ role: z.literal("assistant"), content: locatedContent(AssistantBlock) }),
   ],
-  { error: ROLE_ERROR },
+  { error: roleError },
 );
 
 /** A text block. */

@@ -1039,3 +1039,72 @@ describe("openaiChat.toEvents on huge input", () => {
     expect(error.message).toMatch(/\(and 199900 more\)$/);
   });
 });
+
+describe("openaiChat: edge cases found by mutation testing", () => {
+  /** The messages `entries` (one turn, without its turn_start) are written back as. */
+  const written = (...entries: Entry[]) => openaiChat.fromView(rawView([turnStart(0), ...entries]));
+  const stored = (entry: Entry, message: Record<string, unknown>): Entry =>
+    ({ ...entry, ...meta({ message }) }) as Entry;
+
+  it("says a text-only content part needs a type", () => {
+    expectInvalid(
+      [calls(call("c", "f", "{}")), tool("c", [{ text: "r" }])],
+      "messages[1].content[0].type",
+      'a content part needs a type: "text"',
+    );
+  });
+
+  it("refuses tool arguments nested deeper than the JSON depth limit", () => {
+    const deep = `${'{"a":'.repeat(101)}1${"}".repeat(101)}`;
+    expectInvalid(
+      [calls(call("c", "f", deep))],
+      "messages[0].tool_calls[0].function.arguments",
+      "nests deeper than 100 levels: flatten the tool's arguments",
+    );
+  });
+
+  it("never lets stored fields override a message's role, call id or tool calls", () => {
+    expect(written(stored(request("q"), { role: "system", name: "n" }))).toEqual([
+      { role: "user", content: "q", name: "n" },
+    ]);
+    expect(
+      written(
+        toolCall("c", "f", {}),
+        stored(toolResult("c", "r"), { role: "system", tool_call_id: "x", extra: 1 }),
+      ),
+    ).toEqual([
+      { role: "assistant", content: null, tool_calls: [call("c", "f", "{}")] },
+      { role: "tool", tool_call_id: "c", content: "r", extra: 1 },
+    ]);
+    expect(
+      written(
+        stored(message("m"), {
+          role: "user",
+          name: "bot",
+          tool_calls: [call("x", "g", "{}")],
+        }),
+      ),
+    ).toEqual([{ role: "assistant", content: "m", name: "bot" }]);
+  });
+
+  it("drops a stripped result's stored fields", () => {
+    const stream = [
+      ...openaiChat.toEvents(
+        [calls(call("c", "f", "{}")), { ...tool("c", "r"), extra: 1 }],
+        options,
+      ).events,
+      compaction(0, 0, 10, { tool_calls: { policy: "strip", request: true, response: true } }),
+    ];
+    expect(openaiChat.fromView(rawView(stream))[1]).toEqual({
+      role: "tool",
+      tool_call_id: "c",
+      content: "r",
+      extra: 1,
+    });
+    expect(openaiChat.fromView(projectedView(stream))[1]).toEqual({
+      role: "tool",
+      tool_call_id: "c",
+      content: "[compacted] f: success",
+    });
+  });
+});

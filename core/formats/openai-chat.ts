@@ -51,13 +51,17 @@ export const ChatRefusalPart = z.looseObject({ type: z.literal("refusal"), refus
 /** An image content part (kept verbatim in metadata). */
 export const ChatImagePart = z.looseObject({
   type: z.literal("image_url"),
-  image_url: z.looseObject({ url: z.string(), detail: z.string().optional() }),
+  image_url: z.looseObject({
+    // OpenAI's schema wants a URI (an https: or data: URL) and one of its detail levels.
+    url: z.string().regex(/^[A-Za-z][A-Za-z0-9+.-]*:/, "url must be a URL (https: or data:)"),
+    detail: z.enum(["auto", "low", "high"]).optional(),
+  }),
 });
 
 /** An audio input content part (kept verbatim in metadata). */
 export const ChatAudioPart = z.looseObject({
   type: z.literal("input_audio"),
-  input_audio: z.looseObject({ data: z.string(), format: z.string() }),
+  input_audio: z.looseObject({ data: z.string(), format: z.enum(["wav", "mp3"]) }),
 });
 
 /** A file content part (kept verbatim in metadata). */

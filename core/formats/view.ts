@@ -13,7 +13,14 @@ import type {
   ToolCallRequest,
   ToolCallResponse,
 } from "../events.ts";
-import { compactionsOf, type Projection, project, resolvePolicies } from "../projection.ts";
+import {
+  compactionsOf,
+  type Projection,
+  project,
+  resolvePolicies,
+  type TurnOrigin,
+  type TurnPolicies,
+} from "../projection.ts";
 import { indexTurns } from "../turns.ts";
 
 /** An event a provider sees. */
@@ -59,8 +66,12 @@ function byTurn(
   const { turnOf, turnCount } = indexTurns(entries);
   const events: ViewEvent[][] = Array.from({ length: turnCount }, () => []);
   entries.forEach((entry, i) => {
+    // A provider event is a conversation event: the turn it fills exists.
     if (isProviderEvent(entry)) {
-      events[turnOf[i] as number]?.push({ event: entry, rewritten: rewritten(entry) });
+      (events[turnOf[i] as number] as ViewEvent[]).push({
+        event: entry,
+        rewritten: rewritten(entry),
+      });
     }
   });
   return events.map((turnEvents, index) => ({ ...turn(index), events: turnEvents }));
@@ -86,17 +97,17 @@ export function projectedView(
   const policies = resolvePolicies(compactionsOf(raw), indexTurns(raw).turnCount);
   const stored = new Set(raw);
   // Only an implicit turn 0 (no turn_start) can lose every event to a
-  // compaction and so vanish from the projected entries' turns.
+  // compaction and so vanish from the projected entries' turns. Every other
+  // projected turn opens with a kept raw turn's turn_start or a summary's, so
+  // each has its origin, and each kept origin a raw turn.
   const vanished = projection.turns.length - indexTurns(projection.entries).turnCount;
   return byTurn(
     projection.entries,
     (index) => {
-      const origin = projection.turns[index + vanished];
-      if (origin === undefined || "summary" in origin) {
-        return { reasoningStripped: false, summary: origin !== undefined };
-      }
+      const origin = projection.turns[index + vanished] as TurnOrigin;
+      if ("summary" in origin) return { reasoningStripped: false, summary: true };
       return {
-        reasoningStripped: policies[origin.kept]?.reasoning !== undefined,
+        reasoningStripped: (policies[origin.kept] as TurnPolicies).reasoning !== undefined,
         summary: false,
       };
     },

@@ -201,3 +201,38 @@ export const anthropicConversationArb = (maxTurns = 5): fc.Arbitrary<AnthropicMe
   fc
     .integer({ min: 1, max: maxTurns })
     .chain((turns) => fc.tuple(...Array.from({ length: turns }, (_, t) => anthropicTurnArb(t))));
+
+type NormalBlock = { type: string; [key: string]: unknown };
+
+/**
+ * `messages` up to §15's normalizations, and only those: adjacent same-role
+ * messages merged; a single plain text block as a string; tool input as a
+ * JSON value; an optional `is_error: false` as absent. (Shared by the core
+ * property tests and the service-level round trips.)
+ */
+export function normalizeAnthropicMessages(messages: readonly AnthropicMessage[]): unknown[] {
+  const merged: { role: string; content: NormalBlock[] }[] = [];
+  for (const message of messages) {
+    const blocks: NormalBlock[] =
+      typeof message.content === "string"
+        ? [{ type: "text", text: message.content }]
+        : message.content.map((block) => {
+            if (block.type === "tool_use") {
+              return { ...block, input: JSON.parse(JSON.stringify(block.input)) };
+            }
+            if (block.type === "tool_result" && block.is_error === false) {
+              const { is_error: _, ...rest } = block;
+              return rest;
+            }
+            return block;
+          });
+    const last = merged.at(-1);
+    if (last?.role === message.role) last.content.push(...blocks);
+    else merged.push({ role: message.role, content: blocks });
+  }
+  return merged.map(({ role, content }) => {
+    const only = content.length === 1 ? content[0] : undefined;
+    const plain = only?.type === "text" && Object.keys(only).length === 2;
+    return { role, content: plain ? only?.text : content };
+  });
+}
