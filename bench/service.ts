@@ -7,21 +7,36 @@
  *   turns posted as OpenAI Chat messages;
  * - the evaluation latency at turn 10 and turn 200 of conversations with
  *   ~25 KB per turn, and the bytes of items the no-fire evaluation reads
- *   (target: the same at any length).
+ *   (target: the same at any length);
+ * - read your evaluation (issue 12): 20 conversations × 30 turns of ~6 KB
+ *   read with `after_turn=N&wait=25`, turn by turn and after posting back to
+ *   back: the share of consistent reads, timeouts, the wait's p50/p99, the
+ *   head reads (GetItem) per waiting read and the evaluation lag.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { Metrics } from "@aws-lambda-powertools/metrics";
 import { DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { DEFAULT_DEV_KEY } from "../cli/commands/serve.ts";
+import { estimateView } from "../core/estimate.ts";
 import type { Entry } from "../core/events.ts";
 import { openaiChat } from "../core/formats/openai-chat.ts";
 import { streamToTranscript } from "../core/formats/transcripts.ts";
+import { splitTurns } from "../core/turns.ts";
 import { createApp } from "../functions/api/app.ts";
 import { evaluateTurn } from "../functions/compactor/evaluate-turn.ts";
+import { createCompactorHandler } from "../functions/compactor/handler.ts";
 import { ConversationService } from "../functions/conversations/service.ts";
 import { hashApiKey } from "../functions/keys.ts";
-import { localClientConfig } from "../functions/local/dynamodb-local.ts";
+import { localClientConfig, startDynamoDbLocal } from "../functions/local/dynamodb-local.ts";
+import { serveApp } from "../functions/local/http-server.ts";
 import { startLocalService } from "../functions/local/runtime.ts";
+import { METRICS_NAMESPACE, SERVICE_NAMES } from "../functions/observability.ts";
+import { InProcessQueue } from "../functions/queue/in-process.ts";
 import { DynamoConversationStore } from "../functions/store/dynamodb.ts";
+import { HEAD_SK } from "../functions/store/dynamodb-keys.ts";
 import { createTable } from "../functions/store/dynamodb-table.ts";
 import { StaticTenantDirectory } from "../functions/store/tenants-memory.ts";
 import { MemoryWebhookReceipts } from "../functions/store/webhook-receipts-memory.ts";
@@ -258,6 +273,283 @@ async function benchEvaluation(): Promise<Record<string, unknown>[]> {
   }
 }
 
+/** Counts the GetItem calls on conversation heads, per request (an AsyncLocalStorage scope). */
+function countHeadReads(client: DynamoDBClient, scope: AsyncLocalStorage<{ headReads: number }>) {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { Key?: { sk?: { S?: string } } };
+      const counter = scope.getStore();
+      if (counter && context.commandName === "GetItemCommand" && input.Key?.sk?.S === HEAD_SK) {
+        counter.headReads++;
+      }
+      return next(args);
+    },
+    { step: "initialize", name: "countHeadReads" },
+  );
+}
+
+/**
+ * Read your evaluation (issue 12), the issue's scenario: 20 conversations
+ * posting 30 turns of ~6 KB (window 16,000 tokens, `trigger_ratio` 0.5,
+ * `min_turns` 3, `keep_first` 1, `keep_last` 2), every turn read with
+ * `GET …/projection?after_turn=N&wait=25`, (a) turn by turn (each read before
+ * the next post) and (b) back to back (all turns posted, then all 600 reads at
+ * once). The local runtime's wiring (DynamoDB Local in memory, HTTP, the
+ * in-process queue and the compactor handler), with the reads served by their
+ * own store and client so a middleware can count each read's head GetItems.
+ */
+export async function benchReadYourEvaluation(): Promise<Record<string, unknown>[]> {
+  const WINDOW = 16_000;
+  const THRESHOLD = WINDOW * 0.5;
+  const CONVERSATIONS = 20;
+  const TURNS = 30;
+  const TURN_BYTES = 6_000;
+  const settings = {
+    config: {
+      enabled: true,
+      trigger_ratio: 0.5,
+      min_turns: 3,
+      rule: { keep_first: 1, keep_last: 2, tool_calls: "strip" as const },
+    },
+  };
+  const dynamo = await startDynamoDbLocal({ killOnSignals: false });
+  const clients = Array.from({ length: 3 }, () => new DynamoDBClient(localClientConfig(dynamo)));
+  const [postClient, readClient, compactorClient] = clients as [
+    DynamoDBClient,
+    DynamoDBClient,
+    DynamoDBClient,
+  ];
+  const scope = new AsyncLocalStorage<{ headReads: number }>();
+  countHeadReads(readClient, scope);
+  const tenants = new StaticTenantDirectory([
+    { id: "bench", key_hashes: [hashApiKey(DEFAULT_DEV_KEY)] },
+  ]);
+  const queue = new InProcessQueue({ name: "bench-ryev.fifo", onError: () => undefined });
+  // The compactor's EMF lines would go to stdout with this benchmark's JSON
+  // (Powertools reads the switch when it publishes, so it stays set throughout).
+  const metricsDisabled = process.env.POWERTOOLS_METRICS_DISABLED;
+  process.env.POWERTOOLS_METRICS_DISABLED = "true";
+  const metrics = new Metrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName: SERVICE_NAMES.compactor,
+  });
+  let server: ReturnType<typeof serveApp> | undefined;
+  try {
+    await createTable(postClient, "bench");
+    const compactorStore = new DynamoConversationStore(compactorClient, "bench");
+    // The evaluation lag as the compactor's EvaluationLagMs measures it (decided evaluations).
+    let lags: number[] = [];
+    queue.start(
+      createCompactorHandler({
+        evaluate: async (message, options) => {
+          const outcome = await evaluateTurn(
+            { store: compactorStore, tenants, settings },
+            message,
+            options,
+          );
+          if (outcome.decision && message.posted_at_ms !== undefined)
+            lags.push(Date.now() - message.posted_at_ms);
+          return outcome;
+        },
+        logger: new Logger({ serviceName: SERVICE_NAMES.compactor, logLevel: "ERROR" }),
+        metrics,
+      }),
+    );
+    const appOf = (client: DynamoDBClient) =>
+      createApp({
+        webhookReceipts: new MemoryWebhookReceipts(),
+        service: new ConversationService({
+          store: new DynamoConversationStore(client, "bench"),
+          queue,
+          settings,
+        }),
+        tenants,
+      });
+    const postApp = appOf(postClient);
+    const readApp = appOf(readClient);
+    // Every GET's head reads (one counter per request, in arrival order).
+    let readCounters: { headReads: number }[] = [];
+    const listening = await new Promise<AddressInfo>((resolve) => {
+      server = serveApp(
+        {
+          fetch: (request, env) => {
+            if (request.method !== "GET") return postApp.fetch(request, env);
+            const counter = { headReads: 0 };
+            readCounters.push(counter);
+            return scope.run(counter, () => readApp.fetch(request, env));
+          },
+          port: 0,
+          hostname: "127.0.0.1",
+        },
+        resolve,
+      );
+    });
+    const url = `http://127.0.0.1:${listening.port}`;
+    const headers = {
+      authorization: `Bearer ${DEFAULT_DEV_KEY}`,
+      "content-type": "application/json",
+    };
+
+    const post = async (conversation: string, turn: number, seed: number) => {
+      const response = await fetch(`${url}/v1/conversations/${conversation}/turns`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          turn,
+          model: { context_window: WINDOW },
+          events: turnOfSize(turn, TURN_BYTES, seed),
+        }),
+      });
+      await response.arrayBuffer();
+      if (response.status !== 202) throw new Error(`post answered ${response.status}`);
+    };
+    interface ReadResult {
+      readonly status: number;
+      readonly ms: number;
+      readonly consistent: boolean;
+      readonly estimatedTokens: number;
+      /** The estimate of the view's turns 0..decided_through: the state the decision saw. */
+      readonly decidedTokens: number;
+    }
+    const read = async (conversation: string, turn: number): Promise<ReadResult> => {
+      const started = performance.now();
+      const response = await fetch(
+        `${url}/v1/conversations/${conversation}/projection?after_turn=${turn}&wait=25`,
+        { headers },
+      );
+      const body = (await response.json()) as {
+        events?: Entry[];
+        estimated_tokens?: number;
+        decided_through?: number | null;
+      };
+      const ms = performance.now() - started;
+      const decided = body.decided_through ?? -1;
+      return {
+        status: response.status,
+        ms,
+        consistent: response.status === 200 && decided >= turn,
+        estimatedTokens: body.estimated_tokens ?? 0,
+        decidedTokens: estimateView(
+          splitTurns(body.events ?? [])
+            .slice(0, decided + 1)
+            .flat(),
+        ).estimated_tokens,
+      };
+    };
+    // The head reads of the GETs `run` makes.
+    const measured = async (run: () => Promise<ReadResult[]>) => {
+      readCounters = [];
+      const results = await run();
+      const counts = readCounters.map((counter) => counter.headReads);
+      return { results, counts };
+    };
+
+    const summary = (
+      mode: string,
+      results: ReadResult[],
+      counts: number[],
+      startedAt: number,
+    ): Record<string, unknown> => {
+      const waits = results.map((r) => r.ms);
+      // A read that waited read the head more than once (its first read found N undecided).
+      const waiting = counts.filter((count) => count > 1);
+      const total = counts.reduce((a, b) => a + b, 0);
+      return {
+        bench: `service.read_your_evaluation_${mode}`,
+        conversations: CONVERSATIONS,
+        turns: TURNS,
+        turn_bytes: TURN_BYTES,
+        threshold_tokens: THRESHOLD,
+        reads: results.length,
+        consistent_share: results.filter((r) => r.consistent).length / results.length,
+        timeouts: results.filter((r) => r.status !== 200).length,
+        wait_p50_ms: round(percentile(waits, 50)),
+        wait_p99_ms: round(percentile(waits, 99)),
+        wait_max_ms: round(Math.max(...waits)),
+        waiting_reads: waiting.length,
+        head_reads_per_read: round(total / counts.length),
+        head_reads_per_waiting_read: waiting.length
+          ? round(waiting.reduce((a, b) => a + b, 0) / waiting.length)
+          : 0,
+        head_reads_max: Math.max(...counts),
+        over_threshold_decided_turns: results.filter((r) => r.decidedTokens > THRESHOLD).length,
+        over_threshold_whole_view: results.filter((r) => r.estimatedTokens > THRESHOLD).length,
+        max_estimated_tokens: round(Math.max(...results.map((r) => r.estimatedTokens))),
+        evaluation_lag_p50_ms: lags.length ? round(percentile(lags, 50)) : null,
+        evaluation_lag_p99_ms: lags.length ? round(percentile(lags, 99)) : null,
+        decided_evaluations: lags.length,
+        duration_ms: round(performance.now() - startedAt),
+      };
+    };
+
+    const ids = (mode: string) =>
+      Array.from({ length: CONVERSATIONS }, (_, c) => `ryev-${mode}-${c}`);
+    const out: Record<string, unknown>[] = [];
+
+    // (a) Turn by turn: post N, read after_turn=N, post N + 1, …
+    lags = [];
+    let startedAt = performance.now();
+    const a = await measured(async () =>
+      (
+        await Promise.all(
+          ids("a").map(async (id, c) => {
+            const mine: ReadResult[] = [];
+            for (let turn = 0; turn < TURNS; turn++) {
+              await post(id, turn, c);
+              mine.push(await read(id, turn));
+            }
+            return mine;
+          }),
+        )
+      ).flat(),
+    );
+    out.push(summary("turn_by_turn", a.results, a.counts, startedAt));
+
+    // (b) Back to back: every turn posted, then every N read at once.
+    await queue.drain();
+    lags = [];
+    startedAt = performance.now();
+    await Promise.all(
+      ids("b").map(async (id, c) => {
+        for (let turn = 0; turn < TURNS; turn++) await post(id, turn, c);
+      }),
+    );
+    const postedMs = performance.now() - startedAt;
+    const b = await measured(async () =>
+      Promise.all(
+        ids("b").flatMap((id) => Array.from({ length: TURNS }, (_, turn) => read(id, turn))),
+      ),
+    );
+    const backToBack = summary("back_to_back", b.results, b.counts, startedAt);
+    // The same 600 reads again once every evaluation is done (none waits):
+    // what the reads themselves cost at this concurrency, beside the waits above.
+    await queue.drain();
+    const again = await Promise.all(
+      ids("b").flatMap((id) => Array.from({ length: TURNS }, (_, turn) => read(id, turn))),
+    );
+    const rereads = again.map((r) => r.ms);
+    out.push({
+      ...backToBack,
+      posting_ms: round(postedMs),
+      reread_when_decided_p50_ms: round(percentile(rereads, 50)),
+      reread_when_decided_p99_ms: round(percentile(rereads, 99)),
+    });
+    return out;
+  } finally {
+    const closing = server;
+    if (closing) await new Promise<void>((resolve) => closing.close(() => resolve()));
+    await queue.stop();
+    for (const client of clients) client.destroy();
+    await dynamo.stop();
+    if (metricsDisabled === undefined) delete process.env.POWERTOOLS_METRICS_DISABLED;
+    else process.env.POWERTOOLS_METRICS_DISABLED = metricsDisabled;
+  }
+}
+
 export async function benchService(): Promise<Record<string, unknown>[]> {
-  return [...(await benchWebhook()), ...(await benchEvaluation())];
+  return [
+    ...(await benchWebhook()),
+    ...(await benchEvaluation()),
+    ...(await benchReadYourEvaluation()),
+  ];
 }

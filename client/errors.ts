@@ -4,7 +4,7 @@
  */
 
 import { AutocompactError } from "../core/errors.ts";
-import type { Problem } from "./types.ts";
+import type { EvaluationPendingProblem, Problem } from "./types.ts";
 
 /** A failed request: the service's problem detail, or the transport error. */
 export class ServiceError extends AutocompactError {
@@ -21,4 +21,21 @@ export class ServiceError extends AutocompactError {
   ) {
     super(message, { status, slug: "service-error", title: "The service answered with an error" });
   }
+}
+
+/**
+ * Whether `error` is the 503 `/problems/evaluation-pending` of a read with
+ * `afterTurn` (or a post with `wait`): no evaluation had decided on that turn
+ * when the wait ran out. Its problem says how far evaluations had got
+ * (`evaluated_through`, `decided_through`); a post that gets it is stored.
+ */
+export function isEvaluationPending(
+  error: unknown,
+): error is ServiceError & { readonly problem: EvaluationPendingProblem } {
+  return (
+    error instanceof ServiceError &&
+    error.status === 503 &&
+    error.problem?.type === "/problems/evaluation-pending" &&
+    typeof error.problem.after_turn === "number"
+  );
 }

@@ -11,11 +11,16 @@
  * ```ts
  * const client = new AutocompactClient({ url: "http://127.0.0.1:8787", key });
  * await client.postTurn("conv-1", { turn: 0, events });
- * const { events: view } = await client.projection("conv-1");
+ * const { events: view } = await client.projection("conv-1", { afterTurn: 0 });
  * ```
+ *
+ * Evaluations run after a turn's post is answered. A read with `afterTurn`
+ * answers the view as evaluated after that turn: it waits on the service
+ * (`after_turn`, `wait`) and asks again on `/problems/evaluation-pending`
+ * until its deadline; {@link isEvaluationPending} tells that error apart.
  */
 
-import { ServiceError } from "./errors.ts";
+import { isEvaluationPending, ServiceError } from "./errors.ts";
 import type {
   AppendOutcome,
   CompactionRequest,
@@ -40,7 +45,7 @@ import type {
   Verification,
 } from "./types.ts";
 
-export { ServiceError } from "./errors.ts";
+export { isEvaluationPending, ServiceError } from "./errors.ts";
 export type * from "./types.ts";
 
 /** How to reach the service. */
@@ -51,6 +56,41 @@ export interface ClientOptions {
   readonly key: string;
   /** The `fetch` to use (default: the global one), e.g. an app's in-process `request`. */
   readonly fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** Pauses between the retries of a read with `afterTurn` (default: a timer); for tests. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** The time in milliseconds that the deadline of a read with `afterTurn` counts in (default: `Date.now`); for tests. */
+  readonly now?: () => number;
+}
+
+/** The longest `wait` the service takes, in seconds (API Gateway gives up at 30 s). */
+export const MAX_WAIT_SECONDS = 25;
+/** The default total deadline of a read with `afterTurn`, in milliseconds. */
+export const DEFAULT_DEADLINE_MS = 30_000;
+/** The pause before asking again when a 503 has no `Retry-After`, in milliseconds. */
+const DEFAULT_RETRY_AFTER_MS = 1_000;
+
+/**
+ * Reads the view as evaluated after a turn. Evaluations run asynchronously,
+ * so a read right after posting turn N may find its evaluation still to come;
+ * with `afterTurn: N` the answer reflects an evaluation that decided (fired
+ * or skipped) on a stored state holding turn N or a later one.
+ */
+export interface AfterTurnOptions {
+  /**
+   * The turn whose evaluation the view must reflect (`after_turn`). The read
+   * waits for it, asking again on `/problems/evaluation-pending` (after the
+   * answer's `Retry-After`) until `deadlineMs` is spent, then throws the last
+   * {@link ServiceError} ({@link isEvaluationPending} is true of it). A turn
+   * not stored yet is a 400.
+   */
+  readonly afterTurn?: number;
+  /**
+   * Seconds each request waits on the service (`wait`, at most 25), never
+   * past the deadline. Default: 25, or what is left of the deadline if less.
+   */
+  readonly wait?: number;
+  /** The total time to wait, every request and pause included, in milliseconds (default 30,000). */
+  readonly deadlineMs?: number;
 }
 
 /** Options of {@link AutocompactClient.postTurn}. */
@@ -61,6 +101,14 @@ export interface PostTurnOptions {
    * of a tenant that must sign its turn posts.
    */
   readonly sign?: (text: string) => Record<string, string>;
+  /**
+   * Seconds to wait for the turn's evaluation (`?wait=S`, at most 25): the
+   * answer then carries its `decision` (the band fired, or why it skipped;
+   * a newer turn's when this turn's evaluation was stale). A wait that runs
+   * out throws a 503 {@link ServiceError} ({@link isEvaluationPending}); the
+   * turn is stored all the same.
+   */
+  readonly wait?: number;
 }
 
 /** Reads a view as JP events (the default). */
@@ -78,6 +126,8 @@ export class AutocompactClient {
   readonly #base: string;
   readonly #key: string;
   readonly #fetch: (input: string, init: RequestInit) => Promise<Response>;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #now: () => number;
 
   constructor(options: ClientOptions) {
     const base = options.url.replace(/\/+$/, "");
@@ -88,6 +138,8 @@ export class AutocompactClient {
     this.#key = options.key;
     // Looked up at each call, so a global fetch replaced later (tests, polyfills) is used.
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.#now = options.now ?? Date.now;
   }
 
   /** The service's base URL, without a trailing `/`. */
@@ -100,22 +152,28 @@ export class AutocompactClient {
    * events or in a provider format, and enqueues its evaluation. Turns are
    * posted in order from 0; posting a stored turn again with the same content
    * answers `replayed`. A gap or different content is a 409 whose problem's
-   * `expected_turn` is the turn to post next.
+   * `expected_turn` is the turn to post next. With `wait`, the answer comes
+   * once the turn's evaluation has decided, with the `decision`.
    */
   postTurn<Message = unknown>(
     conversation: string,
     body: TurnRequest | FormatTurnRequest<Message>,
     options: PostTurnOptions = {},
   ): Promise<AppendOutcome> {
-    return this.#request("POST", `${conversationPath(conversation)}/turns`, {
+    const query = options.wait === undefined ? "" : `?wait=${encodeURIComponent(options.wait)}`;
+    return this.#request("POST", `${conversationPath(conversation)}/turns${query}`, {
       body,
       ...(options.sign ? { sign: options.sign } : {}),
     });
   }
 
-  /** `GET /v1/conversations/{id}`: turn count, evaluation progress, estimate and compactions. */
-  conversation(conversation: string): Promise<ConversationSummary> {
-    return this.#request("GET", conversationPath(conversation));
+  /**
+   * `GET /v1/conversations/{id}`: turn count, evaluation progress, estimate
+   * and compactions; with `afterTurn`, as they are once that turn's
+   * evaluation has decided (see {@link AfterTurnOptions}).
+   */
+  conversation(conversation: string, options: AfterTurnOptions = {}): Promise<ConversationSummary> {
+    return this.#read(conversationPath(conversation), new URLSearchParams(), options);
   }
 
   /** `GET …/events`: the raw stream, compactions included (with their source). */
@@ -132,21 +190,28 @@ export class AutocompactClient {
     return this.#request("GET", `${conversationPath(conversation)}/events${formatQuery(options)}`);
   }
 
-  /** `GET …/projection`: the compacted view for the next LLM call, and each turn's origin. */
-  projection(conversation: string, options?: JpFormatOption): Promise<Projection>;
+  /**
+   * `GET …/projection`: the compacted view for the next LLM call, and each
+   * turn's origin; with `afterTurn`, the view as evaluated after that turn
+   * (see {@link AfterTurnOptions}).
+   */
+  projection(
+    conversation: string,
+    options?: JpFormatOption & AfterTurnOptions,
+  ): Promise<Projection>;
   /** `GET …/projection?format=X`: the compacted view as the provider's messages. */
   projection<Message = unknown>(
     conversation: string,
-    options: ProviderFormatOption,
+    options: ProviderFormatOption & AfterTurnOptions,
   ): Promise<FormatProjection<Message>>;
   projection(
     conversation: string,
-    options: JpFormatOption | ProviderFormatOption = {},
+    options: (JpFormatOption | ProviderFormatOption) & AfterTurnOptions = {},
   ): Promise<Projection | FormatProjection> {
-    return this.#request(
-      "GET",
-      `${conversationPath(conversation)}/projection${formatQuery(options)}`,
-    );
+    const query = new URLSearchParams();
+    if (options.format !== undefined && options.format !== "jp")
+      query.set("format", options.format);
+    return this.#read(`${conversationPath(conversation)}/projection`, query, options);
   }
 
   /** `GET …/compactions`: the compactions in stream order, with their 1-based positions. */
@@ -224,12 +289,60 @@ export class AutocompactClient {
     return this.#request("POST", "/local/dead-letters/redrive");
   }
 
+  /**
+   * A `GET` of `path` with `query`; with `afterTurn`, sends `after_turn` and
+   * `wait` and asks again on `evaluation-pending` until the deadline.
+   */
+  async #read<T>(path: string, query: URLSearchParams, options: AfterTurnOptions): Promise<T> {
+    const { afterTurn } = options;
+    if (afterTurn === undefined) {
+      if (options.wait !== undefined || options.deadlineMs !== undefined) {
+        throw new TypeError(
+          "wait and deadlineMs need afterTurn: the turn whose evaluation to wait for",
+        );
+      }
+      return this.#request("GET", withQuery(path, query));
+    }
+    const deadline = this.#now() + (options.deadlineMs ?? DEFAULT_DEADLINE_MS);
+    for (;;) {
+      const leftSeconds = Math.max(0, deadline - this.#now()) / 1000;
+      const wait = Math.min(options.wait ?? MAX_WAIT_SECONDS, leftSeconds);
+      query.set("after_turn", String(afterTurn));
+      // Tenths of a second, rounded down: never past the deadline, never in exponent notation.
+      query.set("wait", String(Math.floor(Math.max(0, wait) * 10) / 10));
+      const answer = await this.#exchange<T>("GET", withQuery(path, query));
+      if (answer.ok) return answer.body;
+      if (!isEvaluationPending(answer.error)) throw answer.error;
+      const pause = retryAfterMs(answer.retryAfter, this.#now());
+      // Asking again would start at or past the deadline: the wait is spent.
+      if (deadline - this.#now() <= pause) throw answer.error;
+      await this.#sleep(pause);
+    }
+  }
+
   /** Sends one request; answers the parsed body (`undefined` when empty), or throws a {@link ServiceError}. */
   async #request<T>(
     method: string,
     path: string,
     options: { body?: unknown; sign?: (text: string) => Record<string, string> } = {},
   ): Promise<T> {
+    const answer = await this.#exchange<T>(method, path, options);
+    if (!answer.ok) throw answer.error;
+    return answer.body;
+  }
+
+  /**
+   * Sends one request: the parsed body (`undefined` when empty), or the
+   * {@link ServiceError} of a non-2xx answer beside its `Retry-After`.
+   * A service that cannot be reached, or a failing `sign`, throws.
+   */
+  async #exchange<T>(
+    method: string,
+    path: string,
+    options: { body?: unknown; sign?: (text: string) => Record<string, string> } = {},
+  ): Promise<
+    { ok: true; body: T } | { ok: false; error: ServiceError; retryAfter: string | null }
+  > {
     const text = options.body === undefined ? undefined : JSON.stringify(options.body);
     // Outside the try: a failing `sign` is the caller's error, not an unreachable service.
     const headers: Record<string, string> = {
@@ -254,14 +367,16 @@ export class AutocompactClient {
       );
     }
     const answer = await response.text();
+    const retryAfter = response.headers.get("retry-after");
     let parsed: unknown;
     try {
       parsed = answer === "" ? undefined : JSON.parse(answer);
     } catch {
-      throw new ServiceError(
+      const error = new ServiceError(
         `${method} ${path}: ${response.status} with a non-JSON body`,
         response.status,
       );
+      return { ok: false, error, retryAfter };
     }
     if (!response.ok) {
       const problem = asProblem(parsed);
@@ -269,14 +384,29 @@ export class AutocompactClient {
       const message = (parsed as { message?: unknown } | undefined)?.message;
       const detail =
         problem?.detail ?? (typeof message === "string" ? message : response.statusText);
-      throw new ServiceError(
+      const error = new ServiceError(
         `${method} ${path}: ${response.status} ${detail}`,
         response.status,
         problem,
       );
+      return { ok: false, error, retryAfter };
     }
-    return parsed as T;
+    return { ok: true, body: parsed as T };
   }
+}
+
+/** `path` with `query`, when it has any parameter. */
+function withQuery(path: string, query: URLSearchParams): string {
+  const text = query.toString();
+  return text === "" ? path : `${path}?${text}`;
+}
+
+/** A `Retry-After` in milliseconds: delay-seconds, or an HTTP date; else the default. */
+function retryAfterMs(header: string | null, now: number): number {
+  if (header === null) return DEFAULT_RETRY_AFTER_MS;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? DEFAULT_RETRY_AFTER_MS : Math.max(0, at - now);
 }
 
 /** The path of a conversation: its id URL-encoded. */

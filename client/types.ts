@@ -224,14 +224,37 @@ export type ResetRequest = { source?: CompactionSource } | { position: number };
 // Responses
 
 /** `POST …/turns`: 202 `created`, or 200 `replayed` (an identical turn was stored already). */
-export interface AppendOutcome {
+export interface AppendOutcome extends EvaluationProgress {
   status: "created" | "replayed";
   turn: number;
   turn_count: number;
   evaluation_enqueued: boolean;
   /** A {@link FormatTurnRequest} with `drop_system`: how many leading system/developer messages were dropped. */
   dropped_system?: number;
+  /** With `wait`: what the evaluation that covered the posted turn decided. */
+  decision?: EvaluationDecision;
 }
+
+/** How far evaluations had got when an answer was made. */
+export interface EvaluationProgress {
+  /** The latest turn whose evaluation finished (fired or skipped for any reason, `stale` included), or null. */
+  evaluated_through: number | null;
+  /** The latest turn an evaluation decided on a state holding it (fired or skipped, not `stale`), or null. */
+  decided_through: number | null;
+}
+
+/** Why an evaluation did not fire. */
+export type SkipReason =
+  | "disabled"
+  | "min_turns"
+  | "context_window_unknown"
+  | "under_threshold"
+  | "empty_range";
+
+/** What an evaluation decided: the band it fired, or why it skipped; `turn` is the turn it ran after. */
+export type EvaluationDecision =
+  | { turn: number; outcome: "fired"; band: { key: string; from_turn: number; to_turn: number } }
+  | { turn: number; outcome: "skipped"; reason: SkipReason };
 
 /** A compaction as listed, with its 1-based position in stream order. */
 export interface ListedCompaction extends CompactionEvent {
@@ -239,10 +262,8 @@ export interface ListedCompaction extends CompactionEvent {
 }
 
 /** `GET /v1/conversations/{id}`. */
-export interface ConversationSummary {
+export interface ConversationSummary extends EvaluationProgress {
   turn_count: number;
-  /** The latest turn whose evaluation finished (fired or skipped), or null. */
-  evaluated_through: number | null;
   estimated_tokens: number;
   compactions: ListedCompaction[];
 }
@@ -265,14 +286,14 @@ export interface FormatEvents<Message = unknown> {
 export type ProjectionTurn = { kept: number } | { summary: { from: number; to: number } };
 
 /** `GET …/projection`: the compacted view for the next LLM call, and each turn's origin. */
-export interface Projection {
+export interface Projection extends EvaluationProgress {
   events: JpEvent[];
   turns: ProjectionTurn[];
   estimated_tokens: number;
 }
 
 /** `GET …/projection?format=X`: the compacted view as the provider's messages. */
-export interface FormatProjection<Message = unknown> {
+export interface FormatProjection<Message = unknown> extends EvaluationProgress {
   format: ProviderFormatName;
   messages: Message[];
   estimated_tokens: number;
@@ -353,6 +374,18 @@ export interface Problem {
 /** The 409 of a turn post: `expected_turn` is the turn to post next. */
 export interface TurnConflictProblem extends Problem {
   expected_turn: number;
+}
+
+/**
+ * The 503 of a read with `after_turn` (or a post with `wait`) whose wait ran
+ * out before an evaluation had decided on a state holding `after_turn`:
+ * `evaluated_through` and `decided_through` say how far evaluations had got.
+ * The answer's `Retry-After` says when to ask again.
+ */
+export interface EvaluationPendingProblem extends Problem, EvaluationProgress {
+  type: "/problems/evaluation-pending";
+  /** The turn whose evaluation the request waited for. */
+  after_turn: number;
 }
 
 /** What the deployed stack's API gateway answers when it throttles (429; not a problem). */

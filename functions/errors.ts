@@ -61,6 +61,41 @@ export class ContentionError extends AutocompactError {
 }
 
 /**
+ * A read asked for the view as evaluated after a turn (`after_turn`) and the
+ * wait ran out before an evaluation had decided on a state holding it (503
+ * with `Retry-After`): an older view is never handed back as if it were current.
+ */
+export class EvaluationPendingError extends AutocompactError {
+  override readonly name = "EvaluationPendingError";
+
+  constructor(
+    message: string,
+    /** The turn the read waits for. */
+    readonly afterTurn: number,
+    /** How far evaluations have finished, stale skips included (`evaluated_through`), and decided. */
+    readonly reached: {
+      readonly evaluated_through: number | null;
+      readonly decided_through: number | null;
+    },
+    readonly retryAfterSeconds = 1,
+  ) {
+    super(message, {
+      status: 503,
+      slug: "evaluation-pending",
+      title: "The evaluation of that turn has not finished",
+    });
+  }
+
+  override problemExtensions(): Record<string, unknown> {
+    return { after_turn: this.afterTurn, ...this.reached };
+  }
+
+  override responseHeaders(): Record<string, string> {
+    return { "Retry-After": String(this.retryAfterSeconds) };
+  }
+}
+
+/**
  * The summarizer's service failed, timed out (504) or answered something
  * unusable (502); `cause` is the underlying error. A summary failure is
  * thrown, never turned into a summary: nothing is committed from it.

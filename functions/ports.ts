@@ -299,6 +299,12 @@ export interface EvaluationMessage {
   readonly tenant: string;
   readonly conversation: string;
   readonly turn: number;
+  /**
+   * When the API stored (or re-enqueued) the turn, by its clock (Unix
+   * milliseconds): the start of the evaluation lag the compactor reports
+   * (`EvaluationLagMs`). Absent on messages enqueued before it existed.
+   */
+  readonly posted_at_ms?: number;
 }
 
 /** The evaluation queue (SQS FIFO in AWS, in-process locally). */

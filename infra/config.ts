@@ -46,6 +46,14 @@ export const SUMMARY_TIMEOUT_SECONDS = Math.ceil(DEFAULT_SUMMARY_TIMEOUT_MS / 10
 const MAX_LAMBDA_TIMEOUT_SECONDS = 900;
 const MAX_VISIBILITY_TIMEOUT_SECONDS = 12 * 60 * 60;
 
+/**
+ * The default p99 evaluation lag (seconds from a turn's post to the evaluation
+ * that decided on it) that raises its alarm: a platform reading with
+ * `after_turn` waits at most 25 s per request, so a minute means reads are
+ * failing with `evaluation-pending`.
+ */
+export const DEFAULT_EVALUATION_LAG_ALARM_SECONDS = 60;
+
 /** AWS Lambda's recommendation for SQS event sources: visibility >= 6 x the function timeout. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
@@ -90,6 +98,8 @@ export interface AutocompactSettingsInput {
   readonly compactorTimeoutSeconds?: unknown;
   /** Age in seconds of the oldest queued message that raises the queue-age alarm. */
   readonly queueAgeAlarmSeconds?: unknown;
+  /** p99 evaluation lag (turn posted → evaluation decided) in seconds that raises its alarm (default 60). */
+  readonly evaluationLagAlarmSeconds?: unknown;
   /** An SNS topic ARN the alarms notify (none by default). */
   readonly alarmTopicArn?: string;
 }
@@ -112,6 +122,7 @@ export const SETTING_KEYS = [
   "compactorBatchSize",
   "compactorTimeoutSeconds",
   "queueAgeAlarmSeconds",
+  "evaluationLagAlarmSeconds",
   "alarmTopicArn",
 ] as const satisfies readonly (keyof AutocompactSettingsInput)[];
 
@@ -155,6 +166,8 @@ export interface AutocompactSettings {
   };
   readonly alarms: {
     readonly queueAgeSeconds: number;
+    /** p99 of `EvaluationLagMs` (in seconds) above which the evaluation-lag alarm fires. */
+    readonly evaluationLagSeconds: number;
     readonly topicArn?: string;
   };
 }
@@ -276,6 +289,9 @@ const SettingsSchema = z.strictObject({
   compactorBatchSize: wholeNumber(1, 10, "messages (SQS FIFO batches hold 10 at most)").optional(),
   compactorTimeoutSeconds: wholeNumber(10, MAX_LAMBDA_TIMEOUT_SECONDS, "seconds").optional(),
   queueAgeAlarmSeconds: wholeNumber(60, 14 * 24 * 60 * 60, "seconds").optional(),
+  evaluationLagAlarmSeconds: wholeNumber(1, 24 * 60 * 60, "seconds").default(
+    DEFAULT_EVALUATION_LAG_ALARM_SECONDS,
+  ),
   alarmTopicArn: z
     .string()
     .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]+$/, "must be an SNS topic ARN")
@@ -430,6 +446,7 @@ export function resolveSettings(input: AutocompactSettingsInput = {}): Autocompa
     alarms: {
       // Older than two receive cycles: a message has failed twice, or the backlog is not draining.
       queueAgeSeconds: s.queueAgeAlarmSeconds ?? Math.max(900, 2 * visibilityTimeoutSeconds),
+      evaluationLagSeconds: s.evaluationLagAlarmSeconds,
       ...(s.alarmTopicArn ? { topicArn: s.alarmTopicArn } : {}),
     },
   };

@@ -5,7 +5,10 @@
  * The compactor's metrics are Powertools Metrics (EMF): namespace
  * `Autocompact`, every metric with the dimension `service` (the Metrics
  * instance's `serviceName`), `Skipped` with `service` + `reason` (a
- * `singleMetric()` inherits the default `service` dimension). Its log lines
+ * `singleMetric()` inherits the default `service` dimension). `EvaluationLagMs`
+ * (milliseconds from the turn's post, by the API's clock, to the evaluation
+ * that decided on it, by the compactor's) is emitted for decided evaluations
+ * only (fired or a trigger skip); its p99 has an alarm. Its log lines
  * are Powertools Logger JSON: the event name in `message`, extra keys
  * (`tenant`, `conversation`, `turn`, `reason`, …) at the top level, which Logs
  * Insights discovers as fields.
@@ -99,6 +102,15 @@ export const LOGS_INSIGHTS_QUERIES = {
     statsStatements: ["count(*) as skips by reason"],
     sort: "skips desc",
   }),
+  // Decided evaluations (fired, or skipped by the trigger) carry evaluation_lag_ms.
+  "evaluation lag by conversation": new QueryString({
+    filterStatements: ["ispresent(evaluation_lag_ms)"],
+    statsStatements: [
+      "count(*) as evaluations, pct(evaluation_lag_ms, 50) as p50_lag_ms, pct(evaluation_lag_ms, 99) as p99_lag_ms, max(evaluation_lag_ms) as max_lag_ms by tenant, conversation",
+    ],
+    sort: "p99_lag_ms desc",
+    limit: 100,
+  }),
 } as const;
 
 export interface OperationsProps {
@@ -120,6 +132,7 @@ export class Operations extends Construct {
   readonly alarms: {
     readonly deadLetterQueueNotEmpty: Alarm;
     readonly queueAge: Alarm;
+    readonly evaluationLag: Alarm;
     readonly compactorErrors: Alarm;
     readonly compactorFailedRecords: Alarm;
     readonly apiErrors: Alarm;
@@ -157,6 +170,10 @@ export class Operations extends Construct {
     const evaluationMs = ["p50", "p90", "p99", "Maximum"].map((statistic) =>
       compactorMetric("EvaluationMs", statistic, `evaluation ${statistic}`),
     );
+    const evaluationLag = ["p50", "p99", "Maximum"].map((statistic) =>
+      compactorMetric("EvaluationLagMs", statistic, `lag ${statistic}`),
+    );
+    const evaluationLagP99 = evaluationLag[1] as Metric;
     const queueAge = queue.metricApproximateAgeOfOldestMessage({
       statistic: "Maximum",
       period: ONE_MINUTE,
@@ -250,6 +267,12 @@ export class Operations extends Construct {
         periods: 3,
         description: `The oldest evaluation message is older than ${settings.alarms.queueAgeSeconds} s for 3 minutes: records keep failing (see Failed) or the compactor cannot keep up (see throttles and max concurrency).`,
       }),
+      evaluationLag: alarm("EvaluationLag", evaluationLagP99, {
+        threshold: settings.alarms.evaluationLagSeconds * 1000,
+        comparison: GT,
+        periods: 2,
+        description: `The p99 evaluation lag (a turn's post to the evaluation that decided on it, EvaluationLagMs) is over ${settings.alarms.evaluationLagSeconds} s for 10 minutes: reads with after_turn wait that long or answer evaluation-pending. See the queue's age, compactor throttles and max concurrency, and slow summaries (EvaluationMs).`,
+      }),
       compactorErrors: alarm("CompactorErrors", compactor.errors, {
         threshold: 1,
         comparison: GTE,
@@ -325,10 +348,11 @@ export class Operations extends Construct {
     );
     this.dashboard.addWidgets(
       graph("HTTP API latency (ms)", [...apiLatency, integrationLatency], { width: 8 }),
+      graph("Evaluation lag (ms): turn posted → decided", evaluationLag, { width: 8 }),
       new AlarmStatusWidget({
         title: "Alarms",
         alarms: Object.values(this.alarms),
-        width: 16,
+        width: 8,
         height: 6,
       }),
     );

@@ -17,6 +17,7 @@ import { InvalidInputError, joinIssues, jsonPointer } from "../../core/errors.ts
 import { parseStream } from "../../core/events.ts";
 import { FORMAT_NAMES, PROVIDER_FORMATS } from "../../core/formats/index.ts";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../core/json.ts";
+import type { EvaluationWait } from "../conversations/evaluation-wait.ts";
 import type { TurnPost } from "../conversations/posted-turn.ts";
 import type { ConversationService } from "../conversations/service.ts";
 import { hashApiKey } from "../keys.ts";
@@ -185,6 +186,22 @@ function turnPost(raw: unknown): TurnPost {
     ...(body.drop_system === undefined ? {} : { drop_system: body.drop_system }),
     ...(body.timestamp === undefined ? {} : { timestamp: body.timestamp }),
   };
+}
+
+/** `after_turn` and `wait` of a read; `wait` alone has nothing to wait for. */
+function evaluationWait(query: {
+  readonly after_turn?: number | undefined;
+  readonly wait?: number | undefined;
+}): EvaluationWait | undefined {
+  if (query.after_turn === undefined) {
+    if (query.wait !== undefined) {
+      throw new InvalidInputError("wait needs after_turn: the turn whose evaluation to wait for", {
+        issues: [{ pointer: "/after_turn", detail: "missing" }],
+      });
+    }
+    return undefined;
+  }
+  return { afterTurn: query.after_turn, waitMs: (query.wait ?? 0) * 1000 };
 }
 
 const conversationId = (raw: string | undefined) =>
@@ -419,13 +436,20 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
         nowSeconds,
       );
     }
-    const outcome = await deps.service.appendTurn(tenant, id, turnPost(parseJson(text)));
+    const { wait } = c.req.valid("query");
+    const outcome = await deps.service.appendTurn(
+      tenant,
+      id,
+      turnPost(parseJson(text)),
+      wait === undefined ? {} : { waitMs: wait * 1000 },
+    );
     return c.json(outcome, outcome.status === "created" ? 202 : 200);
   });
 
-  app.openapi(routes.getConversation, async (c) =>
-    c.json(await deps.service.summary(c.get("tenant"), c.req.valid("param").id), 200),
-  );
+  app.openapi(routes.getConversation, async (c) => {
+    const wait = evaluationWait(c.req.valid("query"));
+    return c.json(await deps.service.summary(c.get("tenant"), c.req.valid("param").id, wait), 200);
+  });
   app.openapi(routes.listEvents, async (c) => {
     const tenant = c.get("tenant");
     const { id } = c.req.valid("param");
@@ -444,11 +468,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(routes.getProjection, async (c) => {
     const tenant = c.get("tenant");
     const { id } = c.req.valid("param");
-    const { format = "jp" } = c.req.valid("query");
+    const query = c.req.valid("query");
+    const { format = "jp" } = query;
+    const wait = evaluationWait(query);
     return c.json(
       format === "jp"
-        ? await deps.service.projection(tenant, id)
-        : await deps.service.inFormat(tenant, id, format, "projected"),
+        ? await deps.service.projection(tenant, id, wait)
+        : await deps.service.inFormat(tenant, id, format, "projected", wait),
       200,
     );
   });

@@ -12,6 +12,7 @@ import {
   ContentionError,
   CorruptDataError,
   EmptySummaryError,
+  EvaluationPendingError,
   NotFoundError,
   QueueError,
   SetupError,
@@ -97,6 +98,24 @@ const ANSWERS: [Error, number, string, string][] = [
   [new SummarizerError("x"), 502, "/problems/summarizer-failed", "The summarizer failed"],
   [new EmptySummaryError("x"), 502, "/problems/empty-summary", "The summarizer returned nothing"],
   [new ContentionError("x"), 503, "/problems/contention", "Too many concurrent writes"],
+  [
+    new EvaluationPendingError("x", 3, { evaluated_through: 2, decided_through: 1 }),
+    503,
+    "/problems/evaluation-pending",
+    "The evaluation of that turn has not finished",
+  ],
+  [
+    new InvalidInputError("x", PROBLEM_VARIANTS.invalidMessages),
+    400,
+    "/problems/invalid-messages",
+    "Invalid provider messages",
+  ],
+  [
+    new UnprocessableError("x", PROBLEM_VARIANTS.unsupportedMessage),
+    422,
+    "/problems/unsupported-message",
+    "Message not supported",
+  ],
   [
     new SummarizerError("x", { timeoutMs: 5 }),
     504,

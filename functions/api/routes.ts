@@ -11,6 +11,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import {
+  AppendQuery,
   AppendResponse,
   CompactionBody,
   CompactionParams,
@@ -19,6 +20,7 @@ import {
   ConfigResponse,
   ConversationParams,
   ConversationSummary,
+  EvaluationPendingProblem,
   EventsInAnyFormat,
   FormatQuery,
   GatewayMessage,
@@ -27,8 +29,10 @@ import {
   OpenApiDocument,
   ProblemSchema,
   ProjectionInAnyFormat,
+  ProjectionQuery,
   RemovedResponse,
   ResetQuery,
+  SummaryQuery,
   TurnConflictProblem,
   TurnRequest,
   VerifyQuery,
@@ -97,6 +101,10 @@ const conversation = {
 const notFound = problem(
   "No such conversation for this API key's tenant (another tenant's conversations are not found either).",
 );
+const pending = problemOf(
+  "With `after_turn` (`/problems/evaluation-pending`): no evaluation had decided on that turn when the wait ran out; `evaluated_through` and `decided_through` say how far they got. Retry after `Retry-After` seconds, or wait longer.",
+  EvaluationPendingProblem,
+);
 const tooLarge = problem("The body is larger than the limit (5 MB unless configured).");
 const notJson = problem(
   "The body is not sent as uncompressed JSON (`content-type: application/json`, no `content-encoding`).",
@@ -130,6 +138,7 @@ export const appendTurn = createRoute({
     "Turns are posted in order from 0. A tenant with webhook signing secrets must sign the post with Standard Webhooks headers.",
   request: {
     params: ConversationParams,
+    query: AppendQuery,
     headers: WebhookHeaders,
     body: body(
       "TurnRequest",
@@ -152,8 +161,9 @@ export const appendTurn = createRoute({
     422: problem(
       "The turn cannot be stored: past DynamoDB's item size limits; or (`/problems/unsupported-message`) it holds a message the service does not take in a turn: a system or developer prompt (send it with each call, or post `drop_system: true`), or an item the format has and the service does not model.",
     ),
-    503: problem(
-      "Too many concurrent writes to the conversation, or it is being deleted; retry the request (after `Retry-After` seconds).",
+    503: problemOf(
+      "Too many concurrent writes to the conversation, or it is being deleted; retry the request (after `Retry-After` seconds). With `wait` (`/problems/evaluation-pending`): the turn is stored, but its evaluation had not decided when the wait ran out; read with `after_turn` later.",
+      z.union([ProblemSchema, EvaluationPendingProblem]),
     ),
   },
 });
@@ -184,15 +194,17 @@ const conversationRead = <
       200: json(description, schema),
       ...conversation,
       404: notFound,
+      ...("after_turn" in query.shape ? { 503: pending } : {}),
     },
   });
 
 export const getConversation = conversationRead(
   "/v1/conversations/{id}",
   "getConversation",
-  "Turn count, evaluation progress, estimate and compactions",
+  "Turn count, evaluation progress, estimate and compactions; with `after_turn`, once the evaluation after that turn has decided",
   "The conversation's summary.",
   ConversationSummary,
+  SummaryQuery,
 );
 
 export const listEvents = conversationRead(
@@ -210,7 +222,7 @@ export const getProjection = conversationRead(
   "The compacted view for the next LLM call, and each turn's origin; with `?format=`, as that provider's request messages, ready to send",
   "The projection.",
   ProjectionInAnyFormat,
-  FormatQuery,
+  ProjectionQuery,
 );
 
 export const listCompactions = conversationRead(

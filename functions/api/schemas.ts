@@ -5,6 +5,7 @@
  * `.openapi("Name")` become components of the document.
  */
 import { z } from "@hono/zod-openapi";
+import { SKIP_REASONS } from "../../core/auto-compaction.ts";
 import {
   type AutoConfig,
   AutoConfigLayer,
@@ -21,6 +22,7 @@ import {
   PROVIDER_FORMATS,
   type ProviderFormatName,
 } from "../../core/formats/index.ts";
+import { MAX_WAIT_SECONDS } from "../conversations/evaluation-wait.ts";
 import { MAX_TURN } from "../store/dynamodb-keys.ts";
 
 // The two `z.custom` schemas of the wire format cannot describe themselves:
@@ -248,6 +250,86 @@ export const ListedCompaction = z
   )
   .openapi("ListedCompaction");
 
+/** `wait=S`: seconds to wait for an evaluation, at most {@link MAX_WAIT_SECONDS} (API Gateway gives up at 30 s). */
+const WaitSeconds = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, "wait must be a number of seconds")
+  .transform(Number)
+  .refine(
+    (seconds) => seconds <= MAX_WAIT_SECONDS,
+    `wait must be at most ${MAX_WAIT_SECONDS} seconds`,
+  )
+  .openapi({
+    type: "number",
+    minimum: 0,
+    maximum: MAX_WAIT_SECONDS,
+    description: `Seconds to wait for the evaluation (at most ${MAX_WAIT_SECONDS}); without it, one read.`,
+  });
+
+/** `after_turn=N` and `wait=S` of a read that must reflect the evaluation after turn N. */
+const AfterTurnFields = {
+  after_turn: z
+    .string()
+    .regex(/^\d{1,9}$/, "after_turn must be a whole number of a stored turn")
+    .transform(Number)
+    .optional()
+    .openapi({
+      type: "integer",
+      minimum: 0,
+      maximum: MAX_TURN,
+      description:
+        "Answer the view as evaluated after this turn: once an evaluation that saw it (or a later turn) has fired or skipped; 503 `evaluation-pending` if that takes longer than `wait`.",
+    }),
+  wait: WaitSeconds.optional(),
+};
+
+/** The query of `GET /v1/conversations/{id}`. */
+export const SummaryQuery = z.strictObject(AfterTurnFields);
+
+/** The query of `GET …/projection`. */
+export const ProjectionQuery = z.strictObject({
+  format: FormatName.optional(),
+  ...AfterTurnFields,
+});
+
+/** The query of `POST …/turns`: `wait=S` answers once the posted turn has been evaluated. */
+export const AppendQuery = z.strictObject({ wait: WaitSeconds.optional() });
+
+/** How far evaluations had got when an answer was made. */
+const ProgressFields = {
+  evaluated_through: z.number().int().nullable().openapi({
+    description:
+      "The latest turn whose evaluation finished (fired or skipped for any reason, `stale` included).",
+  }),
+  decided_through: z.number().int().nullable().openapi({
+    description:
+      "The latest turn an evaluation decided on a stored state holding it (fired or skipped, not `stale`): a view read now reflects it.",
+  }),
+};
+
+/** What an evaluation decided. */
+export const EvaluationDecisionSchema = z
+  .union([
+    z.object({
+      turn: z.number().int(),
+      outcome: z.literal("fired"),
+      band: z.object({
+        key: z.string(),
+        from_turn: z.number().int(),
+        to_turn: z.number().int(),
+      }),
+    }),
+    z.object({
+      turn: z.number().int(),
+      outcome: z.literal("skipped"),
+      reason: z.enum(SKIP_REASONS),
+    }),
+  ])
+  .openapi("EvaluationDecision", {
+    description:
+      "The decision of the evaluation that covered the turn: its own, or a newer turn's when this one's was skipped as stale (`turn` says which).",
+  });
+
 /** Response of `POST …/turns`. */
 export const AppendResponse = z
   .object({
@@ -258,6 +340,11 @@ export const AppendResponse = z
     dropped_system: z.number().int().positive().optional().openapi({
       description: "How many leading system/developer messages `drop_system` dropped.",
     }),
+    ...ProgressFields,
+    decision: EvaluationDecisionSchema.optional().openapi({
+      description:
+        "With `wait`: the latest decision once the posted turn is decided. Its `turn` is the posted one, or a later turn's when one was posted and decided first (the head keeps the latest decision only).",
+    }),
   })
   .openapi("AppendOutcome");
 
@@ -265,7 +352,7 @@ export const AppendResponse = z
 export const ConversationSummary = z
   .object({
     turn_count: z.number().int(),
-    evaluated_through: z.number().int().nullable(),
+    ...ProgressFields,
     estimated_tokens: z.number(),
     compactions: z.array(ListedCompaction),
   })
@@ -298,7 +385,12 @@ export const EventsResponse = z.object({ events: z.array(Event) }).openapi("Even
 
 /** Response of `GET …/projection` (JP events). */
 export const ProjectionResponse = z
-  .object({ events: z.array(Event), turns: TurnOrigins, estimated_tokens: z.number() })
+  .object({
+    events: z.array(Event),
+    turns: TurnOrigins,
+    estimated_tokens: z.number(),
+    ...ProgressFields,
+  })
   .openapi("Projection");
 
 /** Response of `GET …/events`: the raw stream, or (`?format=`) its messages, compactions left out. */
@@ -310,7 +402,11 @@ export const EventsInAnyFormat = z
 export const ProjectionInAnyFormat = z
   .union([
     ProjectionResponse,
-    ...inEachFormat("Projection", { turns: TurnOrigins, estimated_tokens: z.number() }),
+    ...inEachFormat("Projection", {
+      turns: TurnOrigins,
+      estimated_tokens: z.number(),
+      ...ProgressFields,
+    }),
   ])
   .openapi("ProjectionInAnyFormat");
 
@@ -397,6 +493,16 @@ export const WebhookIdReusedProblem = ProblemSchema.extend({
 }).openapi("WebhookIdReusedProblem", {
   description:
     "An RFC 9457 problem: the `webhook-id` of a signed post was already used for another message; nothing was stored.",
+});
+
+/** The 503 of a read (or a post with `wait`) whose wait for a turn's evaluation ran out. */
+export const EvaluationPendingProblem = ProblemSchema.extend({
+  type: z.literal("/problems/evaluation-pending"),
+  after_turn: z.number().int().nonnegative(),
+  ...ProgressFields,
+}).openapi("EvaluationPendingProblem", {
+  description:
+    "An RFC 9457 problem: no evaluation had decided on `after_turn` when the wait ran out (`Retry-After` says when to ask again); `evaluated_through` and `decided_through` say how far evaluations got.",
 });
 
 /** What API Gateway answers when it throttles (its own body, not a problem). */

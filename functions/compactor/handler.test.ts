@@ -597,6 +597,99 @@ describe("compactor handler: metrics", () => {
     expect(timing?.EvaluationMs).toEqual([12.5, 12.5]);
   });
 
+  it("emits EvaluationLagMs, from the turn's post to the decision, for a firing and a trigger skip", async () => {
+    const wall = { now: 1_795_000_060_000 };
+    const metrics = new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" });
+    const handler = createCompactorHandler({
+      evaluate: async (message) => {
+        // The evaluation itself takes 250 ms of wall-clock time: the lag ends at the decision.
+        wall.now += 250;
+        return message.turn === 11
+          ? fired(40_210)
+          : { outcome: "skipped", reason: "under_threshold", decision: skippedDecision };
+      },
+      logger: new Logger({ serviceName: "compactor-test", logLevel: "DEBUG" }),
+      metrics,
+      now: steppingClock(),
+      clock: { nowMillis: () => wall.now },
+    });
+
+    await handler(
+      event(
+        record("m1", { ...msg(11), posted_at_ms: 1_795_000_000_000 }),
+        record("m2", { ...msg(6, "c2"), posted_at_ms: 1_795_000_059_000 }, "g2"),
+      ),
+    );
+
+    const blob = emf().find((b) => emfMetricNames(b).includes("EvaluationLagMs"));
+    expect(blob).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Namespace: "Autocompact", Dimensions: [["service"]] }] },
+      service: "compactor-test",
+      // 60 s + 250 ms, then 1 s + 500 ms (the clock moved 250 ms per evaluation).
+      EvaluationLagMs: [60_250, 1_500],
+    });
+    const definitions = (
+      blob as { _aws: { CloudWatchMetrics: { Metrics: { Name: string; Unit: string }[] }[] } }
+    )._aws.CloudWatchMetrics[0]?.Metrics;
+    const metricDefinition = definitions?.find((m) => m.Name === "EvaluationLagMs");
+    expect(metricDefinition?.Unit).toBe("Milliseconds");
+    // The log lines carry it too (the saved query's evaluation_lag_ms).
+    expect(logs().map((line) => [line.message, line.turn, line.evaluation_lag_ms])).toEqual([
+      ["auto_compaction.fired", 11, 60_250],
+      ["auto_compaction.skipped", 6, 1_500],
+    ]);
+  });
+
+  it("emits no lag for a delivery skip (stale, already evaluated, unknown turn) nor for a message without posted_at_ms", async () => {
+    const wall = { now: 1_795_000_060_000 };
+    const metrics = new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" });
+    const reasons = ["stale", "already_evaluated", "unknown_turn"] as const;
+    const handler = createCompactorHandler({
+      evaluate: async (message) =>
+        message.turn < reasons.length
+          ? { outcome: "skipped", reason: reasons[message.turn] as (typeof reasons)[number] }
+          : fired(40_210),
+      logger: new Logger({ serviceName: "compactor-test", logLevel: "DEBUG" }),
+      metrics,
+      now: steppingClock(),
+      clock: { nowMillis: () => wall.now },
+    });
+
+    await handler(
+      event(
+        ...reasons.map((_, turn) =>
+          record(
+            `m${turn}`,
+            { ...msg(turn, `c${turn}`), posted_at_ms: 1_795_000_000_000 },
+            `g${turn}`,
+          ),
+        ),
+        // Queued before posted_at_ms existed: evaluated as before, no lag.
+        record("m9", msg(9, "c9"), "g9"),
+      ),
+    );
+
+    expect(emf().flatMap(emfMetricNames)).not.toContain("EvaluationLagMs");
+    expect(logs().filter((line) => "evaluation_lag_ms" in line)).toEqual([]);
+    expect(logs().map((line) => line.message)).toContain("auto_compaction.fired");
+  });
+
+  it("reports a lag of 0, not a negative one, when the API's clock is ahead of the compactor's", async () => {
+    const metrics = new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" });
+    const handler = createCompactorHandler({
+      evaluate: async () => fired(40_210),
+      logger: new Logger({ serviceName: "compactor-test", logLevel: "DEBUG" }),
+      metrics,
+      now: steppingClock(),
+      clock: { nowMillis: () => 1_795_000_000_000 },
+    });
+
+    await handler(event(record("m1", { ...msg(11), posted_at_ms: 1_795_000_000_400 })));
+
+    const blob = emf().find((b) => emfMetricNames(b).includes("EvaluationLagMs"));
+    expect(blob?.EvaluationLagMs).toBe(0);
+  });
+
   it("counts failures, and emits nothing more for an invocation without metrics", async () => {
     const { handler } = setup(async () => {
       throw new Error("boom");

@@ -13,7 +13,9 @@
  * makes the invocation time out (which would fail the whole batch). A body that
  * is not an evaluation message fails its record (it ends in the DLQ after
  * 5 receives instead of disappearing). Each outcome is logged as one JSON
- * line and counted in EMF metrics, flushed once per invocation. A failed
+ * line and counted in EMF metrics, flushed once per invocation; a decided
+ * evaluation also reports its lag (`EvaluationLagMs`, from the turn's
+ * `posted_at_ms` to the decision, in milliseconds). A failed
  * evaluation is also recorded on its conversation (turn, error class,
  * message, time), which `autocompact dlq list` shows beside a dead letter.
  */
@@ -58,7 +60,7 @@ export interface CompactorHandlerDeps {
    * A failure to record it is logged and does not change the record's outcome.
    */
   readonly recordFailure?: (ref: ConversationRef, failure: EvaluationFailure) => Promise<void>;
-  /** The wall clock of a failure's `at` (default the system's). */
+  /** The wall clock of a failure's `at` and of the evaluation lag's end (default the system's). */
   readonly clock?: Clock;
 }
 
@@ -140,6 +142,17 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
     }
     const durationMs = round(now() - started);
     metrics.addMetric("EvaluationMs", MetricUnit.Milliseconds, durationMs);
+    // The evaluation lag: from the turn's post (the API's clock) to this
+    // decision (the compactor's), for evaluations that decided on a state
+    // holding the turn (fired or a trigger skip). A delivery skip decided
+    // nothing: a stale turn is decided by its newer turn's evaluation, whose
+    // lag is counted then.
+    const lagMs =
+      message.posted_at_ms !== undefined && outcome.decision !== undefined
+        ? Math.max(0, Math.round(clock.nowMillis() - message.posted_at_ms))
+        : undefined;
+    if (lagMs !== undefined) metrics.addMetric("EvaluationLagMs", MetricUnit.Milliseconds, lagMs);
+    const lag = lagMs === undefined ? {} : { evaluation_lag_ms: lagMs };
 
     if (outcome.outcome === "skipped") {
       const decision = outcome.decision;
@@ -147,6 +160,7 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
         ...ids,
         reason: outcome.reason,
         duration_ms: durationMs,
+        ...lag,
         ...(decision
           ? {
               turn_count: decision.turn_count,
@@ -180,6 +194,7 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
     logger.info("auto_compaction.fired", {
       ...firing,
       duration_ms: durationMs,
+      ...lag,
       ...(summary ? summaryAudit(summary) : {}),
     });
     metrics.addMetric("Fired", MetricUnit.Count, 1);

@@ -28,6 +28,7 @@ import {
   type ConversationRef,
   type ConversationStore,
   EMPTY_HEAD,
+  type EvaluationDecision,
   type StoredCompaction,
   type StoredTurn,
   type Summarizer,
@@ -44,8 +45,20 @@ import {
   measureStoredTurns,
   sizeDrift,
 } from "./counters.ts";
+import {
+  awaitDecision,
+  type EvaluationWait,
+  progressOf,
+  type WaitDeps,
+} from "./evaluation-wait.ts";
 import { ConversationLog, type Decision, deletingError, type RetryPolicy } from "./log.ts";
-import { latestEventMillis, prepareTurn, type TurnInput, type TurnPost } from "./posted-turn.ts";
+import {
+  latestEventMillis,
+  type PreparedTurn,
+  prepareTurn,
+  type TurnInput,
+  type TurnPost,
+} from "./posted-turn.ts";
 import {
   effectiveConfig,
   listedCompactions,
@@ -64,7 +77,19 @@ export interface AppendOutcome {
   readonly evaluation_enqueued: boolean;
   /** Leading system messages dropped from a format post (`drop_system`), when there were any. */
   readonly dropped_system?: number;
+  /** How far evaluations had got when the answer was made (see {@link EvaluationProgress}). */
+  readonly evaluated_through: number | null;
+  readonly decided_through: number | null;
+  /**
+   * With `wait`: the latest decision once this turn is decided: its own, or
+   * a later turn's when one was posted and decided first (the head keeps the
+   * latest decision only; its `turn` says which).
+   */
+  readonly decision?: EvaluationDecision;
 }
+
+/** A stored turn's outcome, before the evaluation progress is added. */
+type Stored = Omit<AppendOutcome, "evaluated_through" | "decided_through" | "decision">;
 
 /** Dependencies of the service. */
 export interface ConversationServiceDeps {
@@ -75,6 +100,8 @@ export interface ConversationServiceDeps {
   readonly summarizer?: Summarizer;
   /** How long a write that keeps losing races is retried (defaults in {@link ConversationLog}). */
   readonly retry?: RetryPolicy;
+  /** Pauses a read that waits for an evaluation (default: a timer). */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -127,6 +154,7 @@ export class ConversationService {
   readonly #clock: Clock;
   readonly #settings: ServiceSettings;
   readonly #summarizer: Summarizer | undefined;
+  readonly #wait: WaitDeps;
 
   constructor(deps: ConversationServiceDeps) {
     this.#store = deps.store;
@@ -135,6 +163,10 @@ export class ConversationService {
     this.#clock = deps.clock ?? systemClock;
     this.#settings = deps.settings ?? {};
     this.#summarizer = deps.summarizer;
+    this.#wait = {
+      clock: this.#clock,
+      sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+    };
   }
 
   /**
@@ -142,8 +174,37 @@ export class ConversationService {
    * (and re-enqueues the evaluation if it has not finished); a gap or
    * different content for a stored turn is a {@link TurnConflictError}.
    */
-  async appendTurn(tenant: Tenant, conversation: string, post: TurnPost): Promise<AppendOutcome> {
+  async appendTurn(
+    tenant: Tenant,
+    conversation: string,
+    post: TurnPost,
+    options: { readonly waitMs?: number } = {},
+  ): Promise<AppendOutcome> {
     const prepared = prepareTurn(post);
+    const ref = { tenant: tenant.id, conversation };
+    if (options.waitMs === undefined) {
+      // A new turn changes no evaluation progress: the head is read beside the write, not before it.
+      const [stored, head] = await Promise.all([
+        this.#append(tenant, ref, prepared),
+        this.#store.getHead(ref),
+      ]);
+      return { ...stored, ...progressOf(head ?? EMPTY_HEAD) };
+    }
+    const stored = await this.#append(tenant, ref, prepared);
+    const head = await awaitDecision(
+      () => this.#requireHead(ref),
+      { afterTurn: stored.turn, waitMs: options.waitMs },
+      this.#wait,
+    );
+    return {
+      ...stored,
+      ...progressOf(head),
+      ...(head.last_decision ? { decision: head.last_decision } : {}),
+    };
+  }
+
+  async #append(tenant: Tenant, ref: ConversationRef, prepared: PreparedTurn): Promise<Stored> {
+    const { conversation } = ref;
     const input = prepared.at(this.#clock.nowMillis());
     checkTurnShape(input);
     const streamLayers = input.events.flatMap((entry, index) => {
@@ -151,12 +212,17 @@ export class ConversationService {
       const layer = parseTurnConfig(entry, index);
       return Object.keys(layer).length > 0 ? [layer] : [];
     });
-    const ref = { tenant: tenant.id, conversation };
     const { digest } = prepared;
-    const answered = (outcome: AppendOutcome): AppendOutcome =>
+    const answered = (outcome: Stored): Stored =>
       prepared.droppedSystem > 0 ? { ...outcome, dropped_system: prepared.droppedSystem } : outcome;
-    const created = async (): Promise<AppendOutcome> => {
-      await this.#queue.enqueue({ tenant: tenant.id, conversation, turn: input.turn });
+    const created = async (): Promise<Stored> => {
+      await this.#queue.enqueue({
+        tenant: tenant.id,
+        conversation,
+        turn: input.turn,
+        // The start of the evaluation lag (the compactor's EvaluationLagMs).
+        posted_at_ms: this.#clock.nowMillis(),
+      });
       return answered({
         status: "created",
         turn: input.turn,
@@ -182,7 +248,7 @@ export class ConversationService {
     const outcome = await this.#log.update(
       ref,
       `turn ${input.turn}`,
-      async ({ head, deleting }): Promise<Decision<AppendOutcome | undefined>> => {
+      async ({ head, deleting }): Promise<Decision<Stored | undefined>> => {
         // The platform retries; once the delete has finished, turn 0 starts afresh.
         if (deleting) throw deletingError(ref);
         const count = head?.turn_count ?? 0;
@@ -267,7 +333,7 @@ export class ConversationService {
     head: ConversationHead,
     turn: number,
     digest: string,
-  ): Promise<AppendOutcome> {
+  ): Promise<Stored> {
     const stored = await this.#store.getTurn(ref, turn);
     if (stored?.digest !== digest) {
       throw new TurnConflictError(
@@ -276,8 +342,15 @@ export class ConversationService {
       );
     }
     const pending = head.evaluated_through < turn;
-    if (pending)
-      await this.#queue.enqueue({ tenant: ref.tenant, conversation: ref.conversation, turn });
+    if (pending) {
+      // A replay re-enqueues: its lag runs from this post (the first may have been lost).
+      await this.#queue.enqueue({
+        tenant: ref.tenant,
+        conversation: ref.conversation,
+        turn,
+        posted_at_ms: this.#clock.nowMillis(),
+      });
+    }
     return { status: "replayed", turn, turn_count: head.turn_count, evaluation_enqueued: pending };
   }
 
@@ -303,10 +376,23 @@ export class ConversationService {
    * chunks the read was following ({@link CorruptDataError}): then the
    * answer is what it is once the delete is done, not found.
    */
-  async #readEvents<T>(ref: ConversationRef, read: () => Promise<T>): Promise<T> {
-    await this.#requireHead(ref);
+  /**
+   * The head, once an evaluation has decided on a state holding
+   * `wait.afterTurn` when there is a wait (see evaluation-wait.ts).
+   */
+  async #headAfter(ref: ConversationRef, wait?: EvaluationWait): Promise<ConversationHead> {
+    const read = () => this.#requireHead(ref);
+    return wait ? awaitDecision(read, wait, this.#wait) : read();
+  }
+
+  /** The head (see {@link #headAfter}) and the raw stream as it is after it. */
+  async #readStream(
+    ref: ConversationRef,
+    wait?: EvaluationWait,
+  ): Promise<{ head: ConversationHead; raw: Entry[] }> {
+    const head = await this.#headAfter(ref, wait);
     try {
-      return await read();
+      return { head, raw: await readStream(this.#store, ref) };
     } catch (error) {
       if (error instanceof CorruptDataError) await this.#requireHead(ref);
       throw error;
@@ -314,13 +400,13 @@ export class ConversationService {
   }
 
   /** Turn count, evaluation progress, estimate and compactions of a conversation. */
-  async summary(tenant: Tenant, conversation: string) {
+  async summary(tenant: Tenant, conversation: string, wait?: EvaluationWait) {
     const ref = { tenant: tenant.id, conversation };
-    const head = await this.#requireHead(ref);
+    const head = await this.#headAfter(ref, wait);
     const compactions = await this.#store.listCompactions(ref);
     return {
       turn_count: head.turn_count,
-      evaluated_through: head.evaluated_through < 0 ? null : head.evaluated_through,
+      ...progressOf(head),
       estimated_tokens: tokensFromChars(head.projected_chars),
       compactions: listedCompactions(compactions),
     };
@@ -328,17 +414,19 @@ export class ConversationService {
 
   /** The raw stream, compactions included. */
   async events(tenant: Tenant, conversation: string): Promise<Entry[]> {
-    const ref = { tenant: tenant.id, conversation };
-    return this.#readEvents(ref, () => readStream(this.#store, ref));
+    return (await this.#readStream({ tenant: tenant.id, conversation })).raw;
   }
 
-  /** The projected view the next LLM call should see. */
-  async projection(tenant: Tenant, conversation: string) {
-    const ref = { tenant: tenant.id, conversation };
-    const { entries, turns } = project(
-      await this.#readEvents(ref, () => readStream(this.#store, ref)),
-    );
-    return { events: entries, turns, estimated_tokens: estimateView(entries).estimated_tokens };
+  /** The projected view the next LLM call should see, and how far evaluations had got. */
+  async projection(tenant: Tenant, conversation: string, wait?: EvaluationWait) {
+    const { head, raw } = await this.#readStream({ tenant: tenant.id, conversation }, wait);
+    const { entries, turns } = project(raw);
+    return {
+      events: entries,
+      turns,
+      estimated_tokens: estimateView(entries).estimated_tokens,
+      ...progressOf(head),
+    };
   }
 
   /**
@@ -351,11 +439,12 @@ export class ConversationService {
     conversation: string,
     format: string,
     view: "raw" | "projected",
+    wait?: EvaluationWait,
   ): Promise<Record<string, unknown>> {
     const codec = providerFormat(format);
-    const ref = { tenant: tenant.id, conversation };
-    const raw = await this.#readEvents(ref, () => readStream(this.#store, ref));
-    return view === "raw" ? eventsBody(codec, raw) : projectionBody(codec, raw);
+    const { head, raw } = await this.#readStream({ tenant: tenant.id, conversation }, wait);
+    if (view === "raw") return eventsBody(codec, raw);
+    return { ...projectionBody(codec, raw), ...progressOf(head) };
   }
 
   /** The compactions, with their 1-based positions. */

@@ -1,6 +1,7 @@
 /**
  * The wire format of the evaluation queue, shared by every queue adapter and
- * the compactor: the JSON body `{tenant, conversation, turn}`, the FIFO
+ * the compactor: the JSON body `{tenant, conversation, turn, posted_at_ms}`
+ * (`posted_at_ms` optional: bodies sent before it existed still decode), the FIFO
  * message group (one per conversation) and the deduplication id (one per
  * turn).
  */
@@ -14,14 +15,21 @@ export const EvaluationMessageBody = z.object({
   tenant: z.string().min(1, "must not be empty"),
   conversation: z.string().min(1, "must not be empty"),
   turn: z.number().int("must be a whole number").nonnegative("must be 0 or more"),
+  /**
+   * When the API stored the turn (Unix ms), the start of the evaluation lag.
+   * Only a metric reads it: one that is not a time is dropped, never a reason
+   * to fail (and dead-letter) the turn's evaluation.
+   */
+  posted_at_ms: z.number().int().nonnegative().optional().catch(undefined),
 });
 
-/** The JSON body of a message: exactly `{tenant, conversation, turn}`. */
+/** The JSON body of a message: exactly `{tenant, conversation, turn}`, and `posted_at_ms` when set. */
 export function encodeMessageBody(message: EvaluationMessage): string {
   return JSON.stringify({
     tenant: message.tenant,
     conversation: message.conversation,
     turn: message.turn,
+    ...(message.posted_at_ms === undefined ? {} : { posted_at_ms: message.posted_at_ms }),
   });
 }
 

@@ -77,6 +77,44 @@ describe("SqsTurnQueue", () => {
     );
   });
 
+  it("carries posted_at_ms in the body; the group and the deduplication id ignore it", async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: "m-1" });
+    const queue = newQueue();
+    const message = { tenant: "alice", conversation: "conv-1", turn: 12 };
+
+    await queue.enqueue({ ...message, posted_at_ms: 1_795_000_000_000 });
+    // A retried enqueue of the same turn, later: still deduplicated by SQS.
+    await queue.enqueue({ ...message, posted_at_ms: 1_795_000_000_250 });
+
+    const inputs = sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    expect(inputs[0]?.MessageBody).toBe(
+      '{"tenant":"alice","conversation":"conv-1","turn":12,"posted_at_ms":1795000000000}',
+    );
+    expect(decodeMessageBody(inputs[0]?.MessageBody ?? "")).toEqual({
+      ok: true,
+      message: { ...message, posted_at_ms: 1_795_000_000_000 },
+    });
+    expect(inputs[1]?.MessageGroupId).toBe(inputs[0]?.MessageGroupId);
+    expect(inputs[1]?.MessageDeduplicationId).toBe(inputs[0]?.MessageDeduplicationId);
+    expect(inputs[0]?.MessageDeduplicationId).toBe(messageDeduplicationId(message));
+  });
+
+  it("decodes a body queued before posted_at_ms existed, and drops one that is not a time without failing the message", () => {
+    const message = { tenant: "alice", conversation: "conv-1", turn: 3 };
+    const decoded = decodeMessageBody(JSON.stringify(message));
+    expect(decoded).toEqual({ ok: true, message });
+    expect(decoded.ok && decoded.message.posted_at_ms).toBeUndefined();
+    for (const bad of ["yesterday", -1, 1.5, null]) {
+      const result = decodeMessageBody(JSON.stringify({ ...message, posted_at_ms: bad }));
+      expect(result.ok).toBe(true);
+      expect(result.ok && result.message.posted_at_ms).toBeUndefined();
+    }
+    // The message itself is still checked.
+    expect(decodeMessageBody(JSON.stringify({ ...message, turn: -1, posted_at_ms: 1 })).ok).toBe(
+      false,
+    );
+  });
+
   it("wraps SDK failures in QueueError, keeping the SDK error as cause", async () => {
     const failure = new SQSServiceException({
       name: "QueueDoesNotExist",

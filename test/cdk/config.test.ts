@@ -36,6 +36,7 @@ describe("settings: defaults", () => {
     });
     expect(settings.autoConfigJson).toBeUndefined();
     expect(settings.modelCatalog).toBeUndefined();
+    expect(settings.alarms.evaluationLagSeconds).toBe(60);
   });
 
   it("give a summarizing compactor a timeout each summary of a batch fits in", () => {
@@ -124,6 +125,20 @@ describe("settings: values from -c (strings)", () => {
       timeoutSeconds: 120,
       visibilityTimeoutSeconds: 720,
     });
+  });
+
+  it("takes the evaluation-lag alarm's threshold in whole seconds", () => {
+    expect(resolveSettings({ evaluationLagAlarmSeconds: "30" }).alarms.evaluationLagSeconds).toBe(
+      30,
+    );
+    expect(resolveSettings({ evaluationLagAlarmSeconds: 600 }).alarms.evaluationLagSeconds).toBe(
+      600,
+    );
+    for (const bad of ["0", "1.5", "soon", 86_401]) {
+      expect(errorOf(() => resolveSettings({ evaluationLagAlarmSeconds: bad }))).toContain(
+        "evaluationLagAlarmSeconds:",
+      );
+    }
   });
 
   it("names every bad key at once", () => {

@@ -579,6 +579,7 @@ describe("operations", () => {
       "TokensRemoved",
       "StillOverThreshold",
       "EvaluationMs",
+      "EvaluationLagMs",
       "Failed",
     ]) {
       expect(dashboard).toContain(
@@ -627,8 +628,8 @@ describe("operations", () => {
     }
   });
 
-  it("alarms on DLQ depth > 0, compactor and api errors, api 5xx and queue age", () => {
-    s.template.resourceCountIs("AWS::CloudWatch::Alarm", 6);
+  it("alarms on DLQ depth > 0, compactor and api errors, api 5xx, queue age and evaluation lag", () => {
+    s.template.resourceCountIs("AWS::CloudWatch::Alarm", 7);
     const alarm = (namespace: string, metricName: string, dimension: Props, expected: Props) =>
       s.template.hasResourceProperties("AWS::CloudWatch::Alarm", {
         ...expected,
@@ -675,6 +676,42 @@ describe("operations", () => {
     alarm(METRICS_NAMESPACE, "Failed", { Name: "service", Value: SERVICE_NAMES.compactor }, {});
   });
 
+  it("alarms on the p99 evaluation lag over evaluationLagAlarmSeconds (default 60 s) for 10 minutes", () => {
+    const lagAlarm = (stack: typeof s, thresholdMs: number) =>
+      stack.template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+        Threshold: thresholdMs,
+        ComparisonOperator: "GreaterThanThreshold",
+        EvaluationPeriods: 2,
+        DatapointsToAlarm: 2,
+        TreatMissingData: "notBreaching",
+        Metrics: [
+          Match.objectLike({
+            MetricStat: {
+              Metric: {
+                Namespace: METRICS_NAMESPACE,
+                MetricName: "EvaluationLagMs",
+                Dimensions: [{ Name: "service", Value: SERVICE_NAMES.compactor }],
+              },
+              Period: 300,
+              Stat: "p99",
+            },
+          }),
+        ],
+      });
+    expect(s.stack.settings.alarms.evaluationLagSeconds).toBe(60);
+    lagAlarm(s, 60_000);
+    lagAlarm(synth({ evaluationLagAlarmSeconds: 20 }), 20_000);
+  });
+
+  it("graphs the evaluation lag's p50, p99 and maximum", () => {
+    expect(dashboard).toContain("Evaluation lag (ms): turn posted → decided");
+    for (const statistic of ["p50", "p99", "Maximum"]) {
+      expect(dashboard).toContain(
+        `${metricRef(METRICS_NAMESPACE, "EvaluationLagMs", "service", SERVICE_NAMES.compactor)},{\\"label\\":\\"lag ${statistic}\\",\\"stat\\":\\"${statistic}\\"}`,
+      );
+    }
+  });
+
   it("notifies an SNS topic only when one is given", () => {
     for (const alarm of Object.values(resourcesOf(s, "AWS::CloudWatch::Alarm"))) {
       expect(alarm.Properties?.AlarmActions).toBeUndefined();
@@ -687,8 +724,8 @@ describe("operations", () => {
     }
   });
 
-  it("saves the 4 Logs Insights queries on the compactor's log group", () => {
-    s.template.resourceCountIs("AWS::Logs::QueryDefinition", 4);
+  it("saves the 5 Logs Insights queries on the compactor's log group", () => {
+    s.template.resourceCountIs("AWS::Logs::QueryDefinition", 5);
     const compactorLogs = { Ref: logicalId(s.stack, s.stack.logGroups.compactor) };
     const expected: Record<string, RegExp> = {
       "firings in the last day": /filter message = "auto_compaction\.fired"/,
@@ -697,6 +734,8 @@ describe("operations", () => {
       "still over threshold": /filter message = "auto_compaction\.still_over_threshold"/,
       "skips by reason":
         /filter message = "auto_compaction\.skipped"[\s\S]*stats count\(\*\) as skips by reason/,
+      "evaluation lag by conversation":
+        /filter ispresent\(evaluation_lag_ms\)[\s\S]*pct\(evaluation_lag_ms, 99\) as p99_lag_ms.* by tenant, conversation[\s\S]*sort p99_lag_ms desc/,
     };
     expect(Object.keys(LOGS_INSIGHTS_QUERIES).sort()).toEqual(Object.keys(expected).sort());
     for (const [name, pattern] of Object.entries(expected)) {

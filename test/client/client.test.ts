@@ -7,7 +7,12 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { AutocompactClient, type EventInput, ServiceError } from "../../client/index.ts";
+import {
+  AutocompactClient,
+  type EventInput,
+  isEvaluationPending,
+  ServiceError,
+} from "../../client/index.ts";
 import { signWebhook } from "../../functions/api/webhooks.ts";
 import { hashApiKey } from "../../functions/keys.ts";
 import { localAdmin } from "../../functions/local/admin.ts";
@@ -143,12 +148,16 @@ describe("AutocompactClient", () => {
       turn: 0,
       turn_count: 1,
       evaluation_enqueued: true,
+      evaluated_through: null,
+      decided_through: null,
     });
     expect(await client.postTurn(ID, { turn: 0, events: TURN_0 })).toEqual({
       status: "replayed",
       turn: 0,
       turn_count: 1,
       evaluation_enqueued: true,
+      evaluated_through: null,
+      decided_through: null,
     });
     expect(sent[0]).toEqual({
       method: "POST",
@@ -189,6 +198,8 @@ describe("AutocompactClient", () => {
       turn: 0,
       turn_count: 1,
       evaluation_enqueued: true,
+      evaluated_through: null,
+      decided_through: null,
     });
     expect(signed).toEqual([sent[0]?.body]);
     expect(sent[0]?.headers["webhook-id"]).toBe("msg_1");
@@ -204,6 +215,7 @@ describe("AutocompactClient", () => {
     expect(await client.conversation(ID)).toEqual({
       turn_count: 2,
       evaluated_through: null,
+      decided_through: null,
       estimated_tokens: 22.5,
       compactions: [],
     });
@@ -232,6 +244,8 @@ describe("AutocompactClient", () => {
       events: STORED,
       turns: [{ kept: 0 }, { kept: 1 }],
       estimated_tokens: 22.5,
+      evaluated_through: null,
+      decided_through: null,
     });
     await client.compact(ID, { spec: "t:0..0" });
     const compacted = await client.projection(ID);
@@ -392,6 +406,259 @@ describe("AutocompactClient", () => {
     expect(refused.message).toBe(
       "POST /local/dead-letters/redrive: 401 the local admin routes take the dev key (AUTOCOMPACT_DEV_KEY) as a bearer token",
     );
+  });
+});
+
+describe("AutocompactClient reading as evaluated after a turn (afterTurn, wait)", () => {
+  /** Fires from two turns on once the view passes 20 tokens: turn 1 of {@link TURN_0}/{@link TURN_1} does. */
+  const FIRING = {
+    conversation: {
+      compaction: {
+        auto: {
+          enabled: true,
+          trigger_ratio: 0.5,
+          min_turns: 1,
+          rule: { keep_first: 0, keep_last: 1, tool_calls: "strip" as const },
+        },
+      },
+    },
+  };
+  const MODEL = { context_window: 40 };
+  const TURN_2: EventInput[] = TURN_1.map((event) => ({
+    ...event,
+    timestamp: event.timestamp?.replace("T00:01:", "T00:02:"),
+  }));
+  const SUMMARY = `/v1/conversations/${ENCODED}`;
+  const PROJECTION = `${SUMMARY}/projection`;
+
+  /**
+   * A client of a fresh harness, the service and the client pausing on one
+   * virtual clock (the harness's): each pause moves it by its length and is
+   * recorded, then `during` runs (an evaluation landing meanwhile, say).
+   * `sent` has each request's method, path and query, and when it was sent
+   * (seconds from the start).
+   */
+  function virtualTime() {
+    const start = Date.UTC(2026, 10, 29, 12);
+    const pauses: string[] = [];
+    const sent: string[] = [];
+    let during: ((pause: number) => Promise<void>) | undefined;
+    const pause = (who: string) => async (ms: number) => {
+      pauses.push(`${who} ${ms}`);
+      h.clock.now += ms;
+      await during?.(pauses.length);
+    };
+    const h = harness({ sleep: pause("service") });
+    const client = new AutocompactClient({
+      url: URL_BASE,
+      key: ALICE_KEY,
+      fetch: async (input, init) => {
+        const at = (h.clock.now - start) / 1000;
+        sent.push(`${init.method ?? "GET"} ${input.slice(URL_BASE.length)} @${at}`);
+        return h.app.request(input, init);
+      },
+      sleep: pause("client"),
+      now: () => h.clock.now,
+    });
+    /** Runs `run` during each pause from now on, with the count of pauses so far. */
+    const onPause = (run: (pause: number) => Promise<void>) => {
+      during = run;
+    };
+    /** Evaluates every queued turn. */
+    const deliver = async () => {
+      for (const message of h.queue.take()) await h.evaluate(message);
+    };
+    /** Turns 0 (evaluated) and 1 (not yet) of {@link ID}, auto compaction on; `sent` emptied. */
+    const twoTurns = async () => {
+      await client.putConfig(ID, FIRING);
+      await client.postTurn(ID, { turn: 0, model: MODEL, events: TURN_0 });
+      await deliver();
+      await client.postTurn(ID, { turn: 1, model: MODEL, events: TURN_1 });
+      sent.length = 0;
+    };
+    return { h, client, sent, pauses, onPause, deliver, twoTurns };
+  }
+
+  it("a read waits on the service until the turn's evaluation lands, then answers the view", async () => {
+    const { client, sent, pauses, onPause, deliver, twoTurns } = virtualTime();
+    await twoTurns();
+    onPause(async (pause) => {
+      if (pause === 3) await deliver();
+    });
+    const view = await client.projection(ID, { afterTurn: 1 });
+    // Turn 1's evaluation fired (22.5 tokens over 20): turn 0's tool call is stripped.
+    expect(view).toMatchObject({ evaluated_through: 1, decided_through: 1 });
+    expect(view.events.slice(2, 4)).toEqual([
+      { ...TURN_0[2], arguments: {} },
+      { ...TURN_0[3], content: "[compacted] read_file: success", is_error: false },
+    ]);
+    // One request, waiting up to 25 s; the service read the head again after each pause.
+    expect(sent).toEqual([`GET ${PROJECTION}?after_turn=1&wait=25 @0`]);
+    expect(pauses).toEqual(["service 50", "service 100", "service 200"]);
+    // Once decided, a read answers at once.
+    sent.length = 0;
+    expect(await client.conversation(ID, { afterTurn: 1 })).toMatchObject({
+      turn_count: 2,
+      decided_through: 1,
+      compactions: [{ source: "auto", from_turn: 0, to_turn: 0 }],
+    });
+    expect(sent).toEqual([`GET ${SUMMARY}?after_turn=1&wait=25 @0.35`]);
+  });
+
+  it("a read whose wait runs out throws the 503 evaluation-pending, which the guard tells apart", async () => {
+    const { client, sent, pauses, twoTurns } = virtualTime();
+    await twoTurns();
+    const error = await failure(() => client.conversation(ID, { afterTurn: 1, deadlineMs: 2_000 }));
+    expect(error.status).toBe(503);
+    expect(error.problem).toEqual({
+      type: "/problems/evaluation-pending",
+      title: "The evaluation of that turn has not finished",
+      status: 503,
+      detail:
+        "no evaluation has decided on turn 1 yet (decided through 0, after 2 s): retry, or wait longer (wait=S, at most 25)",
+      after_turn: 1,
+      evaluated_through: 0,
+      decided_through: 0,
+    });
+    expect(isEvaluationPending(error)).toBe(true);
+    if (!isEvaluationPending(error)) throw error;
+    // Typed: the problem's fields need no cast.
+    const { after_turn, evaluated_through, decided_through } = error.problem;
+    expect([after_turn, evaluated_through, decided_through]).toEqual([1, 0, 0]);
+    // The deadline was spent waiting on the service: no retry.
+    expect(sent).toEqual([`GET ${SUMMARY}?after_turn=1&wait=2 @0`]);
+    expect(pauses.filter((p) => p.startsWith("client"))).toEqual([]);
+
+    const notFound = await failure(() => client.projection("nobody"));
+    for (const other of [
+      notFound,
+      new ServiceError("busy", 503, {
+        type: "/problems/contention",
+        title: "Busy",
+        status: 503,
+        detail: "busy",
+      }),
+      new ServiceError("down", 503),
+      new Error("evaluation-pending"),
+      undefined,
+    ]) {
+      expect(isEvaluationPending(other)).toBe(false);
+    }
+  });
+
+  it("retries after Retry-After until the deadline, then throws the last error", async () => {
+    const { client, sent, pauses, twoTurns } = virtualTime();
+    await twoTurns();
+    const error = await failure(() => client.projection(ID, { afterTurn: 1 }));
+    // 30 s in all: 25 s on the service, 1 s (Retry-After), the 4 s left on the service.
+    expect(sent).toEqual([
+      `GET ${PROJECTION}?after_turn=1&wait=25 @0`,
+      `GET ${PROJECTION}?after_turn=1&wait=4 @26`,
+    ]);
+    expect(pauses.filter((p) => p.startsWith("client"))).toEqual(["client 1000"]);
+    const waited = pauses.filter((p) => p.startsWith("service"));
+    expect(waited.reduce((sum, p) => sum + Number(p.split(" ")[1]), 0)).toBe(29_000);
+    expect(isEvaluationPending(error)).toBe(true);
+    expect(error.problem?.detail).toContain("(decided through 0, after 4 s)");
+  });
+
+  it("a retry answers once the evaluation lands between requests; wait caps each request", async () => {
+    const { client, sent, pauses, onPause, deliver, twoTurns } = virtualTime();
+    await twoTurns();
+    onPause(async () => {
+      if (pauses.at(-1)?.startsWith("client")) await deliver();
+    });
+    const view = await client.projection<{ role: string; content: unknown }>(ID, {
+      format: "openai-chat",
+      afterTurn: 1,
+      wait: 2.25,
+      deadlineMs: 10_000,
+    });
+    expect(view).toMatchObject({ format: "openai-chat", evaluated_through: 1, decided_through: 1 });
+    expect(view.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
+      "[compacted] read_file: success",
+    ]);
+    expect(sent).toEqual([
+      `GET ${PROJECTION}?format=openai-chat&after_turn=1&wait=2.2 @0`,
+      `GET ${PROJECTION}?format=openai-chat&after_turn=1&wait=2.2 @3.2`,
+    ]);
+  });
+
+  it("refuses wait without afterTurn before sending; a turn not stored is a 400, not retried", async () => {
+    const { client, sent, twoTurns } = virtualTime();
+    await twoTurns();
+    await expect(client.conversation(ID, { wait: 5 })).rejects.toThrow(
+      new TypeError("wait and deadlineMs need afterTurn: the turn whose evaluation to wait for"),
+    );
+    await expect(client.projection(ID, { deadlineMs: 5_000 })).rejects.toThrow(TypeError);
+    expect(sent).toEqual([]);
+    const error = await failure(() => client.projection(ID, { afterTurn: 2 }));
+    expect(error.status).toBe(400);
+    expect(error.problem?.detail).toBe(
+      "after_turn 2 is not stored yet: the conversation has 2 turn(s), so after_turn can be at most 1",
+    );
+    expect(sent).toEqual([`GET ${PROJECTION}?after_turn=2&wait=25 @0`]);
+  });
+
+  it("postTurn with wait answers once the turn is evaluated, with the band it fired", async () => {
+    const { client, sent, onPause, deliver } = virtualTime();
+    await client.putConfig(ID, FIRING);
+    await client.postTurn(ID, { turn: 0, model: MODEL, events: TURN_0 });
+    await deliver();
+    onPause(deliver);
+    sent.length = 0;
+    expect(
+      await client.postTurn(ID, { turn: 1, model: MODEL, events: TURN_1 }, { wait: 5 }),
+    ).toEqual({
+      status: "created",
+      turn: 1,
+      turn_count: 2,
+      evaluation_enqueued: true,
+      evaluated_through: 1,
+      decided_through: 1,
+      decision: {
+        turn: 1,
+        outcome: "fired",
+        band: { key: "AUTO#000001", from_turn: 0, to_turn: 0 },
+      },
+    });
+    expect(sent).toEqual([`POST ${SUMMARY}/turns?wait=5 @0`]);
+  });
+
+  it("postTurn with wait answers the newer turn's decision when its own evaluation was stale", async () => {
+    const { h, client, onPause, deliver } = virtualTime();
+    await client.putConfig(ID, FIRING);
+    await client.postTurn(ID, { turn: 0, model: MODEL, events: TURN_0 });
+    await deliver();
+    const evaluated: unknown[] = [];
+    // While turn 1's post waits, turn 2 arrives; then turn 1's evaluation runs (stale), and turn 2's.
+    onPause(async (pause) => {
+      if (pause !== 1) return;
+      await client.postTurn(ID, { turn: 2, model: MODEL, events: TURN_2 });
+      for (const message of h.queue.take()) evaluated.push(await h.evaluate(message));
+    });
+    const outcome = await client.postTurn(
+      ID,
+      { turn: 1, model: MODEL, events: TURN_1 },
+      { wait: 5 },
+    );
+    expect(evaluated).toMatchObject([
+      { outcome: "skipped", reason: "stale" },
+      { outcome: "fired", band: { compaction: { trigger: { turn: 2 } } } },
+    ]);
+    expect(outcome).toEqual({
+      status: "created",
+      turn: 1,
+      turn_count: 2,
+      evaluation_enqueued: true,
+      evaluated_through: 2,
+      decided_through: 2,
+      decision: {
+        turn: 2,
+        outcome: "fired",
+        band: { key: "AUTO#000002", from_turn: 0, to_turn: 1 },
+      },
+    });
   });
 });
 

@@ -65,6 +65,10 @@ const responses = {
     Client.TurnConflictProblem,
     Out<typeof Schemas.TurnConflictProblem>
   >,
+  EvaluationPendingProblem: true satisfies Exactly<
+    Client.EvaluationPendingProblem,
+    Out<typeof Schemas.EvaluationPendingProblem>
+  >,
   GatewayMessage: true satisfies Exactly<Client.GatewayMessage, Out<typeof Schemas.GatewayMessage>>,
   // The local runtime's admin route answers the queue module's type.
   DeadLetterEntry: true satisfies Exactly<Client.DeadLetterEntry, DeadLetterEntry>,

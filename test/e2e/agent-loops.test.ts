@@ -11,6 +11,9 @@
  * have received: automatic compaction fires, later calls carry the compacted
  * turns in the provider's terms (ARCHITECTURE §15) and are valid requests for
  * the provider, and recent turns come back as posted, signatures included.
+ * The loops read the projection with `afterTurn` (issue 12), so each call
+ * compacts exactly the turns of the bands fired through the previous turn:
+ * a band fired after turn k is in turn k + 1's requests.
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -20,7 +23,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { AutocompactClient } from "../../client/index.ts";
+import { AutocompactClient, type ListedCompaction } from "../../client/index.ts";
 import { type LocalService, startLocalService } from "../../functions/local/runtime.ts";
 import { anthropicRuleViolations } from "../helpers/anthropic-rules.ts";
 import {
@@ -133,31 +136,44 @@ function client(): AutocompactClient {
   return new AutocompactClient({ url: service.url, key: KEY });
 }
 
-/** Waits, by the clock, until `turn` of the conversation has been evaluated. */
-async function waitEvaluated(conversation: string, turn: number): Promise<void> {
-  await expect
-    .poll(async () => (await client().conversation(conversation)).evaluated_through, {
-      timeout: 20_000,
-      interval: 25,
-      message: `turn ${turn} of ${conversation} evaluated`,
-    })
-    .toBeGreaterThanOrEqual(turn);
+/**
+ * The conversation's end state, once the last turn's evaluation has decided
+ * (the loop reads no view after it): its bands, each fired after one turn,
+ * since the loop posts a turn only after the view as evaluated after the
+ * previous one (no evaluation of it is stale).
+ */
+async function settle(conversation: string) {
+  const afterTurn = QUESTIONS.length - 1;
+  const summary = await client().conversation(conversation, { afterTurn });
+  expect(summary).toMatchObject({
+    turn_count: QUESTIONS.length,
+    evaluated_through: afterTurn,
+    decided_through: afterTurn,
+  });
+  const { compactions } = await client().compactions(conversation);
+  const auto = compactions.filter((c) => c.source === "auto");
+  expect(auto.length).toBeGreaterThanOrEqual(1);
+  // A band fired after some turn before the last, so a call shows it.
+  expect(auto.some((c) => (c.trigger?.turn ?? afterTurn) < afterTurn)).toBe(true);
+  return compactions;
 }
 
 /**
- * The conversation's end state. Evaluation is asynchronous: the loop reads
- * each projection right after posting, so a band fired by turn N may reach
- * the model only a turn or two later; reading the view "as evaluated after
- * turn N" is issue 12. Here the test waits for every evaluation before it
- * looks at the bands.
+ * The turns that the automatic bands fired after turns up to `turn` cover,
+ * in order: those the view read with `afterTurn: turn` compacts.
  */
-async function settle(conversation: string) {
-  await waitEvaluated(conversation, QUESTIONS.length - 1);
-  const summary = await client().conversation(conversation);
-  expect(summary.turn_count).toBe(QUESTIONS.length);
-  const { compactions } = await client().compactions(conversation);
-  expect(compactions.filter((c) => c.source === "auto").length).toBeGreaterThanOrEqual(1);
-  return compactions;
+function bandedThrough(compactions: readonly ListedCompaction[], turn: number): number[] {
+  const turns = new Set<number>();
+  for (const band of compactions) {
+    if (band.source !== "auto" || band.trigger === undefined || band.trigger.turn > turn) continue;
+    for (let t = band.from_turn; t <= band.to_turn; t++) turns.add(t);
+  }
+  return [...turns].sort((a, b) => a - b);
+}
+
+/** `turns` without repeats, in order. */
+function distinctSorted(turns: readonly number[]): number[] {
+  return [...new Set(turns)].sort((a, b) => a - b);
 }
 
 type Json = Record<string, unknown>;
@@ -423,6 +439,18 @@ describe("the README's agent loops against the local runtime and stub models", (
         compactions.some((c) => c.source === "auto" && c.from_turn <= turn && turn <= c.to_turn),
       ).toBe(true);
     }
+    // Each call of turn t compacts exactly what the bands fired through turn t - 1 cover:
+    // the view it was built from was read with `afterTurn: t - 1`.
+    for (const body of requests) {
+      const messages = body.messages as ChatMessage[];
+      const turn = messages.filter((m) => m.role === "user").length - 1;
+      const compactedHere = messages
+        .filter((m) => m.role === "tool" && m.content === COMPACTED_RESULT)
+        .map((m) => issued.find((c) => c.id === m.tool_call_id)?.turn ?? -1);
+      expect(distinctSorted(compactedHere), `the compacted turns in turn ${turn}'s calls`).toEqual(
+        bandedThrough(compactions, turn - 1),
+      );
+    }
 
     // The first call of each turn: turn 0 (keep_first) and the previous turn (keep_last) as posted.
     const firstCalls = requests
@@ -506,6 +534,24 @@ describe("the README's agent loops against the local runtime and stub models", (
       expect(
         compactions.some((c) => c.source === "auto" && c.from_turn <= turn && turn <= c.to_turn),
       ).toBe(true);
+    }
+    // Each call of turn t compacts exactly what the bands fired through turn t - 1 cover:
+    // the view it was built from was read with `afterTurn: t - 1`.
+    for (const body of requests) {
+      const messages = body.messages as AnthropicMessage[];
+      const turn =
+        messages.filter((m) => m.role === "user" && typeof m.content === "string").length - 1;
+      const compactedHere = messages
+        .flatMap(blocksOf)
+        .filter((b) => b.type === "tool_result" && resultText(b) === COMPACTED_RESULT)
+        .map(
+          (b) =>
+            issued.find((t) => "tool_use" in t.with && t.with.tool_use === b.tool_use_id)?.turn ??
+            -1,
+        );
+      expect(distinctSorted(compactedHere), `the compacted turns in turn ${turn}'s calls`).toEqual(
+        bandedThrough(compactions, turn - 1),
+      );
     }
 
     // The first call of each turn carries turn 0 (keep_first) and the previous turn (keep_last)

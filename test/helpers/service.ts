@@ -50,6 +50,8 @@ export function harness(
     bodyLimitBytes?: number;
     retry?: RetryPolicy;
     onServerError?: AppDeps["onServerError"];
+    /** Replaces the service's pause between reads of a waiting request (default below). */
+    sleep?: (ms: number) => Promise<void>;
   } = {},
 ) {
   const store = options.store ?? new MemoryConversationStore();
@@ -66,6 +68,14 @@ export function harness(
     store,
     queue,
     clock,
+    // A wait for an evaluation sleeps for real (so a test can deliver one
+    // meanwhile) and moves the manual clock, so waits also run out.
+    sleep:
+      options.sleep ??
+      (async (ms) => {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        clock.now += ms;
+      }),
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
     ...(options.retry ? { retry: options.retry } : {}),

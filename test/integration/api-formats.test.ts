@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import type { ConversationStore } from "../../functions/ports.ts";
 import { MemoryConversationStore } from "../../functions/store/memory.ts";
+import { ANTHROPIC_LS_TURN, CHAT_README_TURN, THANKS_TURN } from "../helpers/format-samples.ts";
 import { overriding } from "../helpers/overriding.ts";
 import { harness } from "../helpers/service.ts";
 
@@ -14,59 +15,28 @@ const TURNS = "/v1/conversations/c/turns";
 const START = Date.UTC(2026, 10, 29, 12);
 
 /** Two turns of an OpenAI Chat agent: a tool call and its result, then a follow-up. */
-const CHAT_TURNS = [
-  [
-    { role: "user", content: "What is in README.md?" },
-    {
-      role: "assistant",
-      content: null,
-      tool_calls: [
-        {
-          id: "call_1",
-          type: "function",
-          function: { name: "read_file", arguments: '{"path":"README.md"}' },
-        },
-      ],
-    },
-    { role: "tool", tool_call_id: "call_1", content: "# autocompact\nKeeps agents small." },
-    { role: "assistant", content: "It describes autocompact." },
-  ],
-  [
-    { role: "user", content: "Thanks!" },
-    { role: "assistant", content: "You're welcome." },
-  ],
-];
+const CHAT_TURNS = [CHAT_README_TURN, THANKS_TURN];
 
 /** One turn of an Anthropic agent with signed thinking and a tool round trip. */
-const ANTHROPIC_TURN = [
-  { role: "user", content: "List the files." },
-  {
-    role: "assistant",
-    content: [
-      { type: "thinking", thinking: "I should call ls.", signature: "sig-abc" },
-      { type: "tool_use", id: "toolu_1", name: "ls", input: { dir: "." } },
-    ],
-  },
-  {
-    role: "user",
-    content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "a.txt b.txt" }],
-  },
-  { role: "assistant", content: "Two files: a.txt and b.txt." },
-];
+const ANTHROPIC_TURN = ANTHROPIC_LS_TURN;
 
 async function problem(response: Response) {
   expect(response.headers.get("content-type")).toBe("application/problem+json");
   return (await response.json()) as { type: string; detail: string; status: number };
 }
 
-/** A store that counts head reads, to show the one-round-trip path stays read-free. */
+/** A store that counts head reads and appends, to show the one-round-trip path reads nothing first. */
 function countingHeadReads() {
   const inner = new MemoryConversationStore();
-  const counts = { getHead: 0 };
+  const counts = { getHead: 0, appendTurn: 0 };
   const store: ConversationStore = overriding(inner, {
     getHead: (ref) => {
       counts.getHead++;
       return inner.getHead(ref);
+    },
+    appendTurn: (...args) => {
+      counts.appendTurn++;
+      return inner.appendTurn(...args);
     },
   });
   return { store, counts };
@@ -84,9 +54,12 @@ describe("POST …/turns in a provider format", () => {
         turn,
         turn_count: turn + 1,
         evaluation_enqueued: true,
+        evaluated_through: null,
+        decided_through: null,
       });
     }
-    expect(counts.getHead).toBe(0);
+    // One write each, and one head read for evaluated_through (made beside the write).
+    expect(counts).toEqual({ getHead: 2, appendTurn: 2 });
     const read = await h.request("GET", "/v1/conversations/c/projection?format=openai-chat");
     expect(read.status).toBe(200);
     const body = (await read.json()) as Record<string, unknown>;
@@ -227,6 +200,37 @@ describe("POST …/turns in a provider format", () => {
     );
     expect((await h.request("GET", "/v1/conversations/c")).status).toBe(404);
   });
+
+  it.each([
+    [
+      { url: "not a uri", detail: "low" },
+      "messages[0].content[1].image_url.url: url must be a URL (https: or data:)",
+    ],
+    [
+      { url: "https://example.com/cat.png", detail: "medium" },
+      'messages[0].content[1].image_url.detail: Invalid option: expected one of "auto"|"low"|"high"',
+    ],
+  ])(
+    "refuses an image part OpenAI would refuse (%o), so the projection stays a valid request",
+    async (image_url, detail) => {
+      const h = harness();
+      const answer = await h.request("POST", TURNS, {
+        turn: 0,
+        format: "openai-chat",
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "What is this?" },
+              { type: "image_url", image_url },
+            ],
+          },
+        ],
+      });
+      expect(answer.status).toBe(400);
+      expect((await problem(answer)).detail).toBe(detail);
+    },
+  );
 
   it.each([
     [

@@ -75,6 +75,7 @@ receiptsUnderTest.push([
 describe.each(receiptsUnderTest)("webhook-id reuse, receipts %s", (_name, receipts) => {
   it("answers a redelivery as the first delivery's replay, and a reused id for another body 409 with nothing stored", async () => {
     const { h, deliver, at, turnCount } = signedHarness(await receipts());
+    const postedAt = h.clock.now;
     const first = await deliver("msg_1", bodyOf(0));
     expect(first.status).toBe(202);
     expect(await first.json()).toEqual({
@@ -82,6 +83,8 @@ describe.each(receiptsUnderTest)("webhook-id reuse, receipts %s", (_name, receip
       turn: 0,
       turn_count: 1,
       evaluation_enqueued: true,
+      evaluated_through: null,
+      decided_through: null,
     });
     // A redelivery is signed again, with a later timestamp: the same message all the same.
     at(30);
@@ -92,10 +95,13 @@ describe.each(receiptsUnderTest)("webhook-id reuse, receipts %s", (_name, receip
       turn: 0,
       turn_count: 1,
       evaluation_enqueued: true,
+      evaluated_through: null,
+      decided_through: null,
     });
+    // Each enqueue carries its post's time (the start of the evaluation lag).
     expect(h.queue.take()).toEqual([
-      { tenant: "signed", conversation: "c", turn: 0 },
-      { tenant: "signed", conversation: "c", turn: 0 },
+      { tenant: "signed", conversation: "c", turn: 0, posted_at_ms: postedAt },
+      { tenant: "signed", conversation: "c", turn: 0, posted_at_ms: postedAt + 30_000 },
     ]);
 
     const reused = await deliver("msg_1", bodyOf(1));

@@ -35,16 +35,28 @@ describe("POST /turns", () => {
       turn: 0,
       turn_count: 1,
       evaluation_enqueued: true,
+      evaluated_through: null,
+      decided_through: null,
     });
-    expect(h.queue.take()).toEqual([{ tenant: "alice", conversation: "conv-1", turn: 0 }]);
+    // posted_at_ms: the service's clock when it stored the turn (the start of the evaluation lag).
+    const postedAt = h.clock.now;
+    expect(h.queue.take()).toEqual([
+      { tenant: "alice", conversation: "conv-1", turn: 0, posted_at_ms: postedAt },
+    ]);
+    h.clock.now += 1_000;
     const replay = await post(h, 0);
     expect(replay.status).toBe(200);
     expect(await replay.json()).toMatchObject({ status: "replayed", evaluation_enqueued: true });
-    expect(h.queue.take()).toHaveLength(1);
+    // A replay re-enqueues with its own post's time.
+    expect(h.queue.take()).toEqual([
+      { tenant: "alice", conversation: "conv-1", turn: 0, posted_at_ms: postedAt + 1_000 },
+    ]);
     await h.evaluate({ tenant: "alice", conversation: "conv-1", turn: 0 });
     expect(await (await post(h, 0)).json()).toMatchObject({
       status: "replayed",
       evaluation_enqueued: false,
+      evaluated_through: 0,
+      decided_through: 0,
     });
     expect(h.queue.take()).toHaveLength(0);
   });

@@ -440,6 +440,28 @@ describe("in-process queue: journal", () => {
     await first.stop();
   });
 
+  it("keeps each message's posted_at_ms in the journal and delivers it after a restart", async () => {
+    const path = join(dir, "queue.json");
+    const first = newQueue({ journal: new FileQueueJournal(path) });
+    await first.enqueue({ ...msg("c1", 0), posted_at_ms: 1_795_000_000_000 });
+    // Queued before posted_at_ms existed: delivered without it.
+    await first.enqueue(msg("c1", 1));
+    await first.stop();
+
+    const second = newQueue({ journal: new FileQueueJournal(path) });
+    await second.ready();
+    const bodies: unknown[] = [];
+    second.start(async (event: SQSEvent) => {
+      for (const record of event.Records) bodies.push(JSON.parse(record.body));
+      return { batchItemFailures: [] };
+    });
+    await second.drain();
+    expect(bodies).toEqual([
+      { tenant: "alice", conversation: "c1", turn: 0, posted_at_ms: 1_795_000_000_000 },
+      { tenant: "alice", conversation: "c1", turn: 1 },
+    ]);
+  });
+
   it("keeps dead letters and the deduplication window across a restart", async () => {
     const path = join(dir, "queue.json");
     const first = newQueue({ journal: new FileQueueJournal(path), maxReceiveCount: 2 });
