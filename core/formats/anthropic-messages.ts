@@ -136,14 +136,18 @@ export const TextBlock = z.strictObject({
   citations: z.array(Citation).nullable().optional(),
 });
 
+/** A media source by URL or by uploaded file id (images and documents alike). */
+const UrlSource = z.looseObject({ type: z.literal("url"), url: z.string() });
+const FileSource = z.looseObject({ type: z.literal("file"), file_id: z.string() });
+
 const ImageSource = z.discriminatedUnion("type", [
   z.looseObject({
     type: z.literal("base64"),
     media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]),
     data: z.string(),
   }),
-  z.looseObject({ type: z.literal("url"), url: z.string() }),
-  z.looseObject({ type: z.literal("file"), file_id: z.string() }),
+  UrlSource,
+  FileSource,
 ]);
 
 /** An image block, kept verbatim in metadata. */
@@ -168,8 +172,8 @@ const DocumentSource = z.discriminatedUnion("type", [
     type: z.literal("content"),
     content: z.union([z.string(), z.array(z.discriminatedUnion("type", [TextBlock, ImageBlock]))]),
   }),
-  z.looseObject({ type: z.literal("url"), url: z.string() }),
-  z.looseObject({ type: z.literal("file"), file_id: z.string() }),
+  UrlSource,
+  FileSource,
 ]);
 
 /** A document block, kept verbatim in metadata. */
