@@ -474,32 +474,32 @@ describe("provider transcripts: detection and --format", () => {
       cli(["convert", file("anthropic"), "--format", "anthropic"]),
       cli(["estimate", file("anthropic"), "--format", "chat"]),
       cli(["convert", file("anthropic"), "--to", "anthropic"]),
-      cli(["project", file("anthropic"), "--to", "openai-responses"]),
+      cli(["project", file("anthropic"), "--to", "gemini"]),
       cli(["project", file("anthropic"), "--to", "openai-chat", "--text"]),
     ]);
     expect(format).toEqual({
       code: 2,
       stdout: "",
       stderr:
-        'autocompact: convert: --format must be auto, plain, jp, openai-chat, anthropic-messages (got "anthropic") (see autocompact convert --help)\n',
+        'autocompact: convert: --format must be auto, plain, jp, openai-chat, openai-responses, anthropic-messages, ai-sdk (got "anthropic") (see autocompact convert --help)\n',
     });
     expect(formatEstimate).toEqual({
       code: 2,
       stdout: "",
       stderr:
-        'autocompact: estimate: --format must be auto, plain, jp, openai-chat, anthropic-messages (got "chat") (see autocompact estimate --help)\n',
+        'autocompact: estimate: --format must be auto, plain, jp, openai-chat, openai-responses, anthropic-messages, ai-sdk (got "chat") (see autocompact estimate --help)\n',
     });
     expect(convertTo).toEqual({
       code: 2,
       stdout: "",
       stderr:
-        'autocompact: convert: --to must be jp, openai-chat, anthropic-messages (got "anthropic") (see autocompact convert --help)\n',
+        'autocompact: convert: --to must be jp, openai-chat, openai-responses, anthropic-messages, ai-sdk (got "anthropic") (see autocompact convert --help)\n',
     });
     expect(projectTo).toEqual({
       code: 2,
       stdout: "",
       stderr:
-        'autocompact: project: --to must be jp, openai-chat, anthropic-messages (got "openai-responses") (see autocompact project --help)\n',
+        'autocompact: project: --to must be jp, openai-chat, openai-responses, anthropic-messages, ai-sdk (got "gemini") (see autocompact project --help)\n',
     });
     expect(both).toEqual({
       code: 2,
@@ -917,7 +917,9 @@ describe("help", () => {
     const top = await cli(["--help"]);
     expect(top).toMatchObject({ code: 0, stderr: "" });
     expect(top.stdout).toMatch(/^ {2}convert +convert a stream or provider transcript/m);
-    expect(top.stdout).toContain("transcript (openai-chat, anthropic-messages)");
+    expect(top.stdout).toContain(
+      "transcript (openai-chat, openai-responses, anthropic-messages, ai-sdk)",
+    );
 
     const names = ["estimate", "evaluate", "simulate", "project", "convert", "replay"];
     const helps = await Promise.all(names.map((name) => cli([name, "--help"])));
@@ -926,14 +928,20 @@ describe("help", () => {
       const [usage] = help.stdout.split("\n\n");
       expect(usage).toMatch(new RegExp(`^Usage: autocompact ${names[i]} `));
       expect(usage).toContain("[--format …]");
-      expect(help.stdout).toContain("plain, jp, openai-chat, anthropic-messages");
+      expect(help.stdout).toContain(
+        "plain, jp, openai-chat, openai-responses, anthropic-messages, ai-sdk",
+      );
       expect(help.stdout).toContain("--drop-system");
       expect(help.stdout).toContain("provider transcript: a JSON array of turns");
     });
     const [, , , project, convert, replay] = helps;
     expect(project?.stdout).toContain("--to FORMAT");
-    expect(project?.stdout).toContain("(openai-chat, anthropic-messages)");
-    expect(convert?.stdout).toContain("--to openai-chat | anthropic-messages");
+    expect(project?.stdout).toContain(
+      "(openai-chat, openai-responses, anthropic-messages, ai-sdk)",
+    );
+    expect(convert?.stdout).toContain(
+      "--to openai-chat | openai-responses | anthropic-messages | ai-sdk",
+    );
     expect(replay?.stdout).toContain("(--drop-system is sent as drop_system)");
   });
 });

@@ -56,29 +56,50 @@ const ANTHROPIC_BLOCKS = new Set([
   "tool_result",
   "thinking",
   "redacted_thinking",
-  "image",
   "document",
 ]);
-const CHAT_PARTS = new Set(["image_url", "input_audio", "file", "refusal"]);
+const CHAT_PARTS = new Set(["image_url", "input_audio", "refusal"]);
+const RESPONSES_ITEMS = new Set(["message", "reasoning", "function_call", "function_call_output"]);
+const RESPONSES_PARTS = new Set(["input_text", "output_text", "input_image", "input_file"]);
+const AI_SDK_PARTS = new Set(["tool-call", "tool-result", "reasoning"]);
+
+/** The format only one provider's part of this shape belongs to, if any. */
+function partFormat(part: Record<string, unknown>): ProviderFormatName | undefined {
+  const type = part.type;
+  if (typeof type !== "string") return undefined;
+  if (RESPONSES_PARTS.has(type)) return "openai-responses";
+  if (AI_SDK_PARTS.has(type)) return "ai-sdk";
+  if (ANTHROPIC_BLOCKS.has(type)) return "anthropic-messages";
+  if (CHAT_PARTS.has(type)) return "openai-chat";
+  // `image` and `file` parts exist in two formats each: their fields tell them apart.
+  if (type === "image") return "source" in part ? "anthropic-messages" : "ai-sdk";
+  if (type === "file") return "file" in part ? "openai-chat" : "ai-sdk";
+  return undefined;
+}
 
 /**
- * The provider format of a transcript, from the first message only one
- * format has: Anthropic's tool, thinking, image and document blocks, or
- * Chat's tool role, `tool_calls`, media and refusal parts. Text-only turns
- * map to the same events in either format, so they read as OpenAI Chat.
+ * The provider format of a transcript, from the first message or part only
+ * one format has: Responses items and parts, AI SDK parts and tool messages,
+ * Anthropic's blocks, Chat's tool role, `tool_calls` and media parts.
+ * Text-only turns map to the same events in every format, so they read as
+ * OpenAI Chat.
  */
 export function detectTranscriptFormat(turns: readonly unknown[]): ProviderFormatName {
   for (const turn of turns) {
     if (!Array.isArray(turn)) continue;
     for (const message of turn) {
-      const { role, content, tool_calls } = (message ?? {}) as Record<string, unknown>;
-      if (role === "tool" || tool_calls !== undefined) return "openai-chat";
+      const { type, role, content, tool_calls, tool_call_id } = (message ?? {}) as Record<
+        string,
+        unknown
+      >;
+      if (typeof type === "string" && RESPONSES_ITEMS.has(type)) return "openai-responses";
+      if (tool_calls !== undefined || tool_call_id !== undefined) return "openai-chat";
+      if (role === "tool" && Array.isArray(content)) return "ai-sdk";
       if (!Array.isArray(content)) continue;
       for (const part of content) {
-        const type = (part as { type?: unknown } | null)?.type;
-        if (typeof type !== "string") continue;
-        if (ANTHROPIC_BLOCKS.has(type)) return "anthropic-messages";
-        if (CHAT_PARTS.has(type)) return "openai-chat";
+        if (typeof part !== "object" || part === null) continue;
+        const format = partFormat(part as Record<string, unknown>);
+        if (format) return format;
       }
     }
   }

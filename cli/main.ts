@@ -22,7 +22,7 @@ Automatic, non-destructive compaction of LLM agent conversations (RFD D50 over
 RFD 064).
 
 Offline, on a stream file (JSON array, plain or JP's base64 form) or a provider
-transcript (openai-chat, anthropic-messages), or stdin:
+transcript (openai-chat, openai-responses, anthropic-messages, ai-sdk), or stdin:
 ${column(COMMANDS.filter((entry) => entry.group === "offline"))}
 
 Against a running service:

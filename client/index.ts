@@ -37,6 +37,7 @@ import type {
   ListedCompaction,
   Problem,
   Projection,
+  ProviderFormatIn,
   ProviderFormatName,
   Redriven,
   RemovedCompactions,
@@ -116,9 +117,9 @@ export interface JpFormatOption {
   readonly format?: "jp";
 }
 
-/** Reads a view as a provider's messages. */
-export interface ProviderFormatOption {
-  readonly format: ProviderFormatName;
+/** Reads a view as a provider's messages (in the format's field: `input` for `openai-responses`). */
+export interface ProviderFormatOption<F extends ProviderFormatName = ProviderFormatName> {
+  readonly format: F;
 }
 
 /** A client of one service, with one tenant's key. */
@@ -181,6 +182,16 @@ export class AutocompactClient {
   /** `GET …/events?format=X`: the raw stream as the provider's messages (no compactions). */
   events<Message = unknown>(
     conversation: string,
+    options: ProviderFormatOption<ProviderFormatIn<"messages">>,
+  ): Promise<FormatEvents<Message, ProviderFormatIn<"messages">>>;
+  /** `GET …/events?format=openai-responses`: the raw stream as Responses `input` items. */
+  events<Message = unknown>(
+    conversation: string,
+    options: ProviderFormatOption<ProviderFormatIn<"input">>,
+  ): Promise<FormatEvents<Message, ProviderFormatIn<"input">>>;
+  /** `GET …/events?format=X` for a format known at run time only. */
+  events<Message = unknown>(
+    conversation: string,
     options: ProviderFormatOption,
   ): Promise<FormatEvents<Message>>;
   events(
@@ -200,6 +211,16 @@ export class AutocompactClient {
     options?: JpFormatOption & AfterTurnOptions,
   ): Promise<Projection>;
   /** `GET …/projection?format=X`: the compacted view as the provider's messages. */
+  projection<Message = unknown>(
+    conversation: string,
+    options: ProviderFormatOption<ProviderFormatIn<"messages">> & AfterTurnOptions,
+  ): Promise<FormatProjection<Message, ProviderFormatIn<"messages">>>;
+  /** `GET …/projection?format=openai-responses`: the compacted view as Responses `input` items. */
+  projection<Message = unknown>(
+    conversation: string,
+    options: ProviderFormatOption<ProviderFormatIn<"input">> & AfterTurnOptions,
+  ): Promise<FormatProjection<Message, ProviderFormatIn<"input">>>;
+  /** `GET …/projection?format=X` for a format known at run time only. */
   projection<Message = unknown>(
     conversation: string,
     options: ProviderFormatOption & AfterTurnOptions,

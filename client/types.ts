@@ -143,7 +143,29 @@ export interface EventInput {
 // Formats (ARCHITECTURE §15)
 
 /** The provider formats a turn can be posted and read in besides JP events. */
-export type ProviderFormatName = "openai-chat" | "anthropic-messages";
+export type ProviderFormatName =
+  | "openai-chat"
+  | "openai-responses"
+  | "anthropic-messages"
+  | "ai-sdk";
+
+/**
+ * The body field that carries a provider format's messages, in posts and
+ * answers alike: the provider's own request parameter (`input` for the
+ * OpenAI Responses API, `messages` for the others).
+ */
+export type MessagesField<F extends ProviderFormatName = ProviderFormatName> =
+  F extends "openai-responses" ? "input" : "messages";
+
+/** The provider formats whose messages travel in `field`. */
+export type ProviderFormatIn<Field extends MessagesField> = {
+  [F in ProviderFormatName]: MessagesField<F> extends Field ? F : never;
+}[ProviderFormatName];
+
+/** `{messages: Message[]}`, or `{input: Message[]}` for `openai-responses`. */
+export type FormatMessages<F extends ProviderFormatName, Message = unknown> = {
+  [K in MessagesField<F>]: Message[];
+};
 
 /** Every format a view can be read in: `jp` (the stored form, the default) or a provider format. */
 export type FormatName = "jp" | ProviderFormatName;
@@ -165,20 +187,27 @@ export interface TurnRequest {
   events: EventInput[];
 }
 
-/**
- * `POST /v1/conversations/{id}/turns` in a provider format: the turn's
- * messages as the platform holds them for its provider.
- */
-export interface FormatTurnRequest<Message = unknown> {
+/** The fields of a turn post in a provider format besides `format` and its messages. */
+export interface FormatTurnFields {
   turn: number;
   model?: ModelInfo;
-  format: ProviderFormatName;
-  messages: Message[];
   /** Drop leading system/developer messages instead of refusing the turn (422). */
   drop_system?: boolean;
   /** The timestamp of the turn's events (RFC 3339; default: the service's clock). */
   timestamp?: string;
 }
+
+/**
+ * `POST /v1/conversations/{id}/turns` in a provider format: the turn's
+ * messages as the platform holds them for its provider, in the format's
+ * field ({@link MessagesField}); one member per format `F`.
+ */
+export type FormatTurnRequest<
+  Message = unknown,
+  F extends ProviderFormatName = ProviderFormatName,
+> = F extends ProviderFormatName
+  ? FormatTurnFields & { format: F } & FormatMessages<F, Message>
+  : never;
 
 /** Either form of a turn post. */
 export type AnyTurnRequest<Message = unknown> = TurnRequest | FormatTurnRequest<Message>;
@@ -277,10 +306,10 @@ export interface Events {
  * `GET …/events?format=X`: the raw stream as the provider's messages
  * (compaction entries are left out: read them at `/compactions`).
  */
-export interface FormatEvents<Message = unknown> {
-  format: ProviderFormatName;
-  messages: Message[];
-}
+export type FormatEvents<
+  Message = unknown,
+  F extends ProviderFormatName = ProviderFormatName,
+> = F extends ProviderFormatName ? { format: F } & FormatMessages<F, Message> : never;
 
 /** Where a turn of the projected view comes from: kept as is, or a summary of a range. */
 export type ProjectionTurn = { kept: number } | { summary: { from: number; to: number } };
@@ -293,12 +322,16 @@ export interface Projection extends EvaluationProgress {
 }
 
 /** `GET …/projection?format=X`: the compacted view as the provider's messages. */
-export interface FormatProjection<Message = unknown> extends EvaluationProgress {
-  format: ProviderFormatName;
-  messages: Message[];
-  estimated_tokens: number;
-  turns: ProjectionTurn[];
-}
+export type FormatProjection<
+  Message = unknown,
+  F extends ProviderFormatName = ProviderFormatName,
+> = F extends ProviderFormatName
+  ? EvaluationProgress & {
+      format: F;
+      estimated_tokens: number;
+      turns: ProjectionTurn[];
+    } & FormatMessages<F, Message>
+  : never;
 
 /** `GET …/compactions`. */
 export interface Compactions {

@@ -84,13 +84,12 @@ export const ROOTS: readonly Root[] = [
     container: { schema: "CreateChatCompletionRequest", property: "messages" },
     element: "ChatCompletionRequestMessage",
   },
-  // Part 2 (Responses API input), when needed:
-  // {
-  //   file: "responses-input.schema.json",
-  //   title: "Responses input (array of InputItem)",
-  //   container: { schema: "CreateResponse", property: "input" },
-  //   element: "InputItem",
-  // },
+  {
+    file: "responses-input.schema.json",
+    title: "Responses input (array of InputItem)",
+    container: { schema: "CreateResponse", property: "input" },
+    element: "InputItem",
+  },
 ];
 
 /** Where the document came from, recorded in the fixture's $comment. */

@@ -15,7 +15,7 @@ Converts the raw conversation (no compaction applied; compaction entries are
 left out of a provider transcript) and prints it as one line of JSON:
   --to jp (default)      a plain JP stream: a JSON array of entries, which every
                          command reads
-  --to openai-chat | anthropic-messages
+  --to openai-chat | openai-responses | anthropic-messages | ai-sdk
                          a provider transcript: a JSON array of turns, each the
                          array of that turn's messages (what replay posts)
 

@@ -19,9 +19,10 @@ LLM should see, as one line of JSON on stdout:
 turns maps each projected turn to the raw turn(s) it comes from.
 
   --to FORMAT            answer in a provider format instead, as the service's
-                         GET …/projection?format= does: {"format", "messages",
-                         "turns", "estimated_tokens"}, the messages ready for the
-                         next request (${Object.keys(PROVIDER_FORMATS).join(", ")})
+                         GET …/projection?format= does: {"format", "messages"
+                         ("input" for openai-responses), "turns",
+                         "estimated_tokens"}, the messages ready for the next
+                         request (${Object.keys(PROVIDER_FORMATS).join(", ")})
 
   --text                 render the view for people instead: one block per
                          projected turn ("── turn 3 ──", "── turns 1–9 · summary (auto) ──"),

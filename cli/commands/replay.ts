@@ -5,8 +5,10 @@
  * run again.
  */
 
+import type { AnyTurnRequest } from "../../client/types.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import type { Entry } from "../../core/events.ts";
+import { PROVIDER_FORMATS } from "../../core/formats/index.ts";
 import { splitTurns } from "../../core/turns.ts";
 import { signWebhook } from "../../functions/api/webhooks.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
@@ -75,9 +77,11 @@ async function streamPosts(entries: Entry[], io: Io): Promise<{ events: Entry[] 
 
 /** A transcript's turns, each posted in its provider format as the platform would. */
 async function transcriptPosts(input: Extract<LoadedInput, { kind: "transcript" }>) {
+  // The messages go in the format's own field (`input` for openai-responses).
+  const { field } = PROVIDER_FORMATS[input.format];
   return input.turns.map((messages) => ({
     format: input.format,
-    messages: messages as unknown[],
+    [field]: messages as unknown[],
     ...(input.dropSystem ? { drop_system: true } : {}),
   }));
 }
@@ -99,7 +103,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
   for (const [turn, body] of turns.entries()) {
     const outcome = await client.postTurn(
       conversation,
-      { turn, ...body, ...(model ? { model } : {}) },
+      { turn, ...body, ...(model ? { model } : {}) } as AnyTurnRequest,
       secret ? { sign: (text) => signedHeaders(secret, `replay_${turn}_${Date.now()}`, text) } : {},
     );
     if (outcome.status === "created") created++;

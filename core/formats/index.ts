@@ -3,14 +3,18 @@
  * §15): adding a format is adding its module here.
  */
 import { InvalidInputError, PROBLEM_VARIANTS } from "../errors.ts";
+import { aiSdk } from "./ai-sdk.ts";
 import { anthropicMessages } from "./anthropic-messages.ts";
 import type { ProviderFormat } from "./format.ts";
 import { openaiChat } from "./openai-chat.ts";
+import { openaiResponses } from "./openai-responses.ts";
 
 /** Every provider format by its wire name. */
 export const PROVIDER_FORMATS = {
   "openai-chat": openaiChat,
+  "openai-responses": openaiResponses,
   "anthropic-messages": anthropicMessages,
+  "ai-sdk": aiSdk,
 } as const satisfies Record<string, ProviderFormat>;
 
 /** A provider format's wire name. */

@@ -236,7 +236,7 @@ describe("POST …/turns in a provider format", () => {
     [
       "an unknown format",
       { turn: 0, format: "gemini", messages: [] },
-      "unknown format: use one of jp, openai-chat, anthropic-messages",
+      "unknown format: use one of jp, openai-chat, openai-responses, anthropic-messages, ai-sdk",
     ],
     [
       "events and a format together",
@@ -330,7 +330,7 @@ describe("GET …/events and …/projection with ?format=", () => {
       const answer = await h.request("GET", `/v1/conversations/c/${path}?format=xml`);
       expect(answer.status).toBe(400);
       expect((await problem(answer)).detail).toContain(
-        "unknown format: use one of jp, openai-chat, anthropic-messages",
+        "unknown format: use one of jp, openai-chat, openai-responses, anthropic-messages, ai-sdk",
       );
     }
   });

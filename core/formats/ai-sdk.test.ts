@@ -1,0 +1,618 @@
+import { describe, expect, it } from "vitest";
+import {
+  at,
+  compaction,
+  message,
+  reasoning,
+  request,
+  toolCall,
+  toolResult,
+  turnStart,
+} from "../../test/helpers/builders.ts";
+import { InvalidInputError, UnprocessableError } from "../errors.ts";
+import type { Entry } from "../events.ts";
+import { aiSdk } from "./ai-sdk.ts";
+import { projectedView, rawView } from "./view.ts";
+
+const T = at(0);
+const META = "ai-sdk";
+
+const convert = (messages: unknown, dropSystem = false) =>
+  aiSdk.toEvents(messages, { timestamp: T, dropSystem });
+
+/** The error `toEvents` throws for `messages`. */
+function refusal(messages: unknown, dropSystem = false): InvalidInputError | UnprocessableError {
+  try {
+    convert(messages, dropSystem);
+  } catch (error) {
+    if (error instanceof InvalidInputError || error instanceof UnprocessableError) return error;
+    throw error;
+  }
+  throw new Error("expected a refusal");
+}
+
+const bad = (messages: unknown, dropSystem = false) => {
+  const error = refusal(messages, dropSystem);
+  return { status: error.status, type: error.type, detail: error.message };
+};
+const invalid = (detail: string) => ({ status: 400, type: "/problems/invalid-messages", detail });
+const unsupported = (detail: string) => ({
+  status: 422,
+  type: "/problems/unsupported-message",
+  detail,
+});
+
+const user = (content: unknown) => ({ role: "user", content });
+const assistant = (content: unknown) => ({ role: "assistant", content });
+const tool = (...content: unknown[]) => ({ role: "tool", content });
+const system = (content: string) => ({ role: "system", content });
+const text = (value: string) => ({ type: "text", text: value });
+const call = (id: string, input: unknown = {}, toolName = "read") => ({
+  type: "tool-call",
+  toolCallId: id,
+  toolName,
+  input,
+});
+const result = (
+  id: string,
+  output: unknown = { type: "text", value: "ok" },
+  toolName = "read",
+) => ({
+  type: "tool-result",
+  toolCallId: id,
+  toolName,
+  output,
+});
+const image = { type: "image", image: "https://example.com/a.png", mediaType: "image/png" };
+const options = { anthropic: { cacheControl: { type: "ephemeral" } } };
+
+/** Posts each turn, then reads the raw stream back. */
+function roundTrip(...turns: unknown[][]) {
+  const stream = turns.flatMap(
+    (turn, t) => aiSdk.toEvents(turn, { timestamp: at(t), dropSystem: false }).events,
+  );
+  return aiSdk.fromView(rawView(stream));
+}
+
+describe("aiSdk", () => {
+  it("is named after its wire format and reads and writes `messages`", () => {
+    expect(aiSdk.name).toBe("ai-sdk");
+    expect(aiSdk.field).toBe("messages");
+  });
+
+  describe("toEvents: user messages", () => {
+    it("turns string content into one chat_request after turn_start, all with the timestamp", () => {
+      expect(convert([user("hello")])).toEqual({
+        events: [
+          { type: "turn_start", timestamp: T },
+          { type: "chat_request", timestamp: T, content: "hello" },
+        ],
+        droppedSystem: 0,
+      });
+    });
+
+    it("keeps a single plain text part without metadata (a string vs a single text part)", () => {
+      expect(convert([user([text("hi")])]).events[1]).toEqual({
+        type: "chat_request",
+        timestamp: T,
+        content: "hi",
+      });
+    });
+
+    it("joins text parts with \\n and keeps the parts, images and files included, in metadata", () => {
+      const file = { type: "file", data: "aGk=", mediaType: "text/plain", filename: "a.txt" };
+      const parts = [text("a"), image, { ...text("b"), providerOptions: options }, file];
+      expect(convert([user(parts)]).events[1]).toEqual({
+        type: "chat_request",
+        timestamp: T,
+        content: "a\nb",
+        metadata: { [META]: { content: parts } },
+      });
+    });
+
+    it("gives an image-only message an empty chat_request with the image in metadata", () => {
+      expect(convert([user([image])]).events[1]).toEqual({
+        type: "chat_request",
+        timestamp: T,
+        content: "",
+        metadata: { [META]: { content: [image] } },
+      });
+    });
+
+    it("keeps the message's providerOptions", () => {
+      expect(convert([{ ...user("hi"), providerOptions: options }]).events[1]).toEqual({
+        type: "chat_request",
+        timestamp: T,
+        content: "hi",
+        metadata: { [META]: { message: { providerOptions: options } } },
+      });
+    });
+  });
+
+  describe("toEvents: assistant and tool messages", () => {
+    it("maps text, reasoning and tool-call parts in order, and results with their output as text", () => {
+      const signature = { anthropic: { signature: "sig" } };
+      expect(
+        convert([
+          user("go"),
+          assistant([
+            { type: "reasoning", text: "plan", providerOptions: signature },
+            text("reading"),
+            call("c1", { path: "a" }),
+            { ...call("c2", {}, "grep"), providerOptions: options, providerExecuted: false },
+          ]),
+          tool(
+            result("c1", { type: "json", value: { lines: [1, 2] } }),
+            result("c2", { type: "error-text", value: "no match" }, "grep"),
+          ),
+          assistant("done"),
+        ]).events,
+      ).toEqual([
+        { type: "turn_start", timestamp: T },
+        { type: "chat_request", timestamp: T, content: "go" },
+        {
+          type: "chat_response",
+          timestamp: T,
+          reasoning: "plan",
+          metadata: { [META]: { part: { providerOptions: signature } } },
+        },
+        { type: "chat_response", timestamp: T, message: "reading" },
+        {
+          type: "tool_call_request",
+          timestamp: T,
+          id: "c1",
+          name: "read",
+          arguments: { path: "a" },
+        },
+        {
+          type: "tool_call_request",
+          timestamp: T,
+          id: "c2",
+          name: "grep",
+          arguments: {},
+          metadata: { [META]: { part: { providerOptions: options, providerExecuted: false } } },
+        },
+        {
+          type: "tool_call_response",
+          timestamp: T,
+          id: "c1",
+          content: '{"lines":[1,2]}',
+          is_error: false,
+          metadata: { [META]: { part: { output: { type: "json", value: { lines: [1, 2] } } } } },
+        },
+        { type: "tool_call_response", timestamp: T, id: "c2", content: "no match", is_error: true },
+        { type: "chat_response", timestamp: T, message: "done" },
+      ]);
+    });
+
+    it("reads every output type as text, with is_error for the error ones", () => {
+      const outputs = [
+        [{ type: "text", value: "t" }, "t", false],
+        [{ type: "error-text", value: "e" }, "e", true],
+        [{ type: "json", value: [1, "x"] }, '[1,"x"]', false],
+        [{ type: "error-json", value: { code: 2 } }, '{"code":2}', true],
+        [{ type: "execution-denied", reason: "no" }, "no", true],
+        [{ type: "execution-denied" }, "execution denied", true],
+        [
+          {
+            type: "content",
+            value: [text("a"), { type: "image-url", url: "https://x/y.png" }, text("b")],
+          },
+          "a\nb",
+          false,
+        ],
+      ] as const;
+      for (const [output, content, isError] of outputs) {
+        const [, , , response] = convert([
+          user("go"),
+          assistant([call("c")]),
+          tool(result("c", output)),
+        ]).events;
+        expect(response).toMatchObject({ type: "tool_call_response", content, is_error: isError });
+      }
+    });
+
+    it("keeps a result's own tool name when it is not its call's, and the tool message's options", () => {
+      const [, , , response] = convert([
+        user("go"),
+        assistant([call("c")]),
+        {
+          ...tool({ ...result("c", undefined, "other"), providerOptions: options }),
+          providerOptions: options,
+        },
+      ]).events;
+      expect(response).toEqual({
+        type: "tool_call_response",
+        timestamp: T,
+        id: "c",
+        content: "ok",
+        is_error: false,
+        metadata: {
+          [META]: {
+            message: { providerOptions: options },
+            part: { toolName: "other", providerOptions: options },
+          },
+        },
+      });
+    });
+
+    it("marks an assistant or tool message that follows one of its role", () => {
+      const events = convert([
+        user("go"),
+        assistant("first"),
+        assistant([call("c1"), call("c2")]),
+        tool(result("c1")),
+        tool(result("c2")),
+      ]).events;
+      expect(events.map((event) => event.metadata ?? null)).toEqual([
+        null,
+        null,
+        null,
+        { [META]: { split: true } },
+        null,
+        null,
+        { [META]: { split: true } },
+      ]);
+    });
+
+    it("takes the same tool call id again in a later turn (§5)", () => {
+      const turn = [user("go"), assistant([call("c")]), tool(result("c"))];
+      expect(roundTrip(turn, turn)).toEqual([...turn, ...turn]);
+    });
+  });
+
+  describe("toEvents: system messages", () => {
+    it("refuses a system message with a 422 that says what to do", () => {
+      expect(bad([system("be brief"), user("hi")])).toEqual(
+        unsupported(
+          'messages[0]: system messages are not conversation turns: pass yours with each call (`system`), and give model.context_window net of it if it is large; or post with "drop_system": true to drop leading system messages',
+        ),
+      );
+    });
+
+    it("drops leading system messages with dropSystem and says how many", () => {
+      expect(convert([system("a"), system("b"), user("hi")], true)).toEqual({
+        events: [
+          { type: "turn_start", timestamp: T },
+          { type: "chat_request", timestamp: T, content: "hi" },
+        ],
+        droppedSystem: 2,
+      });
+    });
+
+    it("refuses a system message after another one even with dropSystem, and a turn of system messages only", () => {
+      expect(bad([user("hi"), system("late")], true)).toEqual(
+        unsupported(
+          "messages[1]: system messages are not conversation turns: pass yours with each call (`system`), and give model.context_window net of it if it is large; drop_system drops leading system messages only",
+        ),
+      );
+      expect(bad([system("a")], true)).toEqual(
+        invalid("messages: nothing is left once the leading system messages are dropped"),
+      );
+    });
+
+    it("keeps the indexes of the posted array in details after dropped system messages", () => {
+      expect(bad([system("a"), user([])], true)).toEqual(
+        invalid("messages[1].content: content must not be empty"),
+      );
+    });
+  });
+
+  describe("toEvents: refusals", () => {
+    it("refuses what is not a turn of messages (400)", () => {
+      expect(bad([])).toEqual(invalid("messages: a turn needs at least one message"));
+      expect(bad("hi")).toEqual(
+        invalid("messages: Invalid input: expected array, received string"),
+      );
+      expect(bad([null])).toEqual(
+        invalid(
+          'messages[0]: expected a message object: {"role": "user" | "assistant" | "tool", "content": …}',
+        ),
+      );
+      expect(bad([{ role: "developer", content: "x" }])).toEqual(
+        invalid(
+          'messages[0].role: role must be "user", "assistant" or "tool" ("system" only leading, with drop_system)',
+        ),
+      );
+    });
+
+    it("refuses empty content", () => {
+      expect(bad([user("")])).toEqual(invalid("messages[0].content: content must not be empty"));
+      expect(bad([user("go"), assistant([])])).toEqual(
+        invalid("messages[1].content: content must not be empty"),
+      );
+      expect(bad([user("go"), tool()])).toEqual(
+        invalid("messages[1].content: content must not be empty"),
+      );
+      expect(bad([user([text("")])])).toEqual(
+        invalid("messages[0].content: a user message needs text or an image or file part"),
+      );
+    });
+
+    it("refuses unknown part types and unknown keys, located", () => {
+      expect(bad([user([text("a"), { type: "video", url: "x" }])])).toEqual(
+        invalid("messages[0].content[1].type: a user message takes text, image and file parts"),
+      );
+      expect(bad([user("go"), assistant([{ type: "thought", text: "x" }])])).toEqual(
+        invalid(
+          "messages[1].content[0].type: an assistant message takes text, reasoning and tool-call parts",
+        ),
+      );
+      expect(bad([user([{ ...text("a"), extra: 1 }])])).toEqual(
+        invalid('messages[0].content[0]: Unrecognized key: "extra"'),
+      );
+    });
+
+    it("refuses tool input that is not a JSON object", () => {
+      for (const input of [[1], "x", null, 3]) {
+        expect(bad([user("go"), assistant([call("c", input)])])).toEqual(
+          invalid("messages[1].content[0].input: expected a JSON object"),
+        );
+      }
+    });
+
+    it("refuses tool input nested deeper than JSON's bound", () => {
+      let input: Record<string, unknown> = {};
+      for (let i = 0; i < 100; i++) input = { a: input };
+      expect(bad([user("go"), assistant([call("c", input)])])).toEqual(
+        invalid(
+          "messages[1].content[0].input: nests deeper than 100 levels: flatten the tool's input",
+        ),
+      );
+    });
+
+    it("refuses a duplicate toolCallId in the turn", () => {
+      expect(bad([user("go"), assistant([call("c"), call("c")])])).toEqual(
+        invalid(
+          'messages[1].content[1].toolCallId: duplicate toolCallId "c" (also at messages[1].content[0]): tool call ids must be unique within a turn',
+        ),
+      );
+    });
+
+    it("refuses an orphan result and a second result for a call", () => {
+      expect(bad([user("go"), tool(result("c"))])).toEqual(
+        invalid(
+          'messages[1].content[0].toolCallId: orphan tool result: no tool call "c" comes before it in this turn; post it in the turn that holds its call',
+        ),
+      );
+      expect(bad([user("go"), assistant([call("c")]), tool(result("c"), result("c"))])).toEqual(
+        invalid(
+          'messages[2].content[1].toolCallId: a second result for tool call "c" (the first is messages[2].content[0].toolCallId); a call takes one result',
+        ),
+      );
+    });
+
+    it("refuses unknown output types, values that are not JSON and malformed providerOptions", () => {
+      const answered = (output: unknown) => [
+        user("go"),
+        assistant([call("c")]),
+        tool(result("c", output)),
+      ];
+      expect(bad(answered({ type: "blob", value: 1 }))).toEqual(
+        invalid(
+          "messages[2].content[0].output.type: Invalid discriminator value. Expected 'text' | 'json' | 'execution-denied' | 'error-text' | 'error-json' | 'content'",
+        ),
+      );
+      expect(bad(answered({ type: "json", value: [Number.NaN] }))).toEqual(
+        invalid(
+          "messages[2].content[0].output.value: expected a JSON value (nesting at most 100 levels)",
+        ),
+      );
+      expect(bad([user([{ ...text("a"), providerOptions: { a: 1 } }])])).toEqual(
+        invalid(
+          "messages[0].content[0].providerOptions.a: Invalid input: expected record, received number",
+        ),
+      );
+    });
+
+    it("refuses tool approvals and parts it does not model with a 422 that names them", () => {
+      const tail = "; leave it out of the posted messages, or post the turn as JP events";
+      expect(
+        bad([
+          user("go"),
+          assistant([{ type: "tool-approval-request", approvalId: "a", toolCallId: "c" }]),
+        ]),
+      ).toEqual(
+        unsupported(
+          `messages[1].content[0]: part type "tool-approval-request" is not supported: tool approval requests are not modelled${tail}`,
+        ),
+      );
+      expect(
+        bad([
+          user("go"),
+          tool({ type: "tool-approval-response", approvalId: "a", approved: true }),
+        ]),
+      ).toEqual(
+        unsupported(
+          `messages[1].content[0]: part type "tool-approval-response" is not supported: tool approval responses are not modelled${tail}`,
+        ),
+      );
+      expect(
+        bad([user("go"), assistant([{ type: "file", data: "x", mediaType: "image/png" }])]),
+      ).toEqual(
+        unsupported(
+          `messages[1].content[0]: part type "file" is not supported: assistant file parts (generated files) are not modelled${tail}`,
+        ),
+      );
+      expect(bad([user("go"), assistant([result("c")])])).toEqual(
+        unsupported(
+          `messages[1].content[0]: part type "tool-result" is not supported: provider-executed tool results are not modelled${tail}`,
+        ),
+      );
+      expect(bad([user("go"), assistant([{ ...call("c"), providerExecuted: true }])])).toEqual(
+        unsupported(
+          `messages[1].content[0]: part type "tool-call" with providerExecuted: true is not supported: provider-executed tool calls are not modelled${tail}`,
+        ),
+      );
+    });
+  });
+
+  describe("fromView", () => {
+    it("round-trips a turn exactly, opaque data included, a single text part as a string", () => {
+      const media = { type: "image-url", url: "https://example.com/b.png" };
+      const turn = [
+        { ...user([text("look"), image]), providerOptions: options },
+        assistant([
+          { type: "reasoning", text: "", providerOptions: { anthropic: { redactedData: "x" } } },
+          text("reading"),
+          { ...call("c1", { path: "a" }), providerOptions: options },
+        ]),
+        tool({
+          ...result("c1", { type: "content", value: [text("a"), media] }),
+          providerOptions: options,
+        }),
+        assistant([text("first")]),
+        { ...assistant("second"), providerOptions: options },
+      ];
+      expect(roundTrip(turn)).toEqual([...turn.slice(0, 3), assistant("first"), turn[4]]);
+    });
+
+    it("writes JP events without metadata: a result gets its call's name and a text output", () => {
+      expect(
+        aiSdk.fromView(
+          rawView([
+            turnStart(0),
+            request("q"),
+            reasoning("hmm"),
+            message("a"),
+            toolCall("c", "grep", { q: "x" }),
+            toolResult("c", "boom", true),
+            { type: "chat_response", timestamp: T, data: { ok: true } },
+            toolResult("orphan", "lost"),
+          ]),
+        ),
+      ).toEqual([
+        user("q"),
+        assistant([{ type: "reasoning", text: "hmm" }, text("a"), call("c", { q: "x" }, "grep")]),
+        tool(result("c", { type: "error-text", value: "boom" }, "grep")),
+        assistant('{"ok":true}'),
+        tool(result("orphan", { type: "text", value: "lost" }, "unknown")),
+      ]);
+    });
+
+    it("ignores metadata that does not make valid parts (posted by hand as JP events)", () => {
+      const withMeta = (entry: Entry, metadata: unknown): Entry =>
+        ({ ...entry, metadata: { [META]: metadata } }) as Entry;
+      expect(
+        aiSdk.fromView(
+          rawView([
+            turnStart(0),
+            withMeta(request("q"), {
+              content: [{ type: "video" }],
+              message: { providerOptions: 1 },
+            }),
+            withMeta(message("a"), { part: { providerOptions: "x" } }),
+            withMeta(toolCall("c", "grep", {}), { part: { providerExecuted: "yes" } }),
+            withMeta(toolResult("c", "ok"), { part: { output: { type: "json" } } }),
+          ]),
+        ),
+      ).toEqual([
+        user("q"),
+        assistant([text("a"), call("c", {}, "grep")]),
+        tool(result("c", undefined, "grep")),
+      ]);
+    });
+
+    it("leaves an empty request without parts out", () => {
+      expect(aiSdk.fromView(rawView([turnStart(0), request(""), message("a")]))).toEqual([
+        assistant("a"),
+      ]);
+    });
+
+    it("does not re-emit an output that no longer says what the event says", () => {
+      const [start, ask, use, answer] = convert([
+        user("go"),
+        assistant([call("c")]),
+        tool(result("c", { type: "json", value: 1 })),
+      ]).events as [Entry, Entry, Entry, Entry];
+      const edited = { ...answer, content: "2" } as Entry;
+      expect(aiSdk.fromView(rawView([start, ask, use, edited]))[2]).toEqual(
+        tool(result("c", { type: "text", value: "2" })),
+      );
+    });
+  });
+
+  describe("fromView of a compacted view", () => {
+    const turn0 = [user("start"), assistant("hello")];
+    const turn1 = [
+      user("read it"),
+      assistant([
+        { type: "reasoning", text: "plan", providerOptions: { anthropic: { signature: "s1" } } },
+        { ...call("t1", { path: "a" }), providerOptions: options },
+      ]),
+      tool({
+        ...result("t1", { type: "error-json", value: { code: 1 } }),
+        providerOptions: options,
+      }),
+      assistant([{ type: "reasoning", text: "only thoughts" }]),
+      user("go on"),
+      assistant("read"),
+    ];
+    const turn2 = [user("again"), assistant([call("t2")]), tool(result("t2")), assistant("fine")];
+    const stream = [turn0, turn1, turn2].flatMap(
+      (turn, t) => aiSdk.toEvents(turn, { timestamp: at(t), dropSystem: false }).events,
+    );
+    const compacted = (...policies: Parameters<typeof compaction>[3][]) =>
+      aiSdk.fromView(
+        projectedView([...stream, ...policies.map((p, i) => compaction(1, 1, 100 + i, p))]),
+      );
+
+    it("strips a tool result to its status, as error-text for an error, without its opaque fields", () => {
+      expect(
+        compacted({ tool_calls: { policy: "strip", request: false, response: true } }),
+      ).toEqual([
+        ...turn0,
+        ...turn1.slice(0, 2),
+        tool(result("t1", { type: "error-text", value: "[compacted] read: error" })),
+        ...turn1.slice(3),
+        ...turn2,
+      ]);
+    });
+
+    it("strips a successful result to a text output", () => {
+      const messages = aiSdk.fromView(
+        projectedView([
+          ...stream,
+          compaction(2, 2, 100, {
+            tool_calls: { policy: "strip", request: false, response: true },
+          }),
+        ]),
+      );
+      expect(messages[10]).toEqual(
+        tool(result("t2", { type: "text", value: "[compacted] read: success" })),
+      );
+    });
+
+    it("strips tool input to {}", () => {
+      const messages = compacted({
+        tool_calls: { policy: "strip", request: true, response: false },
+      });
+      expect(messages[3]).toEqual(
+        assistant([
+          { type: "reasoning", text: "plan", providerOptions: { anthropic: { signature: "s1" } } },
+          call("t1", {}),
+        ]),
+      );
+      expect(messages[4]).toEqual(turn1[2]);
+    });
+
+    it("omits a call with its result, and stripped reasoning takes the empty messages with it", () => {
+      expect(compacted({ tool_calls: { policy: "omit" }, reasoning: "strip" })).toEqual([
+        ...turn0,
+        user("read it"),
+        user("go on"),
+        assistant("read"),
+        ...turn2,
+      ]);
+    });
+
+    it("replaces a summarized run with one user and one assistant message", () => {
+      expect(compacted({ summary: { summary: "they read a file" } })).toEqual([
+        ...turn0,
+        user("[Summary of previous conversation]"),
+        assistant("they read a file"),
+        ...turn2,
+      ]);
+    });
+  });
+});

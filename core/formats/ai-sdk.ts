@@ -1,0 +1,792 @@
+/**
+ * The AI SDK format (ARCHITECTURE §15): a turn posted as the `ai` package's
+ * `ModelMessage[]` (the version the project pins, `ai@6`), and views read
+ * back as the same. Types and schemas are our own (core imports no SDK);
+ * `test/formats/ai-sdk-types.test.ts` checks that what {@link aiSdk}`.fromView`
+ * returns passes the package's `modelMessageSchema` and is assignable to its
+ * `ModelMessage[]` without a cast. Posted JSON has no binary data: image and
+ * file `data` are strings (base64 or URLs).
+ *
+ * | ModelMessage | JP event | `metadata["ai-sdk"]` |
+ * |---|---|---|
+ * | `user` string, or `text`/`image`/`file` parts (one message) | one `chat_request`, texts joined `\n` | `content`: the parts verbatim, unless they are one plain text part |
+ * | `assistant` string, `text` part | `chat_response {message}` | `part`: the part's `providerOptions` |
+ * | `assistant` `reasoning` part | `chat_response {reasoning: text}` | `part`: its `providerOptions` (signatures, redacted data) |
+ * | `assistant` `tool-call` part | `tool_call_request {id: toolCallId, name: toolName, arguments: input}` | `part`: `providerOptions`, `providerExecuted: false` |
+ * | `tool` `tool-result` part | `tool_call_response {id: toolCallId, content, is_error}` | `part`: `output` unless it is the plain `text`/`error-text` form, `toolName` if not its call's, `providerOptions` |
+ * | any message's `providerOptions` | – | `message`, on the message's first event |
+ * | `system` | 422, or dropped while leading with `dropSystem` | – |
+ * | assistant `file` and `tool-result` parts, provider-executed `tool-call`s, `tool-approval-request`/`-response` | 422: not modelled | – |
+ *
+ * A result's `content` is its output as text: `text` and `error-text` their
+ * value, `json` and `error-json` `JSON.stringify(value)`, `content` its text
+ * parts joined `\n`, `execution-denied` its reason (or `execution denied`);
+ * `is_error` is true for `error-text`, `error-json` and `execution-denied`.
+ * An assistant or tool message that directly follows one of the same role is
+ * marked `split: true` on its first event (structure, kept even when the
+ * event is rewritten), so adjacent messages come back apart.
+ *
+ * Refused when posted (400): an empty array or content, a user message
+ * without text or a part, an unknown role, part or output type, unknown keys
+ * (the service would not keep them), a `tool-call` `input` that is not a
+ * JSON object, a duplicate `toolCallId` among the turn's calls, a second
+ * result for a call, and a result whose call is not earlier in the turn.
+ *
+ * Written out ({@link aiSdk}`.fromView`): a user message per `chat_request`
+ * (an empty one without parts is left out); the turn's consecutive
+ * assistant events make one assistant message, its consecutive results one
+ * tool message; a message exists only once it holds a part, so a call
+ * omitted with its result leaves no empty message. A single plain text part
+ * goes out as a string. Opaque data is re-emitted only while its event is not
+ * rewritten (and still spells the event's text), re-validated with our
+ * schemas. A result's `toolName` is the one it was posted with while it is
+ * not rewritten, else its call's (the latest call with its id in the view;
+ * for a stream posted as JP events whose result has no call, the stored name
+ * or `unknown`). In provider terms, compaction gives: a stripped result
+ * `{type: "text", value: "[compacted] <name>: success"}` (`error-text` for
+ * an error result), stripped input `{}`, stripped reasoning parts removed,
+ * and a summary a user message `[Summary of previous conversation]` with an
+ * assistant message holding the summary. `chat_response.data` becomes its
+ * JSON text. Round trips are exact up to §15's normalizations: a string vs a
+ * single text part, `input` as a JSON value.
+ */
+import * as z from "zod";
+import {
+  type ChatRequest,
+  type ChatResponse,
+  type Entry,
+  JsonObject,
+  type ToolCallRequest,
+  type ToolCallResponse,
+} from "../events.ts";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../json.ts";
+import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
+import {
+  describePath,
+  invalidMessage,
+  type MessagePath,
+  parseMessages,
+  unsupportedMessage,
+} from "./issues.ts";
+import type { ProviderEvent, ProviderView } from "./view.ts";
+
+const NAME = "ai-sdk";
+const FIELD = "messages";
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A JSON value (what `ai` types as `JSONValue`). */
+export type JsonValue =
+  | null
+  | string
+  | number
+  | boolean
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+function isJsonValue(value: unknown): value is JsonValue {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isJsonValue);
+  return isObject(value) && Object.values(value).every(isJsonValue);
+}
+
+// Not z.json(): the very value posted is kept (no copy), and the API's
+// OpenAPI generator cannot follow a recursive schema.
+const JsonValue = z
+  .custom<JsonValue>(
+    (value) => !jsonDepthExceeds(value) && isJsonValue(value),
+    `expected a JSON value (nesting at most ${MAX_JSON_DEPTH} levels)`,
+  )
+  .meta({
+    type: ["null", "boolean", "number", "string", "array", "object"],
+    description: "Any JSON value, kept verbatim.",
+  });
+
+/** Provider-specific options: an object of JSON objects, kept verbatim. */
+const ProviderOptions = z.record(z.string(), z.record(z.string(), JsonValue));
+const options = { providerOptions: ProviderOptions.optional() };
+
+/** A text part (user or assistant). */
+export const AiSdkTextPart = z.strictObject({
+  type: z.literal("text"),
+  text: z.string(),
+  ...options,
+});
+
+/** An image part of a user message (base64 data or a URL, as a string). */
+export const AiSdkImagePart = z.strictObject({
+  type: z.literal("image"),
+  image: z.string(),
+  mediaType: z.string().optional(),
+  ...options,
+});
+
+/** A file part of a user message (base64 data or a URL, as a string). */
+export const AiSdkFilePart = z.strictObject({
+  type: z.literal("file"),
+  data: z.string(),
+  filename: z.string().optional(),
+  mediaType: z.string(),
+  ...options,
+});
+
+/** A reasoning part of an assistant message. */
+export const AiSdkReasoningPart = z.strictObject({
+  type: z.literal("reasoning"),
+  text: z.string(),
+  ...options,
+});
+
+/** A tool call of an assistant message. */
+export const AiSdkToolCallPart = z.strictObject({
+  type: z.literal("tool-call"),
+  toolCallId: z.string(),
+  toolName: z.string(),
+  // Not z.record: the very object posted is kept (no copy).
+  input: JsonObject,
+  ...options,
+  providerExecuted: z.boolean().optional(),
+});
+
+const outputContentPart = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("text"), text: z.string(), ...options }),
+  z.strictObject({ type: z.literal("media"), data: z.string(), mediaType: z.string() }),
+  z.strictObject({
+    type: z.literal("file-data"),
+    data: z.string(),
+    mediaType: z.string(),
+    filename: z.string().optional(),
+    ...options,
+  }),
+  z.strictObject({
+    type: z.literal("file-url"),
+    url: z.string(),
+    mediaType: z.string().optional(),
+    ...options,
+  }),
+  z.strictObject({
+    type: z.literal("file-id"),
+    fileId: z.union([z.string(), z.record(z.string(), z.string())]),
+    ...options,
+  }),
+  z.strictObject({
+    type: z.literal("image-data"),
+    data: z.string(),
+    mediaType: z.string(),
+    ...options,
+  }),
+  z.strictObject({ type: z.literal("image-url"), url: z.string(), ...options }),
+  z.strictObject({
+    type: z.literal("image-file-id"),
+    fileId: z.union([z.string(), z.record(z.string(), z.string())]),
+    ...options,
+  }),
+  z.strictObject({ type: z.literal("custom"), ...options }),
+]);
+
+/** A tool result's output. */
+export const AiSdkToolResultOutput = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("text"), value: z.string(), ...options }),
+  z.strictObject({ type: z.literal("json"), value: JsonValue, ...options }),
+  z.strictObject({
+    type: z.literal("execution-denied"),
+    reason: z.string().optional(),
+    ...options,
+  }),
+  z.strictObject({ type: z.literal("error-text"), value: z.string(), ...options }),
+  z.strictObject({ type: z.literal("error-json"), value: JsonValue, ...options }),
+  z.strictObject({ type: z.literal("content"), value: z.array(outputContentPart), ...options }),
+]);
+
+/** A tool result of a tool message. */
+export const AiSdkToolResultPart = z.strictObject({
+  type: z.literal("tool-result"),
+  toolCallId: z.string(),
+  toolName: z.string(),
+  output: AiSdkToolResultOutput,
+  ...options,
+});
+
+/** A part of a user message. */
+export const AiSdkUserPart = z.discriminatedUnion(
+  "type",
+  [AiSdkTextPart, AiSdkImagePart, AiSdkFilePart],
+  { error: "a user message takes text, image and file parts" },
+);
+
+/** A part of an assistant message (the ones the service models). */
+export const AiSdkAssistantPart = z.discriminatedUnion(
+  "type",
+  [AiSdkTextPart, AiSdkReasoningPart, AiSdkToolCallPart],
+  { error: "an assistant message takes text, reasoning and tool-call parts" },
+);
+
+const EMPTY_CONTENT = "content must not be empty";
+
+/** Message content as the package types it: a string or an array of `parts`. */
+function documentedContent<P>(parts: z.ZodType<P>) {
+  return z
+    .union([z.string(), z.array(parts)])
+    .refine((content) => content.length > 0, EMPTY_CONTENT);
+}
+
+/** The same content, parsed branch by branch, so every issue is located inside it. */
+function locatedContent<P>(parts: z.ZodType<P>) {
+  const array = z.array(parts);
+  return z.unknown().transform((value, ctx): string | P[] => {
+    if (typeof value !== "string" && !Array.isArray(value)) {
+      ctx.addIssue("content must be a string or an array of parts");
+      return z.NEVER;
+    }
+    if (value.length === 0) {
+      ctx.addIssue(EMPTY_CONTENT);
+      return z.NEVER;
+    }
+    if (typeof value === "string") return value;
+    const result = array.safeParse(value);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) ctx.addIssue({ ...issue });
+    return z.NEVER;
+  });
+}
+
+const toolContent = z.array(AiSdkToolResultPart).min(1, EMPTY_CONTENT);
+
+function roleError(issue: { input: unknown }): string {
+  return isObject(issue.input)
+    ? 'role must be "user", "assistant" or "tool" ("system" only leading, with drop_system)'
+    : 'expected a message object: {"role": "user" | "assistant" | "tool", "content": …}';
+}
+
+/** One `ModelMessage` as the service takes it (system messages are refused before). */
+export const AiSdkMessageSchema = z.discriminatedUnion(
+  "role",
+  [
+    z.strictObject({
+      role: z.literal("user"),
+      content: documentedContent(AiSdkUserPart),
+      ...options,
+    }),
+    z.strictObject({
+      role: z.literal("assistant"),
+      content: documentedContent(AiSdkAssistantPart),
+      ...options,
+    }),
+    z.strictObject({ role: z.literal("tool"), content: toolContent, ...options }),
+  ],
+  { error: roleError },
+);
+
+const LocatedMessage = z.discriminatedUnion(
+  "role",
+  [
+    z.strictObject({ role: z.literal("user"), content: locatedContent(AiSdkUserPart), ...options }),
+    z.strictObject({
+      role: z.literal("assistant"),
+      content: locatedContent(AiSdkAssistantPart),
+      ...options,
+    }),
+    z.strictObject({ role: z.literal("tool"), content: toolContent, ...options }),
+  ],
+  { error: roleError },
+);
+
+/** A text part. */
+export type AiSdkTextPart = z.infer<typeof AiSdkTextPart>;
+/** A part of a user message. */
+export type AiSdkUserPart = z.infer<typeof AiSdkUserPart>;
+/** A part of an assistant message. */
+export type AiSdkAssistantPart = z.infer<typeof AiSdkAssistantPart>;
+/** A tool call part. */
+export type AiSdkToolCallPart = z.infer<typeof AiSdkToolCallPart>;
+/** A tool result part. */
+export type AiSdkToolResultPart = z.infer<typeof AiSdkToolResultPart>;
+/** A tool result's output. */
+export type AiSdkToolResultOutput = z.infer<typeof AiSdkToolResultOutput>;
+/** One message, assignable to the package's `ModelMessage`. */
+export type AiSdkMessage = z.infer<typeof AiSdkMessageSchema>;
+
+/** What an event carries under `metadata["ai-sdk"]` (see the module table). */
+export interface AiSdkMetadata {
+  /** On a message's first event: the message's fields besides `role` and `content`. */
+  readonly message?: Record<string, unknown>;
+  /** On an assistant or tool message's first event: it follows a message of the same role. */
+  readonly split?: true;
+  /** On a `chat_request`: the user parts verbatim. */
+  readonly content?: unknown;
+  /** On other events: the part's fields the event has no place for. */
+  readonly part?: Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------- toEvents
+
+const SYSTEM_DETAIL =
+  "system messages are not conversation turns: pass yours with each call (`system`), " +
+  "and give model.context_window net of it if it is large";
+
+/** Leading system messages to drop; throws the 422 for any other. Runs before the schema. */
+function droppedSystem(value: unknown, dropSystem: boolean): number {
+  if (!Array.isArray(value)) return 0;
+  let leading = 0;
+  for (let i = 0; i < value.length; i++) {
+    const message: unknown = value[i];
+    if (!isObject(message) || message.role !== "system") continue;
+    if (dropSystem && i === leading) {
+      leading++;
+      continue;
+    }
+    throw unsupportedMessage(
+      [FIELD, i],
+      dropSystem
+        ? `${SYSTEM_DETAIL}; drop_system drops leading system messages only`
+        : `${SYSTEM_DETAIL}; or post with "drop_system": true to drop leading system messages`,
+    );
+  }
+  return leading;
+}
+
+/** Part types of the package the service does not model, by role, with why. */
+const UNMODELLED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  assistant: {
+    file: "assistant file parts (generated files) are not modelled",
+    "tool-result": "provider-executed tool results are not modelled",
+    "tool-approval-request": "tool approval requests are not modelled",
+  },
+  tool: { "tool-approval-response": "tool approval responses are not modelled" },
+};
+
+/** Refuses (422) parts the service does not model, before the schema would call them invalid (400). */
+function refuseUnmodelled(value: unknown, from: number): void {
+  if (!Array.isArray(value)) return;
+  for (let i = from; i < value.length; i++) {
+    const message: unknown = value[i];
+    if (!isObject(message) || typeof message.role !== "string") continue;
+    const content = message.content;
+    if (!Array.isArray(content)) continue;
+    const refused = Object.hasOwn(UNMODELLED, message.role) ? UNMODELLED[message.role] : undefined;
+    content.forEach((part: unknown, j) => {
+      if (!isObject(part) || typeof part.type !== "string") return;
+      const why = refused && Object.hasOwn(refused, part.type) ? refused[part.type] : undefined;
+      const provider = part.type === "tool-call" && part.providerExecuted === true;
+      if (why === undefined && !provider) return;
+      throw unsupportedMessage(
+        [FIELD, i, "content", j],
+        `part type "${part.type}"${provider ? " with providerExecuted: true" : ""} is not supported: ` +
+          `${why ?? "provider-executed tool calls are not modelled"}; leave it out of the posted ` +
+          "messages, or post the turn as JP events",
+      );
+    });
+  }
+}
+
+/** The fields of `object` but `held`; `undefined` when none is left. */
+function extrasOf(object: Json, held: readonly string[]): Json | undefined {
+  const extras: Json = {};
+  let count = 0;
+  for (const [key, value] of Object.entries(object)) {
+    if (held.includes(key)) continue;
+    extras[key] = value;
+    count++;
+  }
+  return count > 0 ? extras : undefined;
+}
+
+function withMetadata<T extends Entry>(event: T, metadata: AiSdkMetadata): T {
+  if (Object.keys(metadata).length > 0) event.metadata = { [NAME]: metadata };
+  return event;
+}
+
+const isPlainText = (part: { type?: unknown }) =>
+  part.type === "text" && Object.keys(part).length === 2;
+
+/** The text of parts: the text parts joined `\n`, others skipped. */
+function joinedText(parts: readonly { type: string; text?: unknown }[]): string {
+  const texts: string[] = [];
+  for (const part of parts) if (part.type === "text") texts.push(String(part.text));
+  return texts.join("\n");
+}
+
+/** A result's output as JP's `content` and `is_error`. */
+function outputText(output: AiSdkToolResultOutput): { content: string; isError: boolean } {
+  switch (output.type) {
+    case "text":
+      return { content: output.value, isError: false };
+    case "error-text":
+      return { content: output.value, isError: true };
+    case "json":
+      return { content: JSON.stringify(output.value), isError: false };
+    case "error-json":
+      return { content: JSON.stringify(output.value), isError: true };
+    case "execution-denied":
+      return { content: output.reason ?? "execution denied", isError: true };
+    case "content":
+      return { content: joinedText(output.value), isError: false };
+  }
+}
+
+/** The output a result event is written with when nothing else is kept. */
+function plainOutput(content: string, isError: boolean): AiSdkToolResultOutput {
+  return { type: isError ? "error-text" : "text", value: content };
+}
+
+const isPlainOutput = (output: Json) =>
+  (output.type === "text" || output.type === "error-text") && Object.keys(output).length === 2;
+
+// A placeholder for a dropped system message: the schema then runs over the
+// array as posted, so every issue keeps the index the platform wrote.
+const PLACEHOLDER = { role: "user", content: "-" };
+const Turn = z.array(LocatedMessage).min(1, "a turn needs at least one message");
+type Located = z.infer<typeof LocatedMessage>;
+
+/** The tool calls of one turn, and their results, for pairing and duplicates. */
+interface Pairing {
+  readonly calls: Map<string, { path: MessagePath; name: string }>;
+  readonly answered: Map<string, MessagePath>;
+}
+
+function userEvents(
+  message: Located & { role: "user" },
+  original: Json,
+  at: MessagePath,
+  timestamp: string,
+): ChatRequest {
+  const messageExtras = extrasOf(original, ["role", "content"]);
+  const request: ChatRequest = {
+    type: "chat_request",
+    timestamp,
+    content: typeof message.content === "string" ? message.content : joinedText(message.content),
+  };
+  let content: unknown;
+  if (Array.isArray(message.content)) {
+    const parts = original.content as Json[];
+    if (request.content === "" && parts.every((part) => part.type === "text")) {
+      throw invalidMessage(
+        [...at, "content"],
+        "a user message needs text or an image or file part",
+      );
+    }
+    const [first] = parts;
+    if (!(parts.length === 1 && first !== undefined && isPlainText(first))) content = parts;
+  }
+  return withMetadata(request, {
+    ...(messageExtras && { message: messageExtras }),
+    ...(content !== undefined && { content }),
+  });
+}
+
+function assistantEvents(
+  message: Located & { role: "assistant" },
+  original: Json,
+  at: MessagePath,
+  timestamp: string,
+  pairing: Pairing,
+  first: AiSdkMetadata,
+  out: Entry[],
+): void {
+  if (typeof message.content === "string") {
+    out.push(withMetadata({ type: "chat_response", timestamp, message: message.content }, first));
+    return;
+  }
+  const parts = original.content as Json[];
+  message.content.forEach((part, j) => {
+    const posted = parts[j] as Json;
+    const path: MessagePath = [...at, "content", j];
+    let event: ChatResponse | ToolCallRequest;
+    let extras: Json | undefined;
+    switch (part.type) {
+      case "text":
+        event = { type: "chat_response", timestamp, message: part.text };
+        extras = extrasOf(posted, ["type", "text"]);
+        break;
+      case "reasoning":
+        event = { type: "chat_response", timestamp, reasoning: part.text };
+        extras = extrasOf(posted, ["type", "text"]);
+        break;
+      case "tool-call": {
+        const earlier = pairing.calls.get(part.toolCallId);
+        if (earlier !== undefined) {
+          throw invalidMessage(
+            [...path, "toolCallId"],
+            `duplicate toolCallId ${JSON.stringify(part.toolCallId)} (also at ${describePath(earlier.path)}): tool call ids must be unique within a turn`,
+          );
+        }
+        if (jsonDepthExceeds(part.input)) {
+          throw invalidMessage(
+            [...path, "input"],
+            `nests deeper than ${MAX_JSON_DEPTH} levels: flatten the tool's input`,
+          );
+        }
+        pairing.calls.set(part.toolCallId, { path, name: part.toolName });
+        event = {
+          type: "tool_call_request",
+          timestamp,
+          id: part.toolCallId,
+          name: part.toolName,
+          arguments: part.input,
+        };
+        extras = extrasOf(posted, ["type", "toolCallId", "toolName", "input"]);
+        break;
+      }
+    }
+    out.push(withMetadata(event, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }));
+  });
+}
+
+function toolEvents(
+  message: Located & { role: "tool" },
+  original: Json,
+  at: MessagePath,
+  timestamp: string,
+  pairing: Pairing,
+  first: AiSdkMetadata,
+  out: Entry[],
+): void {
+  const parts = original.content as Json[];
+  message.content.forEach((part, j) => {
+    const posted = parts[j] as Json;
+    const path: MessagePath = [...at, "content", j, "toolCallId"];
+    const id = part.toolCallId;
+    const answer = pairing.answered.get(id);
+    if (answer !== undefined) {
+      throw invalidMessage(
+        path,
+        `a second result for tool call ${JSON.stringify(id)} (the first is ${describePath(answer)}); a call takes one result`,
+      );
+    }
+    const call = pairing.calls.get(id);
+    if (call === undefined) {
+      throw invalidMessage(
+        path,
+        `orphan tool result: no tool call ${JSON.stringify(id)} comes before it in this turn; post it in the turn that holds its call`,
+      );
+    }
+    pairing.answered.set(id, path);
+    const { content, isError } = outputText(part.output);
+    const held = ["type", "toolCallId"];
+    if (part.toolName === call.name) held.push("toolName");
+    if (isPlainOutput(posted.output as Json)) held.push("output");
+    const extras = extrasOf(posted, held);
+    const response: ToolCallResponse = {
+      type: "tool_call_response",
+      timestamp,
+      id,
+      content,
+      is_error: isError,
+    };
+    out.push(
+      withMetadata(response, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }),
+    );
+  });
+}
+
+function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): ConvertedTurn {
+  const dropped = droppedSystem(value, dropSystem);
+  refuseUnmodelled(value, dropped);
+  const posted =
+    dropped > 0 && Array.isArray(value)
+      ? value.map((message: unknown, i) => (i < dropped ? PLACEHOLDER : message))
+      : value;
+  const messages = parseMessages(Turn, posted, FIELD);
+  if (dropped === messages.length) {
+    throw invalidMessage([FIELD], "nothing is left once the leading system messages are dropped");
+  }
+  // Templates are taken from the posted objects, not zod's copies, which drop a `__proto__` key.
+  const originals = value as Json[];
+  const events: Entry[] = [{ type: "turn_start", timestamp }];
+  const pairing: Pairing = { calls: new Map(), answered: new Map() };
+  let previous: string | undefined;
+  messages.forEach((message, i) => {
+    if (i < dropped) return;
+    const original = originals[i] as Json;
+    const at: MessagePath = [FIELD, i];
+    if (message.role === "user") {
+      events.push(userEvents(message, original, at, timestamp));
+    } else {
+      const extras = extrasOf(original, ["role", "content"]);
+      const first: AiSdkMetadata = {
+        ...(extras && { message: extras }),
+        ...(previous === message.role && { split: true as const }),
+      };
+      if (message.role === "assistant") {
+        assistantEvents(message, original, at, timestamp, pairing, first, events);
+      } else {
+        toolEvents(message, original, at, timestamp, pairing, first, events);
+      }
+    }
+    previous = message.role;
+  });
+  return { events, droppedSystem: dropped };
+}
+
+// ---------------------------------------------------------------- fromView
+
+/** `candidate` when it is valid for `schema` (stored metadata is never trusted blindly). */
+function valid<T>(schema: z.ZodType<T>, candidate: unknown): T | undefined {
+  const result = schema.safeParse(candidate);
+  return result.success ? result.data : undefined;
+}
+
+/** The event's metadata under our name, when it is an object. */
+function metadataOf(event: ProviderEvent): Json | undefined {
+  const own = event.metadata?.[NAME];
+  return isObject(own) ? own : undefined;
+}
+
+const UserParts = z.array(AiSdkUserPart).min(1);
+const MessageOptions = z.strictObject(options);
+
+type MessageOptions = z.infer<typeof MessageOptions>;
+
+type Draft =
+  | { readonly role: "user"; readonly options: MessageOptions; parts: AiSdkUserPart[] }
+  | { readonly role: "assistant"; readonly options: MessageOptions; parts: AiSdkAssistantPart[] }
+  | { readonly role: "tool"; readonly options: MessageOptions; parts: AiSdkToolResultPart[] };
+
+/** The message fields stored on a first event, while it is not rewritten and they are valid. */
+function messageOptions(stored: Json | undefined): MessageOptions {
+  return valid(MessageOptions, stored?.message) ?? {};
+}
+
+function partWith<T>(schema: z.ZodType<T>, plain: T & Json, stored: Json | undefined): T {
+  const extras = stored?.part;
+  if (!isObject(extras)) return plain;
+  return valid(schema, { ...extras, ...plain }) ?? plain;
+}
+
+function responsePart(
+  event: ChatResponse,
+  stored: Json | undefined,
+): AiSdkAssistantPart | undefined {
+  if (event.reasoning !== undefined) {
+    return partWith(AiSdkReasoningPart, { type: "reasoning", text: event.reasoning }, stored);
+  }
+  const text: unknown = event.message ?? JSON.stringify(event.data);
+  if (typeof text !== "string") return undefined;
+  return partWith(AiSdkTextPart, { type: "text", text }, stored);
+}
+
+function resultPart(
+  event: ToolCallResponse,
+  toolName: string,
+  stored: Json | undefined,
+): AiSdkToolResultPart {
+  const plain: AiSdkToolResultPart = {
+    type: "tool-result",
+    toolCallId: event.id,
+    toolName,
+    output: plainOutput(event.content, event.is_error),
+  };
+  const extras = stored?.part;
+  if (!isObject(extras)) return plain;
+  const candidate = valid(AiSdkToolResultPart, {
+    ...plain,
+    ...extras,
+    type: "tool-result",
+    toolCallId: event.id,
+  });
+  if (candidate === undefined) return plain;
+  // The stored output goes back only while it still says what the event says.
+  const said = outputText(candidate.output);
+  if (said.content !== event.content || said.isError !== event.is_error) {
+    candidate.output = plain.output;
+  }
+  return candidate;
+}
+
+function userPart(event: ChatRequest, stored: Json | undefined): AiSdkUserPart[] {
+  const parts = valid(UserParts, stored?.content);
+  if (parts && joinedText(parts) === event.content) return parts;
+  return event.content === "" ? [] : [{ type: "text", text: event.content }];
+}
+
+/** A single plain text part goes out as a string (the common form); an empty one stays a part. */
+function contentOf<P extends { type: string }>(parts: P[]): string | P[] {
+  const [only] = parts;
+  if (parts.length !== 1 || only === undefined || !isPlainText(only)) return parts;
+  const text: unknown = (only as { text?: unknown }).text;
+  return typeof text === "string" && text !== "" ? text : parts;
+}
+
+function fromView(view: ProviderView): AiSdkMessage[] {
+  const drafts: Draft[] = [];
+  // Each call id's latest tool name: a result's `toolName`.
+  const names = new Map<string, string>();
+  for (const turn of view) {
+    // The message the turn's last event went into (none at a turn's start).
+    let open: Draft | undefined;
+    const draftFor = <R extends Draft["role"]>(
+      role: R,
+      event: ProviderEvent,
+      stored: Json | undefined,
+    ) => {
+      if (open?.role !== role || metadataOf(event)?.split === true) {
+        open = { role, options: messageOptions(stored), parts: [] } as Draft;
+        drafts.push(open);
+      }
+      return open as Extract<Draft, { role: R }>;
+    };
+    for (const { event, rewritten } of turn.events) {
+      const stored = rewritten ? undefined : metadataOf(event);
+      switch (event.type) {
+        case "chat_request": {
+          const parts = userPart(event, stored);
+          open = undefined;
+          if (parts.length > 0)
+            drafts.push({ role: "user", options: messageOptions(stored), parts });
+          break;
+        }
+        case "chat_response": {
+          const part = responsePart(event, stored);
+          if (part) draftFor("assistant", event, stored).parts.push(part);
+          break;
+        }
+        case "tool_call_request":
+          names.set(event.id, event.name);
+          draftFor("assistant", event, stored).parts.push(
+            partWith(
+              AiSdkToolCallPart,
+              {
+                type: "tool-call",
+                toolCallId: event.id,
+                toolName: event.name,
+                input: event.arguments,
+              },
+              stored,
+            ),
+          );
+          break;
+        case "tool_call_response": {
+          const storedName = metadataOf(event)?.part;
+          const fallback =
+            isObject(storedName) && typeof storedName.toolName === "string"
+              ? storedName.toolName
+              : "unknown";
+          const name = names.get(event.id) ?? fallback;
+          draftFor("tool", event, stored).parts.push(resultPart(event, name, stored));
+          break;
+        }
+      }
+    }
+  }
+  return drafts.map((draft): AiSdkMessage => {
+    if (draft.role === "tool") return { role: "tool", content: draft.parts, ...draft.options };
+    if (draft.role === "user") {
+      return { role: "user", content: contentOf(draft.parts), ...draft.options };
+    }
+    return { role: "assistant", content: contentOf(draft.parts), ...draft.options };
+  });
+}
+
+/** The AI SDK format (`messages`: the `ai` package's `ModelMessage[]`); see the module comment. */
+export const aiSdk: ProviderFormat<AiSdkMessage> = {
+  name: NAME,
+  field: FIELD,
+  messageSchema: AiSdkMessageSchema,
+  toEvents,
+  fromView,
+};

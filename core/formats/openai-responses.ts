@@ -1,0 +1,707 @@
+/**
+ * OpenAI Responses API `input` items (ARCHITECTURE §15): a turn posted as the
+ * `input` items the platform sends to `POST /v1/responses`, and views read
+ * back as the same.
+ *
+ * | Responses item | JP event | `metadata["openai-responses"].item` |
+ * |---|---|---|
+ * | `message` role `user` (`content` string, or `input_text`/`input_image`/`input_file` parts; `type` optional, the EasyInputMessage form) | `chat_request {content}`: the string, or its text parts joined `\n` | the item's keys besides `role` (and `content` when a string): `type`, `id`, `status`, the parts verbatim |
+ * | `message` role `assistant` (`content` string, or `output_text` parts with `annotations`) | `chat_response {message}`: likewise | the same: `id` (`msg_…`), `status`, `phase`, the parts with their `annotations` |
+ * | `reasoning` (`summary` `summary_text` parts, `content` `reasoning_text` parts) | `chat_response {reasoning}`: the summary texts, then the content texts, joined `\n` | every key but `type`: `id` (`rs_…`), `encrypted_content`, `summary`, `content`, `status` |
+ * | `function_call` (`call_id`, `name`, `arguments` a JSON string) | `tool_call_request {id: call_id, name, arguments}`, arguments the JSON object the string encodes (≤ 100 levels) | keys besides `type`, `call_id`, `name`, `arguments`: `id` (`fc_…`), `status`, … |
+ * | `function_call_output` (`call_id`, `output` string or parts) | `tool_call_response {id: call_id, content, is_error: false}` (Responses has no error flag) | keys besides `type`, `call_id` (and `output` when a string) |
+ * | `message` role `system`, `developer` | 422, or dropped while leading with `dropSystem` | – |
+ * | OpenAI's other item types (`web_search_call`, `file_search_call`, `computer_call`, `image_generation_call`, `code_interpreter_call`, `local_shell_call`, `mcp_*`, `item_reference`, `custom_tool_call`, …) | 422 naming the type (an unknown `type` is a 400) | – |
+ *
+ * Refused when posted (400): an empty array, a message without text or
+ * parts, a `function_call` whose `arguments` is not a JSON object, a
+ * duplicate `call_id` among the turn's calls, a `function_call_output` that
+ * answers no call before it in the turn (or a call already answered), and a
+ * `call_id` longer than 64 characters (OpenAI's limit on outputs).
+ *
+ * Written back ({@link openaiResponses}.fromView), the stored item is
+ * re-emitted while its event is not rewritten by a compaction and its text is
+ * still the event's; otherwise the plain item is written. Ids go with the
+ * rule of §15: in a turn whose reasoning is stripped, no item keeps its `id`
+ * (the API refuses a `function_call` with its `fc_` id but without the
+ * reasoning item that produced it). An assistant message with an `id` goes
+ * out as an output message (`type`, `status` and each part's `annotations`
+ * and `logprobs` filled with their defaults when absent); without one, as
+ * `{role: "assistant", content: text}`, its `type` and `phase` kept and its
+ * `status` dropped (the API takes output parts only on output messages). Reasoning without our metadata (posted as JP events) is
+ * left out: the API takes a reasoning item only with its `id`. Empty texts
+ * and requests are left out; `chat_response.data` becomes its JSON text.
+ * Round trips are exact up to §15's normalizations: arguments re-serialized,
+ * defaults filled in, and an id-less assistant message's parts written as
+ * their joined text.
+ */
+import * as z from "zod";
+import type {
+  ChatRequest,
+  ChatResponse,
+  Entry,
+  ToolCallRequest,
+  ToolCallResponse,
+} from "../events.ts";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../json.ts";
+import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
+import {
+  describePath,
+  invalidMessage,
+  type MessagePath,
+  parseMessages,
+  unsupportedMessage,
+} from "./issues.ts";
+import type { ProviderView, ViewEvent } from "./view.ts";
+
+const NAME = "openai-responses";
+const FIELD = "input";
+
+type Json = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The keys of `object` but `omit`, as own properties. */
+function without(object: Json, omit: readonly string[]): Json {
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !omit.includes(key)));
+}
+
+/** A text part of a user message or a tool output. */
+export const InputTextPart = z.looseObject({ type: z.literal("input_text"), text: z.string() });
+
+/** An image part (kept verbatim in metadata); OpenAI's schema wants its `detail`. */
+export const InputImagePart = z.looseObject({
+  type: z.literal("input_image"),
+  image_url: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9+.-]*:/, "image_url must be a URL (https: or data:)")
+    .nullable()
+    .optional(),
+  file_id: z.string().nullable().optional(),
+  detail: z.enum(["low", "high", "auto", "original"]),
+});
+
+/** A file part (kept verbatim in metadata). */
+export const InputFilePart = z.looseObject({
+  type: z.literal("input_file"),
+  file_id: z.string().nullable().optional(),
+  filename: z.string().optional(),
+  file_data: z.string().optional(),
+  file_url: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9+.-]*:/, "file_url must be a URL")
+    .optional(),
+});
+
+/** An assistant's output text part, with its annotations (kept verbatim in metadata). */
+export const OutputTextPart = z.looseObject({
+  type: z.literal("output_text"),
+  text: z.string(),
+  annotations: z.array(z.looseObject({ type: z.string() })).optional(),
+  logprobs: z.array(z.unknown()).optional(),
+});
+
+/** A part of a user message or a tool output. */
+export const InputPart = z.discriminatedUnion(
+  "type",
+  [InputTextPart, InputImagePart, InputFilePart],
+  {
+    error: "a content part takes type input_text, input_image or input_file",
+  },
+);
+
+/** A string or a non-empty parts array. */
+function content<T>(part: z.ZodType<T>) {
+  return z.union([z.string(), z.array(part).min(1, "a content array needs at least one part")], {
+    error: "expected a string or an array of content parts",
+  });
+}
+
+const status = z.enum(["in_progress", "completed", "incomplete"]).optional();
+
+/** A user message (an input message, or the EasyInputMessage form without `type`). */
+export const ResponsesUserMessage = z.looseObject({
+  type: z.literal("message").optional(),
+  role: z.literal("user"),
+  content: content(InputPart),
+  id: z.string().optional(),
+  status,
+});
+
+/** A system or developer message: refused in a turn unless leading and dropped (`dropSystem`). */
+export const ResponsesSystemMessage = z.looseObject({
+  type: z.literal("message").optional(),
+  role: z.enum(["system", "developer"]),
+  content: content(InputPart),
+});
+
+/** An assistant message: an output message (`msg_…` id, `output_text` parts) or the EasyInputMessage form. */
+export const ResponsesAssistantMessage = z.looseObject({
+  type: z.literal("message").optional(),
+  role: z.literal("assistant"),
+  content: content(OutputTextPart),
+  id: z.string().optional(),
+  status,
+});
+
+/** A message item, by role. */
+export const ResponsesMessage = z.discriminatedUnion(
+  "role",
+  [ResponsesUserMessage, ResponsesAssistantMessage, ResponsesSystemMessage],
+  { error: 'a message\'s role must be "user", "assistant", "system" or "developer"' },
+);
+
+/** A reasoning item: its `id` and `summary` are required by OpenAI's schema. */
+export const ResponsesReasoning = z.looseObject({
+  type: z.literal("reasoning"),
+  id: z.string(),
+  summary: z.array(z.looseObject({ type: z.literal("summary_text"), text: z.string() })),
+  content: z
+    .array(z.looseObject({ type: z.literal("reasoning_text"), text: z.string() }))
+    .optional(),
+  encrypted_content: z.string().nullable().optional(),
+  status,
+});
+
+const callId = z
+  .string()
+  .min(1, "a call_id must not be empty")
+  .max(64, "a call_id is at most 64 characters (OpenAI's limit)");
+
+/** A function tool call. */
+export const ResponsesFunctionCall = z.looseObject({
+  type: z.literal("function_call"),
+  call_id: callId,
+  name: z.string(),
+  arguments: z.string(),
+  id: z.string().optional(),
+  status,
+});
+
+/** A function tool call's output. */
+export const ResponsesFunctionCallOutput = z.looseObject({
+  type: z.literal("function_call_output"),
+  call_id: callId,
+  output: content(InputPart),
+  id: z.string().nullable().optional(),
+  status: z.enum(["in_progress", "completed", "incomplete"]).nullable().optional(),
+});
+
+/** The parsed value of the `InputPart` schema. */
+export type InputPart = z.infer<typeof InputPart>;
+/** The parsed value of the `OutputTextPart` schema. */
+export type OutputTextPart = z.infer<typeof OutputTextPart>;
+/** The parsed value of the `ResponsesMessage` schema. */
+export type ResponsesMessage = z.infer<typeof ResponsesMessage>;
+/** The parsed value of the `ResponsesReasoning` schema. */
+export type ResponsesReasoning = z.infer<typeof ResponsesReasoning>;
+/** The parsed value of the `ResponsesFunctionCall` schema. */
+export type ResponsesFunctionCall = z.infer<typeof ResponsesFunctionCall>;
+/** The parsed value of the `ResponsesFunctionCallOutput` schema. */
+export type ResponsesFunctionCallOutput = z.infer<typeof ResponsesFunctionCallOutput>;
+
+/** One Responses `input` item the service models. */
+export type ResponsesItem =
+  | ResponsesMessage
+  | ResponsesReasoning
+  | ResponsesFunctionCall
+  | ResponsesFunctionCallOutput;
+
+/** The item types the service models. */
+const MODELLED = ["message", "reasoning", "function_call", "function_call_output"] as const;
+
+/**
+ * The other item types of OpenAI's `InputItem` (built-in tools, shell and
+ * patch tools, MCP, custom tools, compaction, item references, …): refused
+ * with a 422 that names them. Any other `type` is a malformed item (400).
+ */
+const UNMODELLED: ReadonlySet<string> = new Set([
+  "file_search_call",
+  "computer_call",
+  "computer_call_output",
+  "web_search_call",
+  "tool_search_call",
+  "tool_search_output",
+  "additional_tools",
+  "compaction",
+  "compaction_trigger",
+  "image_generation_call",
+  "code_interpreter_call",
+  "local_shell_call",
+  "local_shell_call_output",
+  "shell_call",
+  "shell_call_output",
+  "apply_patch_call",
+  "apply_patch_call_output",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "item_reference",
+  "program",
+  "program_output",
+]);
+
+function unmodelled(type: string): boolean {
+  return UNMODELLED.has(type) || type.startsWith("mcp_");
+}
+
+/** One Responses `input` item (a message without `type` is a message): documents the API body. */
+export const ResponsesItemSchema: z.ZodType<ResponsesItem> = z.union([
+  ResponsesMessage,
+  z.discriminatedUnion(
+    "type",
+    [ResponsesReasoning, ResponsesFunctionCall, ResponsesFunctionCallOutput],
+    { error: `an item's type must be one of ${MODELLED.join(", ")}` },
+  ),
+]) as z.ZodType<ResponsesItem>;
+
+/** What `metadata["openai-responses"]` holds (see the module table). */
+export interface ResponsesMetadata {
+  /** The item's keys the event has no field for, verbatim. */
+  readonly item?: Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------- toEvents
+
+const SYSTEM_DETAIL =
+  "system and developer prompts are not conversation turns: the platform sends them with each call (the Responses API's `instructions`, or leading input messages), so post only the turn's items (a large system prompt can be taken out of `context_window`), or post with `drop_system: true` to drop leading system and developer messages";
+
+/** Which schema an item is parsed with: by `type`, and a message by `role`. */
+function itemSchema(item: unknown): z.ZodType {
+  if (!isRecord(item)) return z.looseObject({}, { error: "expected an input item object" });
+  switch (item.type) {
+    case undefined:
+    case "message":
+      return ResponsesMessage;
+    case "reasoning":
+      return ResponsesReasoning;
+    case "function_call":
+      return ResponsesFunctionCall;
+    case "function_call_output":
+      return ResponsesFunctionCallOutput;
+    default:
+      return z.never({
+        error:
+          typeof item.type === "string"
+            ? `unknown item type ${JSON.stringify(item.type)}: expected one of ${MODELLED.join(", ")}`
+            : `an item's type must be a string: one of ${MODELLED.join(", ")}`,
+      });
+  }
+}
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A union of a string and a parts array reports a bad part only as one issue
+ * at `content`, with each branch's issues inside it. When exactly one branch
+ * took the value's type (the other failed at its root), its issues are the
+ * real ones: they replace the union's, located at the part
+ * (`input[3].content[1].type`). As openai-chat does.
+ */
+function located(issues: readonly Issue[], prefix: readonly PropertyKey[]): Issue[] {
+  const out: Issue[] = [];
+  for (const issue of issues) {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === "invalid_union") {
+      const taken = issue.errors.filter((branch) => branch.some((inner) => inner.path.length > 0));
+      if (taken.length === 1) {
+        // One push per issue: a spread of a branch with many bad parts overflows the stack.
+        for (const inner of located(taken[0] as Issue[], path)) out.push(inner);
+        continue;
+      }
+    }
+    out.push({ ...issue, path });
+  }
+  return out;
+}
+
+/** Each item parsed by its own schema, so issues are located inside it (`input[3].content[1].type`). */
+const Turn = z
+  .array(z.unknown(), { error: "expected an array of input items" })
+  .min(1, "a turn needs at least one item")
+  .transform((items, ctx) => {
+    const out: unknown[] = [];
+    items.forEach((item, i) => {
+      const result = itemSchema(item).safeParse(item);
+      if (result.success) out.push(result.data);
+      else {
+        for (const issue of located(result.error.issues, [i])) {
+          ctx.issues.push({
+            code: "custom",
+            message: issue.message,
+            path: issue.path,
+            input: item,
+          });
+        }
+      }
+    });
+    return out as ResponsesItem[];
+  });
+
+/** Refuses (422) the item types the service does not model, before the schema sees them. */
+function refuseUnmodelled(value: unknown): void {
+  if (!Array.isArray(value)) return;
+  value.forEach((item: unknown, i) => {
+    if (!isRecord(item) || typeof item.type !== "string" || !unmodelled(item.type)) return;
+    throw unsupportedMessage(
+      [FIELD, i, "type"],
+      `items of type ${JSON.stringify(item.type)} are not supported: the service models ${MODELLED.join(", ")} items (built-in tools, MCP, item references and custom tools are not turned into JP events)`,
+    );
+  });
+}
+
+/** A string, or the texts of its `input_text`/`output_text` parts joined by `\n`. */
+function joinedText(value: string | readonly { type: string; text?: unknown }[]): string {
+  if (typeof value === "string") return value;
+  const texts: string[] = [];
+  for (const part of value) {
+    if (part.type === "input_text" || part.type === "output_text") texts.push(part.text as string);
+  }
+  return texts.join("\n");
+}
+
+/** The text of a reasoning item: its summary texts, then its content texts, joined by `\n`. */
+function reasoningText(item: {
+  summary: readonly { text: string }[];
+  content?: readonly { text: string }[] | undefined;
+}): string {
+  return [...item.summary, ...(item.content ?? [])].map((part) => part.text).join("\n");
+}
+
+function withItem<E extends Entry>(event: E, item: Json): E {
+  return Object.keys(item).length === 0 ? event : { ...event, metadata: { [NAME]: { item } } };
+}
+
+function parseArguments(text: string, at: MessagePath): Json {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw invalidMessage(
+      at,
+      `is not valid JSON (${(error as Error).message}): arguments must be a JSON object encoded as a string`,
+    );
+  }
+  if (!isRecord(value)) {
+    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+    throw invalidMessage(at, `must be a JSON object encoded as a string (got ${kind})`);
+  }
+  if (jsonDepthExceeds(value)) {
+    throw invalidMessage(
+      at,
+      `nests deeper than ${MAX_JSON_DEPTH} levels: flatten the tool's arguments`,
+    );
+  }
+  return value;
+}
+
+/** The events of one turn so far, and what pairing needs. */
+class TurnEvents {
+  readonly events: Entry[];
+  droppedSystem = 0;
+  private leading = true;
+  /** Where each call id of the turn was requested, and answered: paths for the details. */
+  private readonly calls = new Map<string, MessagePath>();
+  private readonly answers = new Map<string, MessagePath>();
+
+  constructor(
+    private readonly timestamp: string,
+    private readonly dropSystem: boolean,
+  ) {
+    this.events = [{ type: "turn_start", timestamp }];
+  }
+
+  message(item: ResponsesMessage, original: Json, at: MessagePath): void {
+    const { timestamp } = this;
+    if (item.role === "system" || item.role === "developer") {
+      if (this.leading && this.dropSystem) {
+        this.droppedSystem++;
+        return;
+      }
+      throw unsupportedMessage(
+        at,
+        this.leading
+          ? SYSTEM_DETAIL
+          : `a ${item.role} message after the turn's first other item: ${SYSTEM_DETAIL} (only leading ones are dropped)`,
+      );
+    }
+    this.leading = false;
+    const parts: readonly { type: string; text?: unknown }[] =
+      typeof item.content === "string" ? [] : item.content;
+    const text = joinedText(item.content);
+    const hasOtherPart = parts.some(
+      (part) => part.type !== "input_text" && part.type !== "output_text",
+    );
+    if (text === "" && !hasOtherPart) {
+      throw invalidMessage(
+        [...at, "content"],
+        `${item.role === "user" ? "a user" : "an assistant"} message needs text or a content part`,
+      );
+    }
+    const rest = without(
+      original,
+      typeof item.content === "string" ? ["role", "content"] : ["role"],
+    );
+    if (item.role === "user") {
+      const request: ChatRequest = { type: "chat_request", timestamp, content: text };
+      this.events.push(withItem(request, rest));
+    } else {
+      const response: ChatResponse = { type: "chat_response", timestamp, message: text };
+      this.events.push(withItem(response, rest));
+    }
+  }
+
+  reasoning(item: ResponsesReasoning, original: Json): void {
+    this.leading = false;
+    const response: ChatResponse = {
+      type: "chat_response",
+      timestamp: this.timestamp,
+      reasoning: reasoningText(item),
+    };
+    this.events.push(withItem(response, without(original, ["type"])));
+  }
+
+  call(item: ResponsesFunctionCall, original: Json, at: MessagePath): void {
+    this.leading = false;
+    const earlier = this.calls.get(item.call_id);
+    if (earlier !== undefined) {
+      throw invalidMessage(
+        [...at, "call_id"],
+        `duplicate call_id ${JSON.stringify(item.call_id)} (also at ${describePath([...earlier, "call_id"])}): tool call ids must be unique within a turn`,
+      );
+    }
+    this.calls.set(item.call_id, at);
+    const request: ToolCallRequest = {
+      type: "tool_call_request",
+      timestamp: this.timestamp,
+      id: item.call_id,
+      name: item.name,
+      arguments: parseArguments(item.arguments, [...at, "arguments"]),
+    };
+    this.events.push(
+      withItem(request, without(original, ["type", "call_id", "name", "arguments"])),
+    );
+  }
+
+  output(item: ResponsesFunctionCallOutput, original: Json, at: MessagePath): void {
+    this.leading = false;
+    const id = item.call_id;
+    const answered = this.answers.get(id);
+    if (answered !== undefined) {
+      throw invalidMessage(
+        [...at, "call_id"],
+        `a second output for call_id ${JSON.stringify(id)} (the first is ${describePath(answered)}); a call takes one output`,
+      );
+    }
+    if (!this.calls.has(id)) {
+      throw invalidMessage(
+        [...at, "call_id"],
+        `orphan function_call_output: no function_call with call_id ${JSON.stringify(id)} comes before it in this turn; post it in the turn that holds its call`,
+      );
+    }
+    this.answers.set(id, at);
+    const response: ToolCallResponse = {
+      type: "tool_call_response",
+      timestamp: this.timestamp,
+      id,
+      content: joinedText(item.output),
+      is_error: false,
+    };
+    const omit =
+      typeof item.output === "string" ? ["type", "call_id", "output"] : ["type", "call_id"];
+    this.events.push(withItem(response, without(original, omit)));
+  }
+}
+
+/** Converts one posted turn; see {@link openaiResponses}. */
+function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): ConvertedTurn {
+  refuseUnmodelled(value);
+  const items = parseMessages(Turn, value, FIELD);
+  // Templates are taken from the posted objects, not zod's copies, which drop a `__proto__` key.
+  const posted = value as Json[];
+  const turn = new TurnEvents(timestamp, dropSystem);
+  items.forEach((item, i) => {
+    const original = posted[i] as Json;
+    const at: MessagePath = [FIELD, i];
+    switch (item.type) {
+      case undefined:
+      case "message":
+        turn.message(item as ResponsesMessage, original, at);
+        break;
+      case "reasoning":
+        turn.reasoning(item as ResponsesReasoning, original);
+        break;
+      case "function_call":
+        turn.call(item as ResponsesFunctionCall, original, at);
+        break;
+      case "function_call_output":
+        turn.output(item as ResponsesFunctionCallOutput, original, at);
+        break;
+    }
+  });
+  if (turn.events.length === 1) {
+    throw invalidMessage(
+      [FIELD],
+      "the turn holds only system prompts: post at least one other item",
+    );
+  }
+  return { events: turn.events, droppedSystem: turn.droppedSystem };
+}
+
+// ---------------------------------------------------------------- fromView
+
+/** The stored item keys of a view event, unless the projection rewrote it; `id` dropped in a turn whose reasoning is stripped. */
+function templateOf(viewEvent: ViewEvent, idless: boolean): Json | undefined {
+  if (viewEvent.rewritten) return undefined;
+  const own = viewEvent.event.metadata?.[NAME];
+  const item = isRecord(own) ? own.item : undefined;
+  if (!isRecord(item)) return undefined;
+  return idless ? without(item, ["id"]) : item;
+}
+
+/** `candidate` when `schema` takes it and `text` of it is `expected`. */
+function fits<T>(
+  schema: z.ZodType<T>,
+  candidate: Json,
+  text: (value: T) => string,
+  expected: string,
+): boolean {
+  const result = schema.safeParse(candidate);
+  return result.success && text(result.data) === expected;
+}
+
+function userItem(viewEvent: ViewEvent, text: string, idless: boolean): ResponsesItem {
+  const plain: ResponsesItem = { role: "user", content: text };
+  const template = templateOf(viewEvent, idless);
+  if (template === undefined) return plain;
+  const candidate = { role: "user", content: text, ...without(template, ["role"]) };
+  return fits(ResponsesUserMessage, candidate, (m) => joinedText(m.content), text)
+    ? (candidate as ResponsesItem)
+    : plain;
+}
+
+/** An output message's parts with OpenAI's required `annotations` and `logprobs`. */
+function outputParts(value: unknown): Json[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value.map((part: Json) => ({ annotations: [], logprobs: [], ...part }));
+}
+
+function assistantItem(viewEvent: ViewEvent, text: string, idless: boolean): ResponsesItem {
+  const plain: ResponsesItem = { role: "assistant", content: text };
+  const template = templateOf(viewEvent, idless);
+  if (template === undefined) return plain;
+  const { content, id, ...rest } = without(template, ["role"]);
+  if (typeof id === "string") {
+    // An output message: OpenAI's schema requires its type, status and each part's defaults.
+    const candidate: Json = {
+      type: "message",
+      role: "assistant",
+      id,
+      status: "completed",
+      ...rest,
+      content: outputParts(content) ?? [
+        { type: "output_text", text, annotations: [], logprobs: [] },
+      ],
+    };
+    if (fits(ResponsesAssistantMessage, candidate, (m) => joinedText(m.content), text)) {
+      return candidate as ResponsesItem;
+    }
+    return plain;
+  }
+  // Without an id, output parts make no valid item: the text goes as a string.
+  const candidate = { role: "assistant", content: text, ...without(rest, ["status"]) };
+  return ResponsesAssistantMessage.safeParse(candidate).success
+    ? (candidate as ResponsesItem)
+    : plain;
+}
+
+function reasoningItem(viewEvent: ViewEvent, text: string): ResponsesItem | undefined {
+  // A reasoning item needs its id: without our metadata (or in a stripped turn, where none is seen) it is left out.
+  const template = templateOf(viewEvent, false);
+  if (template === undefined) return undefined;
+  const candidate = { type: "reasoning", ...without(template, ["type"]) };
+  return fits(ResponsesReasoning, candidate, reasoningText, text)
+    ? (candidate as ResponsesItem)
+    : undefined;
+}
+
+function callItem(viewEvent: ViewEvent, idless: boolean): ResponsesItem {
+  const request = viewEvent.event as ToolCallRequest;
+  const plain = {
+    type: "function_call" as const,
+    call_id: request.id,
+    name: request.name,
+    arguments: JSON.stringify(request.arguments),
+  };
+  const template = templateOf(viewEvent, idless);
+  if (template === undefined) return plain;
+  const candidate = { ...without(template, ["type", "call_id", "name", "arguments"]), ...plain };
+  return ResponsesFunctionCall.safeParse(candidate).success ? (candidate as ResponsesItem) : plain;
+}
+
+function outputItem(viewEvent: ViewEvent, idless: boolean): ResponsesItem {
+  const response = viewEvent.event as ToolCallResponse;
+  const plain = {
+    type: "function_call_output" as const,
+    call_id: response.id,
+    output: response.content,
+  };
+  const template = templateOf(viewEvent, idless);
+  if (template === undefined) return plain;
+  const candidate = { ...plain, ...without(template, ["type", "call_id"]) };
+  return fits(ResponsesFunctionCallOutput, candidate, (o) => joinedText(o.output), response.content)
+    ? (candidate as ResponsesItem)
+    : plain;
+}
+
+/** Writes a view as Responses input items; see {@link openaiResponses}. */
+function fromView(view: ProviderView): ResponsesItem[] {
+  const out: ResponsesItem[] = [];
+  for (const turn of view) {
+    const idless = turn.reasoningStripped;
+    for (const viewEvent of turn.events) {
+      const event = viewEvent.event;
+      switch (event.type) {
+        case "chat_request": {
+          // An empty request makes no message, unless its stored parts (an image, a file) do.
+          const item = userItem(viewEvent, event.content, idless);
+          if (item.content !== "") out.push(item);
+          break;
+        }
+        case "chat_response": {
+          if (event.reasoning !== undefined) {
+            const item = reasoningItem(viewEvent, event.reasoning);
+            if (item) out.push(item);
+          }
+          const text =
+            event.message ?? (event.data === undefined ? undefined : JSON.stringify(event.data));
+          // An event that also holds reasoning has its metadata from the reasoning item, if any.
+          const own = event.reasoning === undefined ? viewEvent : { ...viewEvent, rewritten: true };
+          if (text !== undefined && text !== "") out.push(assistantItem(own, text, idless));
+          break;
+        }
+        case "tool_call_request":
+          out.push(callItem(viewEvent, idless));
+          break;
+        case "tool_call_response":
+          out.push(outputItem(viewEvent, idless));
+          break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The `openai-responses` format: Responses API `input` items. See the module
+ * comment for the mapping and {@link ResponsesMetadata} for what the events
+ * carry besides JP's fields.
+ */
+export const openaiResponses: ProviderFormat<ResponsesItem> = {
+  name: NAME,
+  field: FIELD,
+  messageSchema: ResponsesItemSchema,
+  toEvents,
+  fromView,
+};
