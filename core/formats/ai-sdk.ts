@@ -68,16 +68,13 @@ import {
   parseMessages,
   unsupportedMessage,
 } from "./issues.ts";
+import { type ContentWording, documentedContent, isJsonObject, locatedContent } from "./shared.ts";
 import type { ProviderEvent, ProviderView } from "./view.ts";
 
 const NAME = "ai-sdk";
 const FIELD = "messages";
 
 type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** A JSON value (what `ai` types as `JSONValue`). */
 export type JsonValue =
@@ -92,7 +89,7 @@ function isJsonValue(value: unknown): value is JsonValue {
   if (value === null || typeof value === "string" || typeof value === "boolean") return true;
   if (typeof value === "number") return Number.isFinite(value);
   if (Array.isArray(value)) return value.every(isJsonValue);
-  return isObject(value) && Object.values(value).every(isJsonValue);
+  return isJsonObject(value) && Object.values(value).every(isJsonValue);
 }
 
 // Not z.json(): the very value posted is kept (no copy), and the API's
@@ -227,38 +224,12 @@ export const AiSdkAssistantPart = z.discriminatedUnion(
 );
 
 const EMPTY_CONTENT = "content must not be empty";
-
-/** Message content as the package types it: a string or an array of `parts`. */
-function documentedContent<P>(parts: z.ZodType<P>) {
-  return z
-    .union([z.string(), z.array(parts)])
-    .refine((content) => content.length > 0, EMPTY_CONTENT);
-}
-
-/** The same content, parsed branch by branch, so every issue is located inside it. */
-function locatedContent<P>(parts: z.ZodType<P>) {
-  const array = z.array(parts);
-  return z.unknown().transform((value, ctx): string | P[] => {
-    if (typeof value !== "string" && !Array.isArray(value)) {
-      ctx.addIssue("content must be a string or an array of parts");
-      return z.NEVER;
-    }
-    if (value.length === 0) {
-      ctx.addIssue(EMPTY_CONTENT);
-      return z.NEVER;
-    }
-    if (typeof value === "string") return value;
-    const result = array.safeParse(value);
-    if (result.success) return result.data;
-    for (const issue of result.error.issues) ctx.addIssue({ ...issue });
-    return z.NEVER;
-  });
-}
+const CONTENT: ContentWording = { empty: EMPTY_CONTENT, items: "parts" };
 
 const toolContent = z.array(AiSdkToolResultPart).min(1, EMPTY_CONTENT);
 
 function roleError(issue: { input: unknown }): string {
-  return isObject(issue.input)
+  return isJsonObject(issue.input)
     ? 'role must be "user", "assistant" or "tool" ("system" only leading, with drop_system)'
     : 'expected a message object: {"role": "user" | "assistant" | "tool", "content": …}';
 }
@@ -269,12 +240,12 @@ export const AiSdkMessageSchema = z.discriminatedUnion(
   [
     z.strictObject({
       role: z.literal("user"),
-      content: documentedContent(AiSdkUserPart),
+      content: documentedContent(AiSdkUserPart, CONTENT),
       ...options,
     }),
     z.strictObject({
       role: z.literal("assistant"),
-      content: documentedContent(AiSdkAssistantPart),
+      content: documentedContent(AiSdkAssistantPart, CONTENT),
       ...options,
     }),
     z.strictObject({ role: z.literal("tool"), content: toolContent, ...options }),
@@ -285,10 +256,14 @@ export const AiSdkMessageSchema = z.discriminatedUnion(
 const LocatedMessage = z.discriminatedUnion(
   "role",
   [
-    z.strictObject({ role: z.literal("user"), content: locatedContent(AiSdkUserPart), ...options }),
+    z.strictObject({
+      role: z.literal("user"),
+      content: locatedContent(AiSdkUserPart, CONTENT),
+      ...options,
+    }),
     z.strictObject({
       role: z.literal("assistant"),
-      content: locatedContent(AiSdkAssistantPart),
+      content: locatedContent(AiSdkAssistantPart, CONTENT),
       ...options,
     }),
     z.strictObject({ role: z.literal("tool"), content: toolContent, ...options }),
@@ -335,7 +310,7 @@ function droppedSystem(value: unknown, dropSystem: boolean): number {
   let leading = 0;
   for (let i = 0; i < value.length; i++) {
     const message: unknown = value[i];
-    if (!isObject(message) || message.role !== "system") continue;
+    if (!isJsonObject(message) || message.role !== "system") continue;
     if (dropSystem && i === leading) {
       leading++;
       continue;
@@ -365,12 +340,12 @@ function refuseUnmodelled(value: unknown, from: number): void {
   if (!Array.isArray(value)) return;
   for (let i = from; i < value.length; i++) {
     const message: unknown = value[i];
-    if (!isObject(message) || typeof message.role !== "string") continue;
+    if (!isJsonObject(message) || typeof message.role !== "string") continue;
     const content = message.content;
     if (!Array.isArray(content)) continue;
     const refused = Object.hasOwn(UNMODELLED, message.role) ? UNMODELLED[message.role] : undefined;
     content.forEach((part: unknown, j) => {
-      if (!isObject(part) || typeof part.type !== "string") return;
+      if (!isJsonObject(part) || typeof part.type !== "string") return;
       const why = refused && Object.hasOwn(refused, part.type) ? refused[part.type] : undefined;
       const provider = part.type === "tool-call" && part.providerExecuted === true;
       if (why === undefined && !provider) return;
@@ -634,7 +609,7 @@ function valid<T>(schema: z.ZodType<T>, candidate: unknown): T | undefined {
 /** The event's metadata under our name, when it is an object. */
 function metadataOf(event: ProviderEvent): Json | undefined {
   const own = event.metadata?.[NAME];
-  return isObject(own) ? own : undefined;
+  return isJsonObject(own) ? own : undefined;
 }
 
 const UserParts = z.array(AiSdkUserPart).min(1);
@@ -654,7 +629,7 @@ function messageOptions(stored: Json | undefined): MessageOptions {
 
 function partWith<T>(schema: z.ZodType<T>, plain: T & Json, stored: Json | undefined): T {
   const extras = stored?.part;
-  if (!isObject(extras)) return plain;
+  if (!isJsonObject(extras)) return plain;
   return valid(schema, { ...extras, ...plain }) ?? plain;
 }
 
@@ -682,7 +657,7 @@ function resultPart(
     output: plainOutput(event.content, event.is_error),
   };
   const extras = stored?.part;
-  if (!isObject(extras)) return plain;
+  if (!isJsonObject(extras)) return plain;
   const candidate = valid(AiSdkToolResultPart, {
     ...plain,
     ...extras,
@@ -763,7 +738,7 @@ function fromView(view: ProviderView): AiSdkMessage[] {
         case "tool_call_response": {
           const storedName = metadataOf(event)?.part;
           const fallback =
-            isObject(storedName) && typeof storedName.toolName === "string"
+            isJsonObject(storedName) && typeof storedName.toolName === "string"
               ? storedName.toolName
               : "unknown";
           const name = names.get(event.id) ?? fallback;

@@ -69,14 +69,11 @@ import {
   parseMessages,
   unsupportedMessage,
 } from "./issues.ts";
+import { type ContentWording, documentedContent, isJsonObject, locatedContent } from "./shared.ts";
 import type { ProviderEvent, ProviderView } from "./view.ts";
 
 const NAME = "anthropic-messages";
 const FIELD = "messages";
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 // Opaque nested data (cache control, sources, citations) is validated as the
 // SDK types it and kept verbatim; loose objects keep fields newer than us.
@@ -254,41 +251,11 @@ export const AssistantBlock = z.discriminatedUnion(
 );
 
 const EMPTY_CONTENT = "content must not be empty (the API refuses it)";
-
-/** Message content as the API documents it: a string or an array of `blocks`. */
-function documentedContent<B>(blocks: z.ZodType<B>) {
-  return z
-    .union([z.string(), z.array(blocks)])
-    .refine((content) => content.length > 0, EMPTY_CONTENT);
-}
-
-/**
- * The same content, parsed branch by branch: a union reports only "Invalid
- * input" at `content`, and posted turns need every issue located inside it
- * (`messages[3].content[1].type`).
- */
-function locatedContent<B>(blocks: z.ZodType<B>) {
-  const array = z.array(blocks);
-  return z.unknown().transform((value, ctx): string | B[] => {
-    if (typeof value !== "string" && !Array.isArray(value)) {
-      ctx.addIssue("content must be a string or an array of content blocks");
-      return z.NEVER;
-    }
-    if (value.length === 0) {
-      ctx.addIssue(EMPTY_CONTENT);
-      return z.NEVER;
-    }
-    if (typeof value === "string") return value;
-    const result = array.safeParse(value);
-    if (result.success) return result.data;
-    for (const issue of result.error.issues) ctx.addIssue({ ...issue });
-    return z.NEVER;
-  });
-}
+const CONTENT: ContentWording = { empty: EMPTY_CONTENT, items: "content blocks" };
 
 /** A message that is not an object has no role to complain about: say what a message is. */
 function roleError(issue: { input: unknown }): string {
-  return isObject(issue.input)
+  return isJsonObject(issue.input)
     ? 'role must be "user" or "assistant"'
     : 'expected a message object: {"role": "user" | "assistant", "content": …}';
 }
@@ -297,8 +264,11 @@ function roleError(issue: { input: unknown }): string {
 export const AnthropicMessageSchema = z.discriminatedUnion(
   "role",
   [
-    z.strictObject({ role: z.literal("user"), content: documentedContent(UserBlock) }),
-    z.strictObject({ role: z.literal("assistant"), content: documentedContent(AssistantBlock) }),
+    z.strictObject({ role: z.literal("user"), content: documentedContent(UserBlock, CONTENT) }),
+    z.strictObject({
+      role: z.literal("assistant"),
+      content: documentedContent(AssistantBlock, CONTENT),
+    }),
   ],
   { error: roleError },
 );
@@ -307,8 +277,11 @@ export const AnthropicMessageSchema = z.discriminatedUnion(
 const LocatedMessage = z.discriminatedUnion(
   "role",
   [
-    z.strictObject({ role: z.literal("user"), content: locatedContent(UserBlock) }),
-    z.strictObject({ role: z.literal("assistant"), content: locatedContent(AssistantBlock) }),
+    z.strictObject({ role: z.literal("user"), content: locatedContent(UserBlock, CONTENT) }),
+    z.strictObject({
+      role: z.literal("assistant"),
+      content: locatedContent(AssistantBlock, CONTENT),
+    }),
   ],
   { error: roleError },
 );
@@ -370,7 +343,7 @@ function droppedSystem(value: unknown, dropSystem: boolean): number {
   let leading = 0;
   for (let i = 0; i < value.length; i++) {
     const message: unknown = value[i];
-    if (!isObject(message) || message.role !== "system") continue;
+    if (!isJsonObject(message) || message.role !== "system") continue;
     if (dropSystem && i === leading) {
       leading++;
       continue;
@@ -399,10 +372,10 @@ function refuseUnmodelled(value: unknown, from: number): void {
   if (!Array.isArray(value)) return;
   for (let i = from; i < value.length; i++) {
     const message: unknown = value[i];
-    const content = isObject(message) ? message.content : undefined;
+    const content = isJsonObject(message) ? message.content : undefined;
     if (!Array.isArray(content)) continue;
     content.forEach((block: unknown, j) => {
-      if (!isObject(block) || typeof block.type !== "string") return;
+      if (!isJsonObject(block) || typeof block.type !== "string") return;
       if (!MODELLED_BLOCKS.has(block.type)) {
         unmodelled(
           [FIELD, i, "content", j],
@@ -412,7 +385,7 @@ function refuseUnmodelled(value: unknown, from: number): void {
       }
       if (block.type !== "tool_result" || !Array.isArray(block.content)) return;
       block.content.forEach((part: unknown, k) => {
-        if (isObject(part) && typeof part.type === "string" && !MODELLED_PARTS.has(part.type)) {
+        if (isJsonObject(part) && typeof part.type === "string" && !MODELLED_PARTS.has(part.type)) {
           unmodelled(
             [FIELD, i, "content", j, "content", k],
             part.type,
@@ -674,10 +647,10 @@ const OPENING = "[conversation continues]";
 /** The event's own metadata under our name, unless the projection rewrote the event. */
 function storedMetadata(event: ProviderEvent, rewritten: boolean): AnthropicMetadata | undefined {
   const metadata = rewritten ? undefined : event.metadata?.[NAME];
-  if (!isObject(metadata)) return undefined;
+  if (!isJsonObject(metadata)) return undefined;
   return {
     content: metadata.content,
-    block: isObject(metadata.block) ? metadata.block : undefined,
+    block: isJsonObject(metadata.block) ? metadata.block : undefined,
   };
 }
 

@@ -35,9 +35,9 @@ import type {
   ToolCallResponse,
   TurnStart,
 } from "../events.ts";
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../json.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
 import { describePath, invalidMessage, parseMessages, unsupportedMessage } from "./issues.ts";
+import { isJsonObject, parseToolArguments } from "./shared.ts";
 import type { ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "openai-chat";
@@ -78,7 +78,7 @@ export const ChatFilePart = z.looseObject({
 function tagError(what: string, key: string, tags: readonly string[]) {
   const expected = tags.length === 1 ? JSON.stringify(tags[0]) : `one of ${tags.join(", ")}`;
   return (issue: { input: unknown }): string => {
-    if (!isRecord(issue.input)) return `expected a ${what} object`;
+    if (!isJsonObject(issue.input)) return `expected a ${what} object`;
     const tag = issue.input[key];
     return tag === undefined
       ? `a ${what} needs a ${key}: ${expected}`
@@ -253,10 +253,6 @@ export interface ChatMetadata {
 
 type Json = Record<string, unknown>;
 type Path = ["messages", ...(string | number)[]];
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The keys of `object` but `omit`, as own properties (`Object.fromEntries` keeps a `__proto__` key as data). */
 function without(object: Json, omit: readonly string[]): Json {
@@ -499,7 +495,7 @@ function convertAssistant(
       );
     }
     calls.set(call.id, callAt);
-    const args = parseArguments(call.function.arguments, [...callAt, "function", "arguments"]);
+    const args = parseToolArguments(call.function.arguments, [...callAt, "function", "arguments"]);
     const extra = without((original.tool_calls as Json[])[j] as Json, ["id", "type", "function"]);
     const request: ToolCallRequest = {
       type: "tool_call_request",
@@ -515,33 +511,10 @@ function convertAssistant(
   }
 }
 
-function parseArguments(text: string, at: Path): Json {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw invalidMessage(
-      at,
-      `is not valid JSON (${(error as Error).message}): arguments must be a JSON object encoded as a string`,
-    );
-  }
-  if (!isRecord(value)) {
-    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
-    throw invalidMessage(at, `must be a JSON object encoded as a string (got ${kind})`);
-  }
-  if (jsonDepthExceeds(value)) {
-    throw invalidMessage(
-      at,
-      `nests deeper than ${MAX_JSON_DEPTH} levels: flatten the tool's arguments`,
-    );
-  }
-  return value;
-}
-
 /** This format's metadata of an event, when it has the documented shape. */
 function metadataOf(event: ViewEvent["event"]): ChatMetadata | undefined {
   const own = event.metadata?.[NAME];
-  return isRecord(own) ? (own as ChatMetadata) : undefined;
+  return isJsonObject(own) ? (own as ChatMetadata) : undefined;
 }
 
 /** The stored message fields of a view event, unless the projection rewrote it. */
@@ -550,7 +523,7 @@ function templateOf(viewEvent: ViewEvent, reserved: readonly string[]): Json | u
   // the call: stripping the call's arguments leaves them true (the text check still guards them).
   if (viewEvent.rewritten && viewEvent.event.type !== "tool_call_request") return undefined;
   const message = metadataOf(viewEvent.event)?.message;
-  return isRecord(message) ? without(message, reserved) : undefined;
+  return isJsonObject(message) ? without(message, reserved) : undefined;
 }
 
 function userMessage(viewEvent: ViewEvent, content: string): ChatMessage {
@@ -591,7 +564,7 @@ function assistantMessage(viewEvent: ViewEvent | undefined, text: string): ChatA
 function toolCallOf(viewEvent: ViewEvent): ChatToolCall {
   const request = viewEvent.event as ToolCallRequest;
   const stored = viewEvent.rewritten ? undefined : metadataOf(request)?.call;
-  const extra = isRecord(stored) ? without(stored, ["id", "type", "function"]) : {};
+  const extra = isJsonObject(stored) ? without(stored, ["id", "type", "function"]) : {};
   return {
     id: request.id,
     type: "function",

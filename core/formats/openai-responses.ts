@@ -43,7 +43,6 @@ import type {
   ToolCallRequest,
   ToolCallResponse,
 } from "../events.ts";
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../json.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
 import {
   describePath,
@@ -52,16 +51,13 @@ import {
   parseMessages,
   unsupportedMessage,
 } from "./issues.ts";
+import { isJsonObject, parseToolArguments } from "./shared.ts";
 import type { ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "openai-responses";
 const FIELD = "input";
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The keys of `object` but `omit`, as own properties. */
 function without(object: Json, omit: readonly string[]): Json {
@@ -269,7 +265,7 @@ const SYSTEM_DETAIL =
 
 /** Which schema an item is parsed with: by `type`, and a message by `role`. */
 function itemSchema(item: unknown): z.ZodType {
-  if (!isRecord(item)) return z.looseObject({}, { error: "expected an input item object" });
+  if (!isJsonObject(item)) return z.looseObject({}, { error: "expected an input item object" });
   switch (item.type) {
     case undefined:
     case "message":
@@ -343,7 +339,7 @@ const Turn = z
 function refuseUnmodelled(value: unknown): void {
   if (!Array.isArray(value)) return;
   value.forEach((item: unknown, i) => {
-    if (!isRecord(item) || typeof item.type !== "string" || !unmodelled(item.type)) return;
+    if (!isJsonObject(item) || typeof item.type !== "string" || !unmodelled(item.type)) return;
     throw unsupportedMessage(
       [FIELD, i, "type"],
       `items of type ${JSON.stringify(item.type)} are not supported: the service models ${MODELLED.join(", ")} items (built-in tools, MCP, item references and custom tools are not turned into JP events)`,
@@ -371,29 +367,6 @@ function reasoningText(item: {
 
 function withItem<E extends Entry>(event: E, item: Json): E {
   return Object.keys(item).length === 0 ? event : { ...event, metadata: { [NAME]: { item } } };
-}
-
-function parseArguments(text: string, at: MessagePath): Json {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw invalidMessage(
-      at,
-      `is not valid JSON (${(error as Error).message}): arguments must be a JSON object encoded as a string`,
-    );
-  }
-  if (!isRecord(value)) {
-    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
-    throw invalidMessage(at, `must be a JSON object encoded as a string (got ${kind})`);
-  }
-  if (jsonDepthExceeds(value)) {
-    throw invalidMessage(
-      at,
-      `nests deeper than ${MAX_JSON_DEPTH} levels: flatten the tool's arguments`,
-    );
-  }
-  return value;
 }
 
 /** The events of one turn so far, and what pairing needs. */
@@ -477,7 +450,7 @@ class TurnEvents {
       timestamp: this.timestamp,
       id: item.call_id,
       name: item.name,
-      arguments: parseArguments(item.arguments, [...at, "arguments"]),
+      arguments: parseToolArguments(item.arguments, [...at, "arguments"]),
     };
     this.events.push(
       withItem(request, without(original, ["type", "call_id", "name", "arguments"])),
@@ -555,8 +528,8 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
 function templateOf(viewEvent: ViewEvent, idless: boolean): Json | undefined {
   if (viewEvent.rewritten) return undefined;
   const own = viewEvent.event.metadata?.[NAME];
-  const item = isRecord(own) ? own.item : undefined;
-  if (!isRecord(item)) return undefined;
+  const item = isJsonObject(own) ? own.item : undefined;
+  if (!isJsonObject(item)) return undefined;
   return idless ? without(item, ["id"]) : item;
 }
 
