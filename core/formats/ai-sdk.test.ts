@@ -119,6 +119,16 @@ describe("aiSdk", () => {
       });
     });
 
+    it("takes an empty text part beside an image as empty text, the parts kept", () => {
+      const parts = [text(""), image];
+      expect(convert([user(parts)]).events[1]).toEqual({
+        type: "chat_request",
+        timestamp: T,
+        content: "",
+        metadata: { [META]: { content: parts } },
+      });
+    });
+
     it("keeps the message's providerOptions", () => {
       expect(convert([{ ...user("hi"), providerOptions: options }]).events[1]).toEqual({
         type: "chat_request",
@@ -316,6 +326,36 @@ describe("aiSdk", () => {
       );
     });
 
+    it("refuses null, and a part or a role of the wrong type, with a 400 before anything else", () => {
+      expect(bad(null)).toEqual(invalid("messages: Invalid input: expected array, received null"));
+      // An array role or type is no key of the unmodelled parts (a 422) even if it names one.
+      const file = { type: "file", data: "aGk=", mediaType: "text/plain" };
+      expect(bad([{ role: ["assistant"], content: [file] }])).toEqual(
+        invalid(
+          'messages[0].role: role must be "user", "assistant" or "tool" ("system" only leading, with drop_system)',
+        ),
+      );
+      expect(bad([user("x"), assistant([null])])).toEqual(
+        invalid(
+          "messages[1].content[0]: an assistant message takes text, reasoning and tool-call parts",
+        ),
+      );
+      expect(bad([user("x"), assistant([{ ...file, type: ["file"] }])])).toEqual(
+        invalid(
+          "messages[1].content[0].type: an assistant message takes text, reasoning and tool-call parts",
+        ),
+      );
+      // providerExecuted is a tool call's: on a text part it is an unknown key, not a provider call.
+      expect(bad([user("x"), assistant([{ ...text("t"), providerExecuted: true }])])).toEqual(
+        invalid('messages[1].content[0]: Unrecognized key: "providerExecuted"'),
+      );
+      expect(bad([user("x"), assistant([call("c")]), tool(result("c", { type: "json" }))])).toEqual(
+        invalid(
+          "messages[2].content[0].output.value: expected a JSON value (nesting at most 100 levels)",
+        ),
+      );
+    });
+
     it("refuses empty content", () => {
       expect(bad([user("")])).toEqual(invalid("messages[0].content: content must not be empty"));
       expect(bad([user("go"), assistant([])])).toEqual(
@@ -403,6 +443,21 @@ describe("aiSdk", () => {
           "messages[0].content[0].providerOptions.a: Invalid input: expected record, received number",
         ),
       );
+    });
+
+    it("takes no prototype key for a role or a part type it does not model (a 400, not a 422)", () => {
+      expect(bad([{ role: "toString", content: [{ type: "length" }] }])).toEqual(
+        invalid(
+          'messages[0].role: role must be "user", "assistant" or "tool" ("system" only leading, with drop_system)',
+        ),
+      );
+      for (const type of ["constructor", "toString"]) {
+        expect(bad([user("x"), assistant([{ type }])])).toEqual(
+          invalid(
+            "messages[1].content[0].type: an assistant message takes text, reasoning and tool-call parts",
+          ),
+        );
+      }
     });
 
     it("refuses tool approvals and parts it does not model with a 422 that names them", () => {
@@ -516,6 +571,21 @@ describe("aiSdk", () => {
     it("leaves an empty request without parts out", () => {
       expect(aiSdk.fromView(rawView([turnStart(0), request(""), message("a")]))).toEqual([
         assistant("a"),
+      ]);
+    });
+
+    it("does not re-emit a stored output whose error flag is no longer the event's", () => {
+      const stream: Entry[] = [
+        turnStart(0),
+        toolCall("c", "f", {}),
+        {
+          ...toolResult("c", "x"),
+          metadata: { [META]: { part: { output: { type: "error-text", value: "x" } } } },
+        },
+      ];
+      expect(aiSdk.fromView(rawView(stream))).toEqual([
+        assistant([call("c", {}, "f")]),
+        tool(result("c", { type: "text", value: "x" }, "f")),
       ]);
     });
 

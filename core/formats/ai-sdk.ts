@@ -562,10 +562,9 @@ function toolEvents(
 function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): ConvertedTurn {
   const dropped = droppedSystem(value, dropSystem);
   refuseUnmodelled(value, dropped);
-  const posted =
-    dropped > 0 && Array.isArray(value)
-      ? value.map((message: unknown, i) => (i < dropped ? PLACEHOLDER : message))
-      : value;
+  const posted = Array.isArray(value)
+    ? value.map((message: unknown, i) => (i < dropped ? PLACEHOLDER : message))
+    : value;
   const messages = parseMessages(Turn, posted, FIELD);
   if (dropped === messages.length) {
     throw invalidMessage([FIELD], "nothing is left once the leading system messages are dropped");

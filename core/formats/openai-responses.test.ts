@@ -287,6 +287,85 @@ describe("openaiResponses.toEvents: refusals", () => {
     expectInvalid([user(7)], "input[0].content", "expected a string or an array of content parts");
   });
 
+  // Found by test/integration/formats-malformed.test.ts: these were stored (202) and re-emitted
+  // verbatim, so the projection was no input OpenAI's published schema takes.
+  it("refuses an assistant phase, an annotation and a logprob OpenAI's schema refuses, located", () => {
+    const assistant = { role: "assistant", content: "Done." };
+    expectInvalid(
+      [{ ...assistant, phase: "final" }],
+      "input[0].phase",
+      'a phase is "commentary" or "final_answer"',
+    );
+    expectInvalid([{ ...assistant, phase: 1 }], "input[0].phase", /"commentary" or "final_answer"/);
+    const withPart = (part: object) => [{ ...msg, content: [{ ...msg.content[0], ...part }] }];
+    // Chat Completions' shape: the citation nested under its type.
+    const chatCitation = {
+      type: "url_citation",
+      url_citation: { url: "https://x", title: "X", start_index: 0, end_index: 1 },
+    };
+    expectInvalid(
+      withPart({ annotations: [chatCitation] }),
+      "input[0].content[0].annotations[0].url",
+      "Invalid input: expected string, received undefined",
+    );
+    expectInvalid(
+      withPart({ annotations: [{ type: "citation", url: "https://x" }] }),
+      "input[0].content[0].annotations[0].type",
+      "an annotation's type is file_citation, url_citation, container_file_citation or file_path",
+    );
+    expectInvalid(
+      withPart({ annotations: [{ type: "file_citation", file_id: "f", index: 0 }] }),
+      "input[0].content[0].annotations[0].filename",
+      "Invalid input: expected string, received undefined",
+    );
+    expectInvalid(
+      withPart({ annotations: [{ ...msg.content[0]?.annotations[0], url: "x" }] }),
+      "input[0].content[0].annotations[0].url",
+      "url must be a URL",
+    );
+    expectInvalid(
+      withPart({ logprobs: [{ token: "D", logprob: -0.1 }] }),
+      "input[0].content[0].logprobs[0].bytes",
+      "Invalid input: expected array, received undefined",
+    );
+  });
+
+  it("takes every annotation type and logprobs as OpenAI's schema defines them, and writes them back", () => {
+    const part = {
+      type: "output_text",
+      text: "Done.",
+      annotations: [
+        { type: "file_citation", file_id: "file-1", filename: "a.pdf", index: 0 },
+        { type: "url_citation", url: "https://x", title: "X", start_index: 0, end_index: 1 },
+        {
+          type: "container_file_citation",
+          container_id: "cntr_1",
+          file_id: "file-2",
+          filename: "b.csv",
+          start_index: 0,
+          end_index: 4,
+        },
+        { type: "file_path", file_id: "file-3", index: 1 },
+      ],
+      logprobs: [
+        {
+          token: "Done",
+          logprob: -0.5,
+          bytes: [68, 111, 110, 101],
+          top_logprobs: [{ token: "Done", logprob: -0.5, bytes: [68, 111, 110, 101] }],
+        },
+      ],
+    };
+    const input = [{ ...msg, phase: "final_answer", content: [part] }];
+    const written = openaiResponses.fromView(rawView(streamOf(input)));
+    expect(written).toEqual(input);
+    expect(openaiResponsesInputErrors(written)).toEqual([]);
+    const commentary = [{ role: "assistant", content: "Hm.", phase: "commentary" }];
+    expect(openaiResponses.fromView(rawView(streamOf(commentary)))).toEqual(commentary);
+    const unphased = [{ role: "assistant", content: "Hm.", phase: null }];
+    expect(openaiResponses.fromView(rawView(streamOf(unphased)))).toEqual(unphased);
+  });
+
   it("refuses a reasoning item without its id (OpenAI's schema requires it)", () => {
     expectInvalid([{ type: "reasoning", summary: [] }], "input[0].id", /expected string/);
   });
@@ -386,6 +465,37 @@ describe("openaiResponses.toEvents: refusals", () => {
     }
   });
 
+  it("names the modelled item types in full in the 422", () => {
+    expect(refusal([user("hi"), { type: "web_search_call", id: "ws_1" }]).message).toBe(
+      'input[1].type: items of type "web_search_call" are not supported: the service models message, reasoning, function_call, function_call_output items (built-in tools, MCP, item references and custom tools are not turned into JP events)',
+    );
+  });
+
+  it("refuses messages whose only parts are empty texts", () => {
+    expectInvalid(
+      [user([{ type: "input_text", text: "" }])],
+      "input[0].content",
+      "a user message needs text or a content part",
+    );
+    expectInvalid(
+      [{ ...msg, content: [{ type: "output_text", text: "" }] }],
+      "input[0].content",
+      "an assistant message needs text or a content part",
+    );
+  });
+
+  it("refuses a system prompt after a reasoning item or a call even with dropSystem: it is not leading", () => {
+    const refusedAfter = (first: unknown, role: string) =>
+      expectUnsupported(
+        [first, { role, content: "s" }],
+        "input[1]",
+        `a ${role} message after the turn's first other item: `,
+        true,
+      );
+    refusedAfter(rs, "system");
+    refusedAfter(fcall("c", "f", "{}"), "developer");
+  });
+
   it("answers with the issue's JSON pointer", () => {
     const error = refusal([fcall("c", "f", "[]")]) as InvalidInputError;
     expect(error.issues).toEqual([
@@ -461,6 +571,69 @@ describe("openaiResponses.fromView", () => {
     ]);
   });
 
+  it("writes an output message posted with string content as one output_text part, status kept", () => {
+    const posted = { id: "msg_3", type: "message", role: "assistant", status: "incomplete" };
+    expect(openaiResponses.fromView(rawView(streamOf([{ ...posted, content: "Hi." }])))).toEqual([
+      {
+        ...posted,
+        content: [{ type: "output_text", text: "Hi.", annotations: [], logprobs: [] }],
+      },
+    ]);
+  });
+
+  it("gives an output message posted without `type` its type and status", () => {
+    const part = { type: "output_text", text: "Hi." };
+    const posted = { id: "msg_4", role: "assistant", content: [part] };
+    expect(openaiResponses.fromView(rawView(streamOf([posted])))).toEqual([
+      {
+        type: "message",
+        role: "assistant",
+        id: "msg_4",
+        status: "completed",
+        content: [{ ...part, annotations: [], logprobs: [] }],
+      },
+    ]);
+  });
+
+  it("writes an event holding reasoning and a message with the reasoning item's metadata on the reasoning only", () => {
+    const item = { id: "rs_1", summary: [{ type: "summary_text", text: "r" }] };
+    const stream: Entry[] = [
+      turnStart(0),
+      { type: "chat_response", timestamp: T, reasoning: "r", message: "m", ...meta(item) },
+    ];
+    expect(openaiResponses.fromView(rawView(stream))).toEqual([
+      { type: "reasoning", ...item },
+      { role: "assistant", content: "m" },
+    ]);
+  });
+
+  it("keeps an id-less assistant message's type and phase but not its status", () => {
+    const posted = { role: "assistant", content: "x", type: "message", phase: "commentary" };
+    expect(
+      openaiResponses.fromView(rawView(streamOf([{ ...posted, status: "completed" }]))),
+    ).toEqual([posted]);
+  });
+
+  it("writes the plain item when stored keys are not valid for it (JP events posted by hand)", () => {
+    const stream: Entry[] = [
+      turnStart(0),
+      { ...request("u"), ...meta({ status: "bogus" }) },
+      { ...request(""), ...meta({ content: [{ type: "input_image", image_url: "https://x" }] }) },
+      { ...reasoning("r"), ...meta({ id: "rs_1", summary: "r" }) },
+      { ...message("m"), ...meta({ phase: "bogus" }) },
+      { ...message("n"), ...meta({ id: "msg_1", status: "bogus" }) },
+      { ...toolCall("c", "f", {}), ...meta({ id: "fc_1", status: "bogus" }) },
+      { ...toolResult("c", "x"), ...meta({ status: "bogus" }) },
+    ];
+    expect(openaiResponses.fromView(rawView(stream))).toEqual([
+      { role: "user", content: "u" },
+      { role: "assistant", content: "m" },
+      { role: "assistant", content: "n" },
+      { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: "c", output: "x" },
+    ]);
+  });
+
   it("writes a plain item when the stored parts no longer give the event's text", () => {
     const stream = streamOf([user([{ type: "input_text", text: "a" }])]);
     const edited = stream.map((entry) =>
@@ -479,6 +652,27 @@ describe("openaiResponses.fromView", () => {
     expect(openaiResponses.fromView(rawView(stream))).toEqual([
       { role: "user", content: "hi" },
       { role: "assistant", content: "yo" },
+    ]);
+  });
+
+  it("never lets a stored role or type override the item's own (JP events posted by hand)", () => {
+    const summary = [{ type: "summary_text", text: "r" }];
+    const stream: Entry[] = [
+      turnStart(0),
+      { ...request("u"), ...meta({ role: "assistant", type: "message" }) },
+      { ...reasoning("r"), ...meta({ type: "message", id: "rs_1", summary }) },
+      { ...message("m"), ...meta({ role: "user", id: "msg_1" }) },
+    ];
+    expect(openaiResponses.fromView(rawView(stream))).toEqual([
+      { role: "user", content: "u", type: "message" },
+      { type: "reasoning", id: "rs_1", summary },
+      {
+        type: "message",
+        role: "assistant",
+        id: "msg_1",
+        status: "completed",
+        content: [{ type: "output_text", text: "m", annotations: [], logprobs: [] }],
+      },
     ]);
   });
 

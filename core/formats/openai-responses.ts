@@ -16,8 +16,10 @@
  * Refused when posted (400): an empty array, a message without text or
  * parts, a `function_call` whose `arguments` is not a JSON object, a
  * duplicate `call_id` among the turn's calls, a `function_call_output` that
- * answers no call before it in the turn (or a call already answered), and a
- * `call_id` longer than 64 characters (OpenAI's limit on outputs).
+ * answers no call before it in the turn (or a call already answered), a
+ * `call_id` longer than 64 characters (OpenAI's limit on outputs), and
+ * kept data OpenAI's schema refuses (an annotation, a logprob or a `phase`
+ * not as it defines them), which would be re-emitted verbatim.
  *
  * Written back ({@link openaiResponses}.fromView), the stored item is
  * re-emitted while its event is not rewritten by a compaction and its text is
@@ -64,17 +66,16 @@ function without(object: Json, omit: readonly string[]): Json {
   return Object.fromEntries(Object.entries(object).filter(([key]) => !omit.includes(key)));
 }
 
+/** A URI with its scheme (`https:`, `data:`), as OpenAI's `format: uri`. */
+const uri = (message: string) => z.string().regex(/^[A-Za-z][A-Za-z0-9+.-]*:/, message);
+
 /** A text part of a user message or a tool output. */
 export const InputTextPart = z.looseObject({ type: z.literal("input_text"), text: z.string() });
 
 /** An image part (kept verbatim in metadata); OpenAI's schema wants its `detail`. */
 export const InputImagePart = z.looseObject({
   type: z.literal("input_image"),
-  image_url: z
-    .string()
-    .regex(/^[A-Za-z][A-Za-z0-9+.-]*:/, "image_url must be a URL (https: or data:)")
-    .nullable()
-    .optional(),
+  image_url: uri("image_url must be a URL (https: or data:)").nullable().optional(),
   file_id: z.string().nullable().optional(),
   detail: z.enum(["low", "high", "auto", "original"]),
 });
@@ -85,18 +86,62 @@ export const InputFilePart = z.looseObject({
   file_id: z.string().nullable().optional(),
   filename: z.string().optional(),
   file_data: z.string().optional(),
-  file_url: z
-    .string()
-    .regex(/^[A-Za-z][A-Za-z0-9+.-]*:/, "file_url must be a URL")
-    .optional(),
+  file_url: uri("file_url must be a URL").optional(),
+});
+
+const index = z.number().int();
+
+/**
+ * An annotation of an output text part, as OpenAI's schema defines it (kept
+ * verbatim in metadata and re-emitted, so one the API would refuse is
+ * refused when posted).
+ */
+export const Annotation = z.discriminatedUnion(
+  "type",
+  [
+    z.looseObject({
+      type: z.literal("file_citation"),
+      file_id: z.string(),
+      filename: z.string(),
+      index,
+    }),
+    z.looseObject({
+      type: z.literal("url_citation"),
+      url: uri("url must be a URL"),
+      title: z.string(),
+      start_index: index,
+      end_index: index,
+    }),
+    z.looseObject({
+      type: z.literal("container_file_citation"),
+      container_id: z.string(),
+      file_id: z.string(),
+      filename: z.string(),
+      start_index: index,
+      end_index: index,
+    }),
+    z.looseObject({ type: z.literal("file_path"), file_id: z.string(), index }),
+  ],
+  {
+    error:
+      "an annotation's type is file_citation, url_citation, container_file_citation or file_path",
+  },
+);
+
+const logprob = { token: z.string(), logprob: z.number(), bytes: z.array(z.number().int()) };
+
+/** A token's log probability, as OpenAI's schema defines it. */
+export const LogProb = z.looseObject({
+  ...logprob,
+  top_logprobs: z.array(z.looseObject(logprob)),
 });
 
 /** An assistant's output text part, with its annotations (kept verbatim in metadata). */
 export const OutputTextPart = z.looseObject({
   type: z.literal("output_text"),
   text: z.string(),
-  annotations: z.array(z.looseObject({ type: z.string() })).optional(),
-  logprobs: z.array(z.unknown()).optional(),
+  annotations: z.array(Annotation).optional(),
+  logprobs: z.array(LogProb).optional(),
 });
 
 /** A part of a user message or a tool output. */
@@ -140,6 +185,10 @@ export const ResponsesAssistantMessage = z.looseObject({
   content: content(OutputTextPart),
   id: z.string().optional(),
   status,
+  phase: z
+    .enum(["commentary", "final_answer"], { error: 'a phase is "commentary" or "final_answer"' })
+    .nullable()
+    .optional(),
 });
 
 /** A message item, by role. */
@@ -458,7 +507,7 @@ class TurnEvents {
   }
 
   output(item: ResponsesFunctionCallOutput, original: Json, at: MessagePath): void {
-    this.leading = false;
+    // No `leading = false`: an output is taken only after its call, which cleared it.
     const id = item.call_id;
     const answered = this.answers.get(id);
     if (answered !== undefined) {
@@ -609,7 +658,7 @@ function callItem(viewEvent: ViewEvent, idless: boolean): ResponsesItem {
   };
   const template = templateOf(viewEvent, idless);
   if (template === undefined) return plain;
-  const candidate = { ...without(template, ["type", "call_id", "name", "arguments"]), ...plain };
+  const candidate = { ...template, ...plain };
   return ResponsesFunctionCall.safeParse(candidate).success ? (candidate as ResponsesItem) : plain;
 }
 

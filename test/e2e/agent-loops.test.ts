@@ -13,18 +13,29 @@
  * the provider, and recent turns come back as posted, signatures included.
  * The loops read the projection with `afterTurn` (issue 12), so each call
  * compacts exactly the turns of the bands fired through the previous turn:
- * a band fired after turn k is in turn k + 1's requests.
+ * a band fired after turn k is in turn k + 1's requests. The harness is
+ * test/helpers/agent-loops.ts; the Responses API and AI SDK loops are in
+ * agent-loops-more.test.ts.
  */
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { AutocompactClient, type ListedCompaction } from "../../client/index.ts";
-import { type LocalService, startLocalService } from "../../functions/local/runtime.ts";
+import {
+  type AgentLoopRuntime,
+  AUTO,
+  answerText,
+  autocompactEnv,
+  bandedThrough,
+  COMPACTED_RESULT,
+  declared,
+  distinctSorted,
+  inAutoBand,
+  QUESTIONS,
+  runSnippet,
+  settle,
+  startAgentLoopRuntime,
+  TOOL,
+  typeCheckSnippets,
+} from "../helpers/agent-loops.ts";
 import { anthropicRuleViolations } from "../helpers/anthropic-rules.ts";
 import {
   type ModelStub,
@@ -34,146 +45,22 @@ import {
 } from "../helpers/model-stub.ts";
 import { openaiChatMessageErrors } from "../helpers/openai-schema.ts";
 
-const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const KEY = "agent-loops-key";
-/** The window the runtime's catalog gives the snippets' models, so a few turns fill it. */
-const WINDOW = 3_000;
-const AUTO = {
-  enabled: true,
-  trigger_ratio: 0.5,
-  min_turns: 2,
-  rule: { keep_first: 1, keep_last: 1, tool_calls: "strip", reasoning: "strip" },
-} as const;
-/** The user's questions, one a line on the snippet's stdin: one turn each. */
-const QUESTIONS = [
-  "Which test runner does this project use?",
-  "Which linter?",
-  "Which Node version does it need?",
-  "Which web framework serves the API?",
-  "Which AWS SDK clients does it use?",
-  "What does npm start run?",
-];
-const TOOL = "read_file";
-const COMPACTED_RESULT = `[compacted] ${TOOL}: success`;
-
-let service: LocalService;
-let dataDir: string;
-/** Inside the repository, so the snippets' `autocompact/client` resolves (package self-reference). */
-let snippetDir: string;
+let runtime: AgentLoopRuntime;
 let packageJson: string;
 
 beforeAll(async () => {
-  packageJson = await readFile(join(ROOT, "package.json"), "utf8");
-  dataDir = await mkdtemp(join(tmpdir(), "autocompact-agent-loops-"));
-  snippetDir = await mkdtemp(join(ROOT, ".agent-loops-"));
   vi.stubEnv("POWERTOOLS_METRICS_DISABLED", "true");
-  service = await startLocalService({
-    port: 0,
-    host: "127.0.0.1",
-    dataDir,
-    inMemory: true,
-    devKey: KEY,
-    logLevel: "ERROR",
-    // The snippets post the model ids a platform would; here those models have a small window.
-    catalog: { "gpt-4.1": WINDOW, "claude-sonnet-4-5": WINDOW },
-  });
+  runtime = await startAgentLoopRuntime(["gpt-4.1", "claude-sonnet-4-5"]);
+  packageJson = runtime.packageJson;
 }, 120_000);
 
 afterAll(async () => {
   vi.unstubAllEnvs();
-  await service?.stop();
-  await rm(dataDir, { recursive: true, force: true });
-  if (snippetDir) await rm(snippetDir, { recursive: true, force: true });
+  await runtime?.stop();
 });
 
-/** The body of the ```ts block right after `<!-- snippet: name -->` in README.md. */
-async function readmeSnippet(name: string): Promise<string> {
-  const readme = await readFile(join(ROOT, "README.md"), "utf8");
-  const marker = `<!-- snippet: ${name} -->\n\`\`\`ts\n`;
-  const start = readme.indexOf(marker);
-  expect(start, `README.md has the snippet ${name}`).toBeGreaterThanOrEqual(0);
-  const body = readme.slice(start + marker.length);
-  const end = body.indexOf("\n```\n");
-  expect(end, `the snippet ${name} ends`).toBeGreaterThan(0);
-  return `${body.slice(0, end)}\n`;
-}
-
-/** The conversation id, format and model a snippet declares (`const id = "…"`, …). */
-function declared(source: string): { id: string; format: string; model: string } {
-  const value = (name: string) => {
-    const match = new RegExp(`^const ${name} = "([^"]+)";`, "m").exec(source);
-    if (!match?.[1]) throw new Error(`the snippet declares no ${name}`);
-    return match[1];
-  };
-  return { id: value("id"), format: value("format"), model: value("model") };
-}
-
-async function writeSnippet(name: string): Promise<{ file: string; source: string }> {
-  const source = await readmeSnippet(name);
-  const file = join(snippetDir, `${name}.ts`);
-  await writeFile(file, source);
-  return { file, source };
-}
-
-/** Runs a snippet as a platform would: `npx tsx`, the questions on stdin, the SDKs' own env. */
-async function runSnippet(file: string, env: Record<string, string>): Promise<string> {
-  const pending = run("npx", ["tsx", file], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    timeout: 45_000,
-  });
-  pending.child.stdin?.end(`${QUESTIONS.join("\n")}\n`);
-  try {
-    return (await pending).stdout;
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`the snippet failed: ${String(error)}\nstdout: ${stdout}\nstderr: ${stderr}`);
-  }
-}
-
-function client(): AutocompactClient {
-  return new AutocompactClient({ url: service.url, key: KEY });
-}
-
-/**
- * The conversation's end state, once the last turn's evaluation has decided
- * (the loop reads no view after it): its bands, each fired after one turn,
- * since the loop posts a turn only after the view as evaluated after the
- * previous one (no evaluation of it is stale).
- */
-async function settle(conversation: string) {
-  const afterTurn = QUESTIONS.length - 1;
-  const summary = await client().conversation(conversation, { afterTurn });
-  expect(summary).toMatchObject({
-    turn_count: QUESTIONS.length,
-    evaluated_through: afterTurn,
-    decided_through: afterTurn,
-  });
-  const { compactions } = await client().compactions(conversation);
-  const auto = compactions.filter((c) => c.source === "auto");
-  expect(auto.length).toBeGreaterThanOrEqual(1);
-  // A band fired after some turn before the last, so a call shows it.
-  expect(auto.some((c) => (c.trigger?.turn ?? afterTurn) < afterTurn)).toBe(true);
-  return compactions;
-}
-
-/**
- * The turns that the automatic bands fired after turns up to `turn` cover,
- * in order: those the view read with `afterTurn: turn` compacts.
- */
-function bandedThrough(compactions: readonly ListedCompaction[], turn: number): number[] {
-  const turns = new Set<number>();
-  for (const band of compactions) {
-    if (band.source !== "auto" || band.trigger === undefined || band.trigger.turn > turn) continue;
-    for (let t = band.from_turn; t <= band.to_turn; t++) turns.add(t);
-  }
-  return [...turns].sort((a, b) => a - b);
-}
-
-/** `turns` without repeats, in order. */
-function distinctSorted(turns: readonly number[]): number[] {
-  return [...new Set(turns)].sort((a, b) => a - b);
+function client() {
+  return runtime.client();
 }
 
 type Json = Record<string, unknown>;
@@ -231,7 +118,7 @@ function openaiModel(issued: IssuedCall[]): (request: StubRequest) => StubReply 
         }
       : {
           role: "assistant",
-          content: `Answer ${turn}: see package.json.`,
+          content: answerText(turn),
           refusal: null,
           annotations: [],
         };
@@ -309,7 +196,7 @@ function anthropicModel(issued: IssuedThinking[]): (request: StubRequest) => Stu
         },
       ];
     } else {
-      const text = `Answer ${turn}: see package.json.`;
+      const text = answerText(turn);
       issued.push({ turn, block: thinking, with: { text } });
       content = [thinking, { type: "text", text, citations: null }];
     }
@@ -360,49 +247,27 @@ describe("the README's agent loops against the local runtime and stub models", (
   it("type-check as written (strict, with the SDKs' and the client's types)", async () => {
     const files = await Promise.all(
       ["openai-chat-loop", "anthropic-messages-loop"].map(
-        async (name) => (await writeSnippet(name)).file,
+        async (name) => (await runtime.writeSnippet(name)).file,
       ),
     );
-    const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
-    const options = [
-      "--noEmit",
-      "--strict",
-      "--noUncheckedIndexedAccess",
-      "--target",
-      "ES2022",
-      "--module",
-      "NodeNext",
-      "--moduleResolution",
-      "NodeNext",
-      "--lib",
-      "ES2023",
-      "--types",
-      "node",
-      "--allowImportingTsExtensions",
-      "--skipLibCheck",
-    ];
-    const result = await run(process.execPath, [tsc, ...options, ...files], { cwd: ROOT }).catch(
-      (error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout}` }),
-    );
-    expect(result.stdout).toBe("");
+    expect(await typeCheckSnippets(files)).toBe("");
   }, 60_000);
 
   it("openai-chat: the official openai client's loop gets the compacted view", async () => {
     const issued: IssuedCall[] = [];
     openaiStub = await startModelStub(openaiModel(issued));
-    const { file, source } = await writeSnippet("openai-chat-loop");
+    const { file, source } = await runtime.writeSnippet("openai-chat-loop");
     const { id, format, model } = declared(source);
     expect([format, model]).toEqual(["openai-chat", "gpt-4.1"]);
     await client().putConfig(id, { conversation: { compaction: { auto: AUTO } } });
 
     const stdout = await runSnippet(file, {
-      AUTOCOMPACT_URL: service.url,
-      AUTOCOMPACT_KEY: KEY,
+      ...autocompactEnv(runtime),
       OPENAI_BASE_URL: `${openaiStub.url}/v1`,
       OPENAI_API_KEY: "sk-stub",
     });
-    expect(stdout).toContain(`Answer ${QUESTIONS.length - 1}: see package.json.`);
-    const compactions = await settle(id);
+    expect(stdout).toContain(answerText(QUESTIONS.length - 1));
+    const compactions = await settle(client(), id);
 
     // One tool call and one answer per question, each request a valid Chat Completions body.
     const requests = openaiStub.requests.map(bodyOf);
@@ -435,9 +300,7 @@ describe("the README's agent loops against the local runtime and stub models", (
     );
     for (const turn of compactedTurns) {
       expect(turn).toBeGreaterThan(0);
-      expect(
-        compactions.some((c) => c.source === "auto" && c.from_turn <= turn && turn <= c.to_turn),
-      ).toBe(true);
+      expect(inAutoBand(compactions, turn)).toBe(true);
     }
     // Each call of turn t compacts exactly what the bands fired through turn t - 1 cover:
     // the view it was built from was read with `afterTurn: t - 1`.
@@ -475,19 +338,18 @@ describe("the README's agent loops against the local runtime and stub models", (
   it("anthropic-messages: the official @anthropic-ai/sdk loop gets the compacted view, signatures kept", async () => {
     const issued: IssuedThinking[] = [];
     anthropicStub = await startModelStub(anthropicModel(issued));
-    const { file, source } = await writeSnippet("anthropic-messages-loop");
+    const { file, source } = await runtime.writeSnippet("anthropic-messages-loop");
     const { id, format, model } = declared(source);
     expect([format, model]).toEqual(["anthropic-messages", "claude-sonnet-4-5"]);
     await client().putConfig(id, { conversation: { compaction: { auto: AUTO } } });
 
     const stdout = await runSnippet(file, {
-      AUTOCOMPACT_URL: service.url,
-      AUTOCOMPACT_KEY: KEY,
+      ...autocompactEnv(runtime),
       ANTHROPIC_BASE_URL: anthropicStub.url,
       ANTHROPIC_API_KEY: "sk-ant-stub",
     });
-    expect(stdout).toContain(`Answer ${QUESTIONS.length - 1}: see package.json.`);
-    const compactions = await settle(id);
+    expect(stdout).toContain(answerText(QUESTIONS.length - 1));
+    const compactions = await settle(client(), id);
 
     const requests = anthropicStub.requests.map(bodyOf);
     expect(requests).toHaveLength(2 * QUESTIONS.length);
@@ -531,9 +393,7 @@ describe("the README's agent loops against the local runtime and stub models", (
     // Each compacted turn lies in an automatic band, and the first turn (keep_first) is never one.
     for (const turn of compactedTurns) {
       expect(turn).toBeGreaterThan(0);
-      expect(
-        compactions.some((c) => c.source === "auto" && c.from_turn <= turn && turn <= c.to_turn),
-      ).toBe(true);
+      expect(inAutoBand(compactions, turn)).toBe(true);
     }
     // Each call of turn t compacts exactly what the bands fired through turn t - 1 cover:
     // the view it was built from was read with `afterTurn: t - 1`.

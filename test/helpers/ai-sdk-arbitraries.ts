@@ -6,6 +6,7 @@
  * on messages and parts, images and files, reasoning, every output type,
  * results' own tool names, adjacent messages of one role).
  */
+import { modelMessageSchema } from "ai";
 import fc from "fast-check";
 import type {
   AiSdkAssistantPart,
@@ -251,4 +252,15 @@ export function normalizeAiSdkMessages(messages: readonly AiSdkMessage[]): unkno
       only.text !== "";
     return { ...message, content: plain ? only.text : parts };
   });
+}
+
+/**
+ * Why `messages` is no valid `ModelMessage[]` by the `ai` package's own
+ * exported `modelMessageSchema` (one line per issue); empty when it is valid.
+ */
+export async function aiSdkSchemaIssues(messages: unknown): Promise<string[]> {
+  const result = await modelMessageSchema.array().safeParseAsync(messages);
+  return result.success
+    ? []
+    : result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
 }

@@ -3,8 +3,10 @@
  * records every request and answers with what the test's handler says, so the
  * real clients are driven over real HTTP: HTTP/1.1 for `fetch`, cleartext
  * HTTP/2 for the Bedrock Runtime client (its default handler is the SDK's
- * HTTP/2 one, as in Lambda).
+ * HTTP/2 one, as in Lambda). Also the models of the README's agent loops
+ * that several loops share (test/e2e/agent-loops*.test.ts).
  */
+import { randomBytes } from "node:crypto";
 import {
   createServer,
   type IncomingHttpHeaders,
@@ -151,5 +153,123 @@ export function chatCompletion(text: string | null, promptTokens = 1234, complet
         total_tokens: promptTokens + completionTokens,
       },
     },
+  };
+}
+
+/** What a {@link responsesAgentModel} put in one reply's `output`, for the turn it answered. */
+export interface IssuedOutput {
+  readonly turn: number;
+  /** A reasoning item, then a `function_call` (`fc_` id) or the answer's `message`. */
+  readonly output: readonly Record<string, unknown>[];
+}
+
+/**
+ * An OpenAI Responses API model on `POST /v1/responses` running an agent
+ * loop: when the request's last `input` item is a user message, a reasoning
+ * item and a `function_call` of `tool` with `args`; after its output, a
+ * reasoning item and the final `message` `answer(turn)`, the turn being the
+ * count of user messages in `input` minus one. Items have the API's ids
+ * (`rs_`, `fc_` with its `call_`, `msg_`); reasoning carries
+ * `encrypted_content` only when `include` asks for it, as the API does. The
+ * reply is the API's Response object, which both the `openai` client and
+ * `@ai-sdk/openai` parse.
+ */
+export function responsesAgentModel(options: {
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly answer: (turn: number) => string;
+  readonly issued: IssuedOutput[];
+}): StubHandler {
+  const id = (prefix: string) => `${prefix}_${randomBytes(24).toString("hex")}`;
+  let n = 0;
+  return (request) => {
+    if (request.method !== "POST" || request.path !== "/v1/responses") {
+      return {
+        status: 404,
+        json: { error: { message: `no route ${request.path}`, type: "invalid_request_error" } },
+      };
+    }
+    n += 1;
+    const body = request.body as {
+      model?: string;
+      input?: { type?: string; role?: string }[];
+      include?: string[];
+      instructions?: string;
+      store?: boolean;
+      tools?: unknown[];
+    };
+    const input = body.input ?? [];
+    const isUser = (item: { type?: string; role?: string } | undefined) =>
+      item?.role === "user" && (item.type ?? "message") === "message";
+    const turn = input.filter(isUser).length - 1;
+    const asking = isUser(input.at(-1));
+    const reasoning = {
+      id: id("rs"),
+      type: "reasoning",
+      summary: [
+        {
+          type: "summary_text",
+          text: `Turn ${turn}, step ${asking ? 1 : 2}: ${asking ? "read the file" : "answer from it"}.`,
+        },
+      ],
+      ...(body.include?.includes("reasoning.encrypted_content")
+        ? { encrypted_content: randomBytes(120).toString("base64") }
+        : {}),
+    };
+    const step = asking
+      ? {
+          id: id("fc"),
+          type: "function_call",
+          status: "completed",
+          arguments: JSON.stringify(options.args),
+          call_id: `call_${randomBytes(12).toString("base64url")}`,
+          name: options.tool,
+        }
+      : {
+          id: id("msg"),
+          type: "message",
+          status: "completed",
+          content: [
+            { type: "output_text", annotations: [], logprobs: [], text: options.answer(turn) },
+          ],
+          role: "assistant",
+        };
+    const output = [reasoning, step];
+    options.issued.push({ turn, output });
+    return {
+      json: {
+        id: id("resp"),
+        object: "response",
+        created_at: 1_764_576_000 + n,
+        status: "completed",
+        background: false,
+        error: null,
+        incomplete_details: null,
+        instructions: body.instructions ?? null,
+        max_output_tokens: null,
+        model: "gpt-5-2025-08-07",
+        output,
+        parallel_tool_calls: true,
+        previous_response_id: null,
+        reasoning: { effort: "medium", summary: null },
+        service_tier: "default",
+        store: body.store ?? true,
+        temperature: 1,
+        text: { format: { type: "text" }, verbosity: "medium" },
+        tool_choice: "auto",
+        tools: body.tools ?? [],
+        top_p: 1,
+        truncation: "disabled",
+        usage: {
+          input_tokens: 1000,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: 60,
+          output_tokens_details: { reasoning_tokens: 40 },
+          total_tokens: 1060,
+        },
+        user: null,
+        metadata: {},
+      },
+    };
   };
 }

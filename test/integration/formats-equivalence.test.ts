@@ -1,23 +1,29 @@
 /**
  * The D50 decisions do not depend on the format (ARCHITECTURE §15: every
- * rule runs on the JP view). A long, tool-heavy conversation is posted in its
- * provider format to one conversation and as the JP events of each turn to
- * another, with the same auto compaction config and the same model; each
- * queued evaluation is delivered after each post. Both fire at the same
- * turns with the same ranges and estimates, every firing is the rolling
- * range §5 defines (computed here from the config), and the compacted
- * projection reads the same in the format and is valid for its provider.
+ * rule runs on the JP view). For each provider format (openai-chat,
+ * openai-responses, anthropic-messages, ai-sdk), a long, tool-heavy
+ * conversation is posted in the format to one conversation and as the JP
+ * events of each turn to another, with the same auto compaction config and
+ * the same model; each queued evaluation is delivered after each post. Both
+ * fire at the same turns with the same ranges and estimates, every firing is
+ * the rolling range §5 defines (computed here from the config), and the
+ * compacted projection reads the same in the format and is valid for its
+ * provider.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../core/events.ts";
+import { aiSdk } from "../../core/formats/ai-sdk.ts";
 import { anthropicMessages } from "../../core/formats/anthropic-messages.ts";
 import type { ProviderFormat } from "../../core/formats/format.ts";
 import { openaiChat } from "../../core/formats/openai-chat.ts";
+import { openaiResponses } from "../../core/formats/openai-responses.ts";
+import { aiSdkSchemaIssues, aiSdkTurnArb } from "../helpers/ai-sdk-arbitraries.ts";
 import { anthropicTurnArb } from "../helpers/anthropic-arbitraries.ts";
 import { anthropicRuleViolations } from "../helpers/anthropic-rules.ts";
 import { chatTurnArb } from "../helpers/openai-chat-arbitraries.ts";
-import { openaiChatMessageErrors } from "../helpers/openai-schema.ts";
+import { responsesTurnArb } from "../helpers/openai-responses-arbitraries.ts";
+import { openaiChatMessageErrors, openaiResponsesInputErrors } from "../helpers/openai-schema.ts";
 import { harness } from "../helpers/service.ts";
 
 const RUNS = { numRuns: 5, seed: 20261201 };
@@ -47,30 +53,47 @@ const CONFIG = {
 /** The time the harness's clock shows: what the service stamps a format post with. */
 const STAMP = "2026-11-29T12:00:00.000000Z";
 
-/** A conversation of 12 to 20 turns, most of them with tool calls. */
-const chatConversation = fc
-  .array(chatTurnArb, { minLength: 12, maxLength: 20 })
-  .filter(
-    (turns) =>
-      turns.filter((turn) => turn.some((message) => "tool_calls" in message)).length * 2 >
-      turns.length,
-  );
+/** 12 to 20 turns, `turnArb(t)` the arbitrary of turn `t`. */
+const turnsOf = (turnArb: (turn: number) => fc.Arbitrary<unknown[]>) =>
+  fc
+    .integer({ min: 12, max: 20 })
+    .chain((count) => fc.tuple(...Array.from({ length: count }, (_, t) => turnArb(t))));
 
-const anthropicConversation = fc
-  .integer({ min: 12, max: 20 })
-  .chain((count) => fc.tuple(...Array.from({ length: count }, (_, t) => anthropicTurnArb(t))))
-  .filter(
-    (turns) =>
-      turns.filter((turn) =>
-        turn.some(
-          (message) =>
-            Array.isArray(message.content) &&
-            message.content.some((block) => block.type === "tool_use"),
-        ),
-      ).length *
-        2 >
-      turns.length,
-  );
+/**
+ * Each format, how its long conversations are drawn, and why a body is no
+ * valid request for its provider (empty: valid).
+ */
+const SUBJECTS: readonly {
+  format: ProviderFormat;
+  turns: fc.Arbitrary<unknown[][]>;
+  violations: (body: unknown[]) => string[] | Promise<string[]>;
+}[] = [
+  { format: openaiChat, turns: turnsOf(() => chatTurnArb), violations: openaiChatMessageErrors },
+  {
+    format: openaiResponses,
+    turns: turnsOf(() => responsesTurnArb),
+    violations: openaiResponsesInputErrors,
+  },
+  {
+    format: anthropicMessages,
+    turns: turnsOf(anthropicTurnArb),
+    violations: (body) =>
+      anthropicRuleViolations(body as Parameters<typeof anthropicRuleViolations>[0]),
+  },
+  { format: aiSdk, turns: turnsOf(aiSdkTurnArb), violations: aiSdkSchemaIssues },
+];
+
+/** The turn's events, as the service converts it at {@link STAMP}. */
+const eventsOf = (format: ProviderFormat, messages: unknown[]): Entry[] =>
+  format.toEvents(messages, { timestamp: STAMP, dropSystem: false }).events;
+
+/** Most turns call tools: stripping then changes what the estimate counts. */
+const mostlyTools = (format: ProviderFormat, turns: readonly unknown[][]): boolean =>
+  turns.filter((messages) =>
+    eventsOf(format, messages).some((event) => event.type === "tool_call_request"),
+  ).length *
+    2 >
+  turns.length;
 
 interface Listed {
   position: number;
@@ -104,12 +127,9 @@ async function postBoth(
   const outcomes: { format: unknown[]; events: unknown[] } = { format: [], events: [] };
   const summaries: { format: unknown[]; events: unknown[] } = { format: [], events: [] };
   for (const [turn, messages] of turns.entries()) {
-    const events: Entry[] = format.toEvents(messages, {
-      timestamp: STAMP,
-      dropSystem: false,
-    }).events;
+    const events = eventsOf(format, messages);
     const posts = [
-      ["format", asFormat, { turn, model, format: format.name, messages }],
+      ["format", asFormat, { turn, model, format: format.name, [format.field]: messages }],
       ["events", asEvents, { turn, model, events }],
     ] as const;
     for (const [which, path, body] of posts) {
@@ -123,10 +143,10 @@ async function postBoth(
   const compactions = async (path: string) =>
     ((await (await h.request("GET", `${path}/compactions`)).json()) as { compactions: Listed[] })
       .compactions;
-  const projection = async (path: string) =>
-    (await (await h.request("GET", `${path}/projection?format=${format.name}`)).json()) as {
-      messages: unknown[];
-    };
+  const projection = async (path: string) => {
+    const answer = await h.request("GET", `${path}/projection?format=${format.name}`);
+    return ((await answer.json()) as Record<string, unknown[]>)[format.field] as unknown[];
+  };
   return {
     outcomes,
     summaries,
@@ -189,23 +209,14 @@ function rawTokens(events: readonly Entry[]): number {
   return chars / 4;
 }
 
-/** Why a body is not a valid request for the format's provider (empty: valid). */
-const VIOLATIONS: Record<string, (messages: unknown[]) => string[]> = {
-  "openai-chat": openaiChatMessageErrors,
-  "anthropic-messages": (messages) =>
-    anthropicRuleViolations(messages as Parameters<typeof anthropicRuleViolations>[0]),
-};
-
 async function expectSameDecisions(
-  format: ProviderFormat,
+  { format, violations }: (typeof SUBJECTS)[number],
   turns: readonly unknown[][],
   share: number,
 ): Promise<void> {
   // A window that the whole raw conversation fills `share` times over: the trigger (at half of
   // it) fires for some turns and skips others, depending on what stripping leaves.
-  const events = turns.flatMap(
-    (messages) => format.toEvents(messages, { timestamp: STAMP, dropSystem: false }).events,
-  );
+  const events = turns.flatMap((messages) => eventsOf(format, messages));
   const contextWindow = Math.max(1, Math.round(rawTokens(events) / share));
   const seen = await postBoth(format, turns, contextWindow);
   // Not vacuous: the conversation fires.
@@ -216,25 +227,20 @@ async function expectSameDecisions(
   expectRollingRanges(seen.format, contextWindow);
   // The compacted conversation reads the same in the format, and is a request its provider takes.
   expect(seen.projections.format).toEqual(seen.projections.events);
-  expect(VIOLATIONS[format.name]?.(seen.projections.format.messages)).toEqual([]);
+  expect(await violations(seen.projections.format)).toEqual([]);
 }
 
 describe("the D50 decisions are the same whatever the format a conversation is posted in", () => {
-  it("openai-chat and its JP events fire at the same turns with the same ranges and estimates", async () => {
-    await fc.assert(
-      fc.asyncProperty(chatConversation, SHARE, (turns, share) =>
-        expectSameDecisions(openaiChat, turns, share),
-      ),
-      RUNS,
-    );
-  });
-
-  it("anthropic-messages and its JP events fire at the same turns with the same ranges and estimates", async () => {
-    await fc.assert(
-      fc.asyncProperty(anthropicConversation, SHARE, (turns, share) =>
-        expectSameDecisions(anthropicMessages, turns, share),
-      ),
-      RUNS,
-    );
-  });
+  it.each(SUBJECTS.map((subject) => [subject.format.name, subject] as const))(
+    "%s and its JP events fire at the same turns with the same ranges and estimates",
+    async (_name, subject) => {
+      const conversations = subject.turns.filter((turns) => mostlyTools(subject.format, turns));
+      await fc.assert(
+        fc.asyncProperty(conversations, SHARE, (turns, share) =>
+          expectSameDecisions(subject, turns, share),
+        ),
+        RUNS,
+      );
+    },
+  );
 });

@@ -1,13 +1,14 @@
 /**
  * Malformed turns in each provider format (ARCHITECTURE §15, §8): 100
  * seeded payloads per format, one mutation of a valid turn each (see
- * test/helpers/malformed.ts for the catalogue and where each expectation
- * comes from). Every one gets its 4xx problem with a detail that locates the
+ * test/helpers/malformed.ts and test/helpers/malformed/<format>.ts for the
+ * catalogues and where each expectation comes from). Every one gets its 4xx problem with a detail that locates the
  * message and says what to change, and nothing is stored: a fresh
  * conversation stays absent, one with two valid turns keeps them unchanged,
  * and no evaluation is enqueued.
  */
 import { describe, expect, it } from "vitest";
+import { PROVIDER_FORMATS } from "../../core/formats/index.ts";
 import {
   type MalformedFormat,
   type MalformedPayload,
@@ -21,7 +22,7 @@ const BODY_LIMIT = 32_768;
 const PAYLOADS = 100;
 const SEED = 20261201;
 
-/** Two valid turns per format, stored before each malformed turn 2. */
+/** Two valid turns per format, stored before each malformed turn 2; every format is covered. */
 const PRIOR_TURNS: Record<MalformedFormat, { earlierCallId: string; turns: unknown[][] }> = {
   "openai-chat": {
     earlierCallId: "call_prev_1",
@@ -72,9 +73,72 @@ const PRIOR_TURNS: Record<MalformedFormat, { earlierCallId: string; turns: unkno
       ],
     ],
   },
+  "openai-responses": {
+    earlierCallId: "call_prev_1",
+    turns: [
+      [
+        { role: "user", content: "What is in README.md?" },
+        {
+          type: "reasoning",
+          id: "rs_prev_1",
+          summary: [{ type: "summary_text", text: "Read the file." }],
+          encrypted_content: "gAAAA==",
+        },
+        {
+          type: "function_call",
+          id: "fc_prev_1",
+          call_id: "call_prev_1",
+          name: "read_file",
+          arguments: '{"path":"README.md"}',
+        },
+        { type: "function_call_output", call_id: "call_prev_1", output: "# autocompact" },
+        { role: "assistant", content: "It is the autocompact readme." },
+      ],
+      [
+        { role: "user", content: "Thanks!" },
+        { role: "assistant", content: "You're welcome." },
+      ],
+    ],
+  },
+  "ai-sdk": {
+    earlierCallId: "call_prev_1",
+    turns: [
+      [
+        { role: "user", content: "What is in README.md?" },
+        {
+          role: "assistant",
+          content: [
+            { type: "reasoning", text: "Read the file." },
+            {
+              type: "tool-call",
+              toolCallId: "call_prev_1",
+              toolName: "read_file",
+              input: { path: "README.md" },
+            },
+          ],
+        },
+        {
+          role: "tool",
+          content: [
+            {
+              type: "tool-result",
+              toolCallId: "call_prev_1",
+              toolName: "read_file",
+              output: { type: "text", value: "# autocompact" },
+            },
+          ],
+        },
+        { role: "assistant", content: "It is the autocompact readme." },
+      ],
+      [
+        { role: "user", content: "Thanks!" },
+        { role: "assistant", content: "You're welcome." },
+      ],
+    ],
+  },
 };
 
-const FORMATS: MalformedFormat[] = ["openai-chat", "anthropic-messages"];
+const FORMATS = Object.keys(PRIOR_TURNS) as MalformedFormat[];
 
 async function expectProblem(answer: Response, payload: MalformedPayload): Promise<void> {
   // A case that found a bug fails with its description, not just a status mismatch.
@@ -117,11 +181,11 @@ describe.each(FORMATS)("100 malformed %s turns", (format) => {
     );
   });
 
-  // Cases with `bug` set found one. "message not an object" (anthropic-messages) FAILS today on
-  // purpose — the assertion is the contract, not weakened: a string, number, boolean, null or
-  // array message is answered `messages[i]: role must be "user" or "assistant"`, which names no
-  // fix for it. "arguments nested too deep" (openai-chat) was stored (202) or answered a 500 at
-  // 8f900d2; it passes with the depth check in core/formats/openai-chat.ts's parseArguments.
+  // Cases with `bug` set found one, each fixed since: "message not an object" (anthropic-messages)
+  // was answered `role must be "user" or "assistant"`, which names no fix; "arguments nested too
+  // deep" (openai-chat) was stored (202) or answered a 500 at 8f900d2; "annotation in Chat's
+  // shape" and a `phase` outside OpenAI's enum (openai-responses) were stored and re-emitted, so
+  // the projection was no valid Responses input (the schemas in core/formats/openai-responses.ts).
   it.each(payloads)("$name", async (payload) => {
     const n = payload.name.slice(0, 2);
     h.queue.take();
@@ -138,7 +202,11 @@ describe.each(FORMATS)("100 malformed %s turns", (format) => {
     // A conversation with two valid turns: refused as turn 2, the two turns unchanged.
     const stored = `/v1/conversations/prior-${n}`;
     for (const [turn, messages] of prior.turns.entries()) {
-      const answer = await h.request("POST", `${stored}/turns`, { turn, format, messages });
+      const answer = await h.request("POST", `${stored}/turns`, {
+        turn,
+        format,
+        [PROVIDER_FORMATS[format].field]: messages,
+      });
       expect(answer.status).toBe(202);
     }
     h.queue.take();

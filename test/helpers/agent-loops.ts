@@ -1,0 +1,221 @@
+/**
+ * The harness of the README's agent loops (test/e2e/agent-loops*.test.ts):
+ * the local runtime the snippets talk to, the snippets extracted from
+ * README.md by their `<!-- snippet: … -->` markers, type-checked and run as
+ * written under tsx in a child process (the user's questions on stdin), and
+ * what a test reads back from the service to compare with what the stub
+ * models received.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { expect } from "vitest";
+import { AutocompactClient, type ListedCompaction } from "../../client/index.ts";
+import { type LocalService, startLocalService } from "../../functions/local/runtime.ts";
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const KEY = "agent-loops-key";
+/** The window the runtime's catalog gives the snippets' models, so a few turns fill it. */
+const WINDOW = 3_000;
+
+/** The automatic compaction the tests enable for each snippet's conversation. */
+export const AUTO = {
+  enabled: true,
+  trigger_ratio: 0.5,
+  min_turns: 2,
+  rule: { keep_first: 1, keep_last: 1, tool_calls: "strip", reasoning: "strip" },
+} as const;
+
+/** The user's questions, one a line on the snippet's stdin: one turn each. */
+export const QUESTIONS = [
+  "Which test runner does this project use?",
+  "Which linter?",
+  "Which Node version does it need?",
+  "Which web framework serves the API?",
+  "Which AWS SDK clients does it use?",
+  "What does npm start run?",
+];
+
+/** The one tool of every snippet; the stubs call it with `{path: "package.json"}`. */
+export const TOOL = "read_file";
+
+/** A stripped result of {@link TOOL}, in every format (ARCHITECTURE §15). */
+export const COMPACTED_RESULT = `[compacted] ${TOOL}: success`;
+
+/** The final answer the stubs give to question `turn`. */
+export function answerText(turn: number): string {
+  return `Answer ${turn}: see package.json.`;
+}
+
+/** The runtime the snippets run against. */
+export interface AgentLoopRuntime {
+  readonly service: LocalService;
+  /** The repository's package.json, what every `read_file` call returns. */
+  readonly packageJson: string;
+  /** A client of the runtime. */
+  client(): AutocompactClient;
+  /** Writes the README's snippet `name` to a file inside the repository. */
+  writeSnippet(name: string): Promise<{ file: string; source: string }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the local runtime (in-memory store, in-process queue and compactor)
+ * whose catalog gives `models` the small {@link WINDOW}: the snippets post
+ * the model ids a platform would.
+ */
+export async function startAgentLoopRuntime(models: readonly string[]): Promise<AgentLoopRuntime> {
+  const packageJson = await readFile(join(ROOT, "package.json"), "utf8");
+  const dataDir = await mkdtemp(join(tmpdir(), "autocompact-agent-loops-"));
+  // Inside the repository, so the snippets' `autocompact/client` resolves (package self-reference).
+  const snippetDir = await mkdtemp(join(ROOT, ".agent-loops-"));
+  const service = await startLocalService({
+    port: 0,
+    host: "127.0.0.1",
+    dataDir,
+    inMemory: true,
+    devKey: KEY,
+    logLevel: "ERROR",
+    catalog: Object.fromEntries(models.map((model) => [model, WINDOW])),
+  });
+  return {
+    service,
+    packageJson,
+    client: () => new AutocompactClient({ url: service.url, key: KEY }),
+    async writeSnippet(name) {
+      const source = await readmeSnippet(name);
+      const file = join(snippetDir, `${name}.ts`);
+      await writeFile(file, source);
+      return { file, source };
+    },
+    async stop() {
+      await service.stop();
+      await rm(dataDir, { recursive: true, force: true });
+      await rm(snippetDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The body of the ```ts block right after `<!-- snippet: name -->` in README.md. */
+async function readmeSnippet(name: string): Promise<string> {
+  const readme = await readFile(join(ROOT, "README.md"), "utf8");
+  const marker = `<!-- snippet: ${name} -->\n\`\`\`ts\n`;
+  const start = readme.indexOf(marker);
+  expect(start, `README.md has the snippet ${name}`).toBeGreaterThanOrEqual(0);
+  const body = readme.slice(start + marker.length);
+  const end = body.indexOf("\n```\n");
+  expect(end, `the snippet ${name} ends`).toBeGreaterThan(0);
+  return `${body.slice(0, end)}\n`;
+}
+
+/** The conversation id, format and model a snippet declares (`const id = "…"`, …). */
+export function declared(source: string): { id: string; format: string; model: string } {
+  const value = (name: string) => {
+    const match = new RegExp(`^const ${name} = "([^"]+)";`, "m").exec(source);
+    if (!match?.[1]) throw new Error(`the snippet declares no ${name}`);
+    return match[1];
+  };
+  return { id: value("id"), format: value("format"), model: value("model") };
+}
+
+/**
+ * What `tsc` says of the snippet files, type-checked as a user's project
+ * would (strict, with the SDKs' and the client's types): "" when clean.
+ */
+export async function typeCheckSnippets(files: readonly string[]): Promise<string> {
+  const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
+  const options = [
+    "--noEmit",
+    "--strict",
+    "--noUncheckedIndexedAccess",
+    "--target",
+    "ES2022",
+    "--module",
+    "NodeNext",
+    "--moduleResolution",
+    "NodeNext",
+    "--lib",
+    "ES2023",
+    "--types",
+    "node",
+    "--allowImportingTsExtensions",
+    "--skipLibCheck",
+  ];
+  const result = await run(process.execPath, [tsc, ...options, ...files], { cwd: ROOT }).catch(
+    (error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout}` }),
+  );
+  return result.stdout;
+}
+
+/** Runs a snippet as a platform would: `npx tsx`, the questions on stdin, the SDKs' own env. */
+export async function runSnippet(file: string, env: Record<string, string>): Promise<string> {
+  const pending = run("npx", ["tsx", file], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    timeout: 45_000,
+  });
+  pending.child.stdin?.end(`${QUESTIONS.join("\n")}\n`);
+  try {
+    return (await pending).stdout;
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`the snippet failed: ${String(error)}\nstdout: ${stdout}\nstderr: ${stderr}`);
+  }
+}
+
+/** The env a snippet reads to reach the runtime (`AUTOCOMPACT_URL`, `AUTOCOMPACT_KEY`). */
+export function autocompactEnv(runtime: AgentLoopRuntime): Record<string, string> {
+  return { AUTOCOMPACT_URL: runtime.service.url, AUTOCOMPACT_KEY: KEY };
+}
+
+/**
+ * The conversation's end state, once the last turn's evaluation has decided
+ * (the loop reads no view after it): its bands, each fired after one turn,
+ * since the loop posts a turn only after the view as evaluated after the
+ * previous one (no evaluation of it is stale).
+ */
+export async function settle(
+  client: AutocompactClient,
+  conversation: string,
+): Promise<ListedCompaction[]> {
+  const afterTurn = QUESTIONS.length - 1;
+  const summary = await client.conversation(conversation, { afterTurn });
+  expect(summary).toMatchObject({
+    turn_count: QUESTIONS.length,
+    evaluated_through: afterTurn,
+    decided_through: afterTurn,
+  });
+  const { compactions } = await client.compactions(conversation);
+  const auto = compactions.filter((c) => c.source === "auto");
+  expect(auto.length).toBeGreaterThanOrEqual(1);
+  // A band fired after some turn before the last, so a call shows it.
+  expect(auto.some((c) => (c.trigger?.turn ?? afterTurn) < afterTurn)).toBe(true);
+  return compactions;
+}
+
+/**
+ * The turns that the automatic bands fired after turns up to `turn` cover,
+ * in order: those the view read with `afterTurn: turn` compacts.
+ */
+export function bandedThrough(compactions: readonly ListedCompaction[], turn: number): number[] {
+  const turns = new Set<number>();
+  for (const band of compactions) {
+    if (band.source !== "auto" || band.trigger === undefined || band.trigger.turn > turn) continue;
+    for (let t = band.from_turn; t <= band.to_turn; t++) turns.add(t);
+  }
+  return [...turns].sort((a, b) => a - b);
+}
+
+/** Whether `turn` lies in an automatic band. */
+export function inAutoBand(compactions: readonly ListedCompaction[], turn: number): boolean {
+  return compactions.some((c) => c.source === "auto" && c.from_turn <= turn && turn <= c.to_turn);
+}
+
+/** `turns` without repeats, in order. */
+export function distinctSorted(turns: Iterable<number>): number[] {
+  return [...new Set(turns)].sort((a, b) => a - b);
+}

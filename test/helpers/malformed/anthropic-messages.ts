@@ -1,0 +1,420 @@
+/** Malformed Anthropic Messages turns: the anthropic-messages catalogue of test/helpers/malformed.ts. */
+import {
+  at,
+  insertAt,
+  type Json,
+  type Kind,
+  literal,
+  MAX_DEPTH,
+  NOT_ARRAYS,
+  NOT_OBJECTS,
+  nested,
+  PROBLEM,
+  path,
+  type Rng,
+  TOO_DEEP,
+  tooLarge,
+} from "./common.ts";
+
+/** The blocks of message `i`, as an array (a string content becomes one text block). */
+function blocksOf(turn: Json[], i: number): Json[] {
+  const message = turn[i] as Json;
+  if (typeof message.content === "string")
+    message.content = [{ type: "text", text: message.content }];
+  return message.content as Json[];
+}
+
+/** Where the turn's blocks of `type` are: [message index, block index]. */
+function blocksOfType(turn: Json[], type: string): [number, number][] {
+  const out: [number, number][] = [];
+  turn.forEach((message, i) => {
+    if (Array.isArray(message.content)) {
+      message.content.forEach((block: Json, j: number) => {
+        if (block.type === type) out.push([i, j]);
+      });
+    }
+  });
+  return out;
+}
+
+const indexesOf = (turn: Json[], role: string) =>
+  turn.flatMap((message, i) => (message.role === role ? [i] : []));
+
+/** A turn with a tool call and its result: their places, adding a cycle when there is none. */
+function ensureAnthropicCycle(turn: Json[]): void {
+  if (blocksOfType(turn, "tool_use").length > 0) return;
+  turn.push({
+    role: "assistant",
+    content: [{ type: "tool_use", id: "toolu_added", name: "read", input: { path: "a" } }],
+  });
+  turn.push({
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: "toolu_added", content: "added" }],
+  });
+}
+
+/** A turn with at least one assistant message: its index, appending one when there is none. */
+function ensureAssistant(turn: Json[], rng: Rng): number {
+  const assistants = indexesOf(turn, "assistant");
+  if (assistants.length > 0) return rng.pick(assistants);
+  turn.push({ role: "assistant", content: "Done." });
+  return turn.length - 1;
+}
+
+const UNMODELLED = "leave it out of the posted messages";
+
+/** The anthropic-messages kinds. */
+export const anthropicKinds: readonly Kind[] = [
+  {
+    name: "orphan tool result",
+    mutate(turn, rng, { earlierCallId }) {
+      const id = rng.pick(["toolu_nowhere", earlierCallId, "call_other_format"]);
+      const i = rng.pick(indexesOf(turn, "user"));
+      // First in its message: the one rule it breaks is answering no call of the turn.
+      blocksOf(turn, i).unshift({ type: "tool_result", tool_use_id: id, content: "a result" });
+      return {
+        variant: `result for ${id} in messages[${i}]`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at(
+          path("messages", i, "content", 0),
+          `tool_result for "${literal(id)}" has no tool_use earlier in this turn: post it in the turn that holds its call`,
+        ),
+      };
+    },
+  },
+  {
+    name: "duplicate tool_use id",
+    mutate(turn, rng) {
+      ensureAnthropicCycle(turn);
+      const [i, j] = rng.pick(blocksOfType(turn, "tool_use"));
+      const blocks = blocksOf(turn, i);
+      const id = (blocks[j] as Json).id as string;
+      blocks.splice(j + 1, 0, { type: "tool_use", id, name: "write", input: {} });
+      return {
+        variant: `${id} twice in messages[${i}]`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at(
+          path("messages", i, "content", j + 1),
+          `tool_use id "${literal(id)}" is already used by ${path("messages", i, "content", j)}: tool call ids must be unique within a turn`,
+        ),
+      };
+    },
+  },
+  {
+    name: "wrong role",
+    mutate(turn, rng) {
+      const i = rng.int(turn.length);
+      const role = rng.pick(["tool", "human", "model", "developer", "function", undefined]);
+      if (role === undefined) delete (turn[i] as Json).role;
+      else (turn[i] as Json).role = role;
+      return {
+        variant: `messages[${i}].role = ${JSON.stringify(role)}`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at(path("messages", i, "role"), 'role must be "user" or "assistant"$'),
+      };
+    },
+  },
+  {
+    name: "empty content",
+    mutate(turn, rng) {
+      const i = rng.int(turn.length);
+      const variant = rng.pick(["''", "[]", "text ''"] as const);
+      if (variant === "text ''") {
+        const blocks = blocksOf(turn, i);
+        const j = blocks.length;
+        blocks.push({ type: "text", text: "" });
+        return {
+          variant: `empty text block at messages[${i}].content[${j}]`,
+          messages: turn,
+          status: 400,
+          type: PROBLEM.invalidMessages,
+          detail: at(
+            path("messages", i, "content", j, "text"),
+            "a text block must not be empty \\(the API refuses it\\)$",
+          ),
+        };
+      }
+      (turn[i] as Json).content = variant === "''" ? "" : [];
+      return {
+        variant: `messages[${i}].content = ${variant}`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at(
+          path("messages", i, "content"),
+          "content must not be empty \\(the API refuses it\\)$",
+        ),
+      };
+    },
+  },
+  {
+    name: "thinking without signature",
+    mutate(turn, rng) {
+      const thinking = blocksOfType(turn, "thinking");
+      let i: number;
+      let j: number;
+      if (thinking.length > 0 && rng.next() < 0.7) {
+        [i, j] = rng.pick(thinking);
+        delete (blocksOf(turn, i)[j] as Json).signature;
+      } else {
+        i = ensureAssistant(turn, rng);
+        j = 0;
+        blocksOf(turn, i).unshift({ type: "thinking", thinking: "Let me think." });
+      }
+      return {
+        variant: `messages[${i}].content[${j}]`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at(
+          path("messages", i, "content", j, "signature"),
+          "a thinking block needs its signature: the API requires thinking blocks back unchanged$",
+        ),
+      };
+    },
+  },
+  {
+    name: "unknown block type",
+    mutate(turn, rng) {
+      const type = rng.pick([
+        "server_tool_use",
+        "web_search_tool_result",
+        "container_upload",
+        "video",
+        "mcp_tool_use",
+      ]);
+      const i = rng.int(turn.length);
+      const blocks = blocksOf(turn, i);
+      const j = blocks.length;
+      blocks.push({ type, id: "srvtoolu_1" });
+      return {
+        variant: `${type} at messages[${i}].content[${j}]`,
+        messages: turn,
+        status: 422,
+        type: PROBLEM.unsupportedMessage,
+        detail: at(
+          path("messages", i, "content", j),
+          `block type "${type}" is not supported: .*${UNMODELLED}`,
+        ),
+      };
+    },
+  },
+  {
+    name: "unknown tool result part",
+    mutate(turn, rng) {
+      ensureAnthropicCycle(turn);
+      const [i, j] = rng.pick(blocksOfType(turn, "tool_result"));
+      const type = rng.pick(["search_result", "tool_reference", "audio"]);
+      const block = blocksOf(turn, i)[j] as Json;
+      block.content = [{ type: "text", text: "found" }, { type }];
+      return {
+        variant: `${type} in messages[${i}].content[${j}]`,
+        messages: turn,
+        status: 422,
+        type: PROBLEM.unsupportedMessage,
+        detail: at(
+          path("messages", i, "content", j, "content", 1),
+          `block type "${type}" is not supported: a tool result's content may hold text, image and document parts; ${UNMODELLED}`,
+        ),
+      };
+    },
+  },
+  {
+    name: "tool input not an object",
+    mutate(turn, rng) {
+      ensureAnthropicCycle(turn);
+      const [i, j] = rng.pick(blocksOfType(turn, "tool_use"));
+      const block = blocksOf(turn, i)[j] as Json;
+      const input = rng.pick<unknown>(['{"path":"a"}', [1, 2], null, 42, undefined]);
+      if (input === undefined) delete block.input;
+      else block.input = input;
+      return {
+        variant: `${JSON.stringify(input) ?? "absent"} at messages[${i}].content[${j}]`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at(path("messages", i, "content", j, "input"), "expected a JSON object$"),
+      };
+    },
+  },
+  {
+    name: "system message",
+    mutate(turn, rng) {
+      const leading = rng.next() < 0.6;
+      const p = leading ? 0 : 1 + rng.int(turn.length);
+      insertAt(turn, p, { role: "system", content: "You are a careful agent." });
+      const dropSystem = !leading && rng.next() < 0.5;
+      return {
+        variant: `at ${p}${dropSystem ? " with drop_system" : ""}`,
+        messages: turn,
+        status: 422,
+        type: PROBLEM.unsupportedMessage,
+        detail: at(
+          path("messages", p),
+          `system prompts are not conversation turns: .*${dropSystem ? "drop_system drops leading system messages only" : '"drop_system": true'}`,
+        ),
+        ...(dropSystem ? { dropSystem } : {}),
+      };
+    },
+  },
+  {
+    name: "messages not an array",
+    mutate(_turn, rng) {
+      const [value, kind] = rng.pick(NOT_ARRAYS);
+      return {
+        variant: kind,
+        messages: value,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at("messages", `Invalid input: expected array, received ${kind}$`),
+      };
+    },
+  },
+  {
+    name: "message not an object",
+    mutate(turn, rng) {
+      const [value, kind] = rng.pick(NOT_OBJECTS);
+      const p = rng.int(turn.length + 1);
+      insertAt(turn, p, value as Json);
+      return {
+        variant: `${kind} at ${p}`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        // The fix is to send an object; saying what its role must be is beside the point.
+        detail: at(path("messages", p), ".*\\bobject\\b"),
+        bug: 'BUG (detail): a message that is not an object (a string, a number, null, an array) is answered `messages[i]: role must be "user" or "assistant"`, not that it must be an object (openai-chat says "expected a message object")',
+      };
+    },
+  },
+  {
+    name: "unanswered tool_use",
+    mutate(turn, rng) {
+      ensureAnthropicCycle(turn);
+      const [r, k] = rng.pick(blocksOfType(turn, "tool_result"));
+      const results = blocksOf(turn, r);
+      const id = (results[k] as Json).tool_use_id as string;
+      const [i, j] = blocksOfType(turn, "tool_use").find(
+        ([a, b]) => (blocksOf(turn, a)[b] as Json).id === id,
+      ) as [number, number];
+      results.splice(k, 1);
+      // A message left empty goes (adjacent messages of one role count as one).
+      if (results.length === 0) turn.splice(r, 1);
+      return {
+        variant: `no result for ${id}`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at(
+          path("messages", i, "content", j),
+          `tool_use "${literal(id)}" has no tool_result in the user message right after it: post the turn once its results are in`,
+        ),
+      };
+    },
+  },
+  {
+    name: "tool result after other content",
+    mutate(turn, rng) {
+      ensureAnthropicCycle(turn);
+      const [i, j] = rng.pick(blocksOfType(turn, "tool_result"));
+      const blocks = blocksOf(turn, i);
+      blocks.splice(j, 0, { type: "text", text: "Here are the results:" });
+      return {
+        variant: `text before messages[${i}].content[${j + 1}]`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at(
+          path("messages", i, "content", j + 1),
+          "tool_result blocks must come first in their user message, before any other content",
+        ),
+      };
+    },
+  },
+  {
+    name: "tool result twice",
+    mutate(turn, rng) {
+      ensureAnthropicCycle(turn);
+      const [i, j] = rng.pick(blocksOfType(turn, "tool_result"));
+      const blocks = blocksOf(turn, i);
+      const block = blocks[j] as Json;
+      blocks.splice(j + 1, 0, { ...block });
+      return {
+        variant: `messages[${i}].content[${j}] twice`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at(
+          path("messages", i, "content", j + 1),
+          `tool_use "${literal(block.tool_use_id as string)}" is already answered by ${path("messages", i, "content", j)}$`,
+        ),
+      };
+    },
+  },
+  {
+    name: "unknown key",
+    mutate(turn, rng) {
+      const i = rng.int(turn.length);
+      const keys = ["name", "id", "tool_calls", "metadata"];
+      const onBlock = rng.next() < 0.5;
+      if (onBlock) {
+        const blocks = blocksOf(turn, i);
+        const j = rng.int(blocks.length);
+        const block = blocks[j] as Json;
+        // A key the block does not have (a tool_use's own `id` or `name` is no unknown key).
+        const key = rng.pick(keys.filter((candidate) => !Object.hasOwn(block, candidate)));
+        block[key] = "x";
+        return {
+          variant: `${key} on messages[${i}].content[${j}]`,
+          messages: turn,
+          status: 400,
+          type: PROBLEM.invalidMessages,
+          detail: at(path("messages", i, "content", j), `Unrecognized key: "${key}"`),
+        };
+      }
+      const key = rng.pick(keys);
+      (turn[i] as Json)[key] = "x";
+      return {
+        variant: `${key} on messages[${i}]`,
+        messages: turn,
+        status: 400,
+        type: PROBLEM.invalidMessages,
+        detail: at(path("messages", i), `Unrecognized key: "${key}"`),
+      };
+    },
+  },
+  {
+    name: "huge tool input over the body limit",
+    mutate(turn, rng, { bodyLimitBytes }) {
+      ensureAnthropicCycle(turn);
+      const [i, j] = rng.pick(blocksOfType(turn, "tool_use"));
+      const blob = "x".repeat(bodyLimitBytes + rng.int(bodyLimitBytes));
+      (blocksOf(turn, i)[j] as Json).input = { content: blob };
+      return {
+        variant: `${blob.length} bytes of input`,
+        messages: turn,
+        ...tooLarge(bodyLimitBytes),
+      };
+    },
+  },
+  {
+    name: "tool input nested too deep",
+    mutate(turn, rng) {
+      ensureAnthropicCycle(turn);
+      const [i, j] = rng.pick(blocksOfType(turn, "tool_use"));
+      const depth = rng.pick([MAX_DEPTH, 150, 1_000]);
+      (blocksOf(turn, i)[j] as Json).input = nested(depth);
+      return {
+        variant: `${depth} levels at messages[${i}].content[${j}]`,
+        messages: turn,
+        ...TOO_DEEP,
+      };
+    },
+  },
+];
