@@ -22,7 +22,7 @@ import {
   streamConfigLayers,
 } from "./config.ts";
 import { SummaryRequiredError } from "./errors.ts";
-import { tokensFromChars } from "./estimate.ts";
+import { CHARS_PER_TOKEN, tokensFromChars } from "./estimate.ts";
 import { type Compaction, type Entry, isKnown } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
 import { afterLastCompaction, type TurnRange } from "./rules.ts";
@@ -110,7 +110,7 @@ export function evaluateStream(
 }
 
 /** The raw events of some turns (compactions are overlays, never summarized). */
-function rawEvents(turns: readonly Entry[][]): Entry[] {
+function rawEvents(turns: readonly (readonly Entry[])[]): Entry[] {
   return turns.flat().filter((entry) => entry.type !== "compaction");
 }
 
@@ -134,38 +134,179 @@ export interface Simulation {
   readonly entries: Entry[];
 }
 
+/** One turn boundary of a stream: where the replay evaluates, with what it knows there. */
+interface TurnBoundary {
+  /** Index in the stream of the entry that closed the turn (the band goes before it). */
+  readonly index: number;
+  /** The turn's entries, metadata included (as the service stores a posted turn), compactions out. */
+  readonly entries: readonly Entry[];
+  readonly size: TurnSize;
+  /** How many of the stream's own compactions precede the boundary. */
+  readonly compactions: number;
+  /** How many of the stream's own config layers precede the boundary. */
+  readonly layers: number;
+  /** The timestamp (ms) of the last known entry before the boundary. */
+  readonly nowMillis: number;
+}
+
+/**
+ * A stream split at its turn boundaries and measured once, so that replaying
+ * it under many configurations (`autocompact tune`) reads and measures the
+ * events only once.
+ */
+export interface PreparedStream {
+  readonly entries: readonly Entry[];
+  readonly boundaries: readonly TurnBoundary[];
+  /** The stream's own compactions, in stream order. */
+  readonly compactions: readonly Compaction[];
+  /** The auto layers of the stream's config deltas, in stream order. */
+  readonly layers: readonly AutoConfigLayer[];
+}
+
+/** Splits and measures a stream for {@link replayPrepared}. */
+export function prepareStream(entries: readonly Entry[]): PreparedStream {
+  const boundaries: TurnBoundary[] = [];
+  const compactions: Compaction[] = [];
+  const layers: AutoConfigLayer[] = [];
+  const names = new Map<string, string>();
+  let turnEntries: Entry[] = [];
+  let turnEvents: Entry[] = [];
+  let lastMillis = 0;
+  const finishTurn = (index: number) => {
+    boundaries.push({
+      index,
+      entries: turnEntries,
+      size: measureTurn(turnEvents, names),
+      compactions: compactions.length,
+      layers: layers.length,
+      nowMillis: lastMillis,
+    });
+    turnEntries = [];
+    turnEvents = [];
+  };
+  entries.forEach((entry, index) => {
+    if (entry.type === "turn_start" && turnEvents.length > 0) finishTurn(index);
+    if (entry.type === "compaction") compactions.push(entry as Compaction);
+    else turnEntries.push(entry);
+    if (entry.type === "config_delta") layers.push(...streamConfigLayers([entry]));
+    else if (isConversationEvent(entry)) turnEvents.push(entry);
+    if (isKnown(entry)) lastMillis = Number(timestampNanos(entry.timestamp) / 1_000_000n);
+  });
+  if (turnEvents.length > 0) finishTurn(entries.length);
+  return { entries, boundaries, compactions, layers };
+}
+
+/** What the replay saw at one turn boundary (ARCHITECTURE §12's `U_t` and `V_t`). */
+export interface ReplayedTurn {
+  /** The turn (0-based) just stored and evaluated. */
+  readonly turn: number;
+  /** Estimate of the view of turns 0..turn before the evaluation (`U_t`). */
+  readonly estimated_tokens: number;
+  /** Estimate of the view after it, band included when one fired (`V_t`). */
+  readonly estimated_tokens_after: number;
+  /** The band this evaluation appended, if it fired. */
+  readonly firing?: Firing;
+  /** Every compaction in force after the evaluation, in stream order. */
+  readonly compactions: readonly Compaction[];
+}
+
+/** A replay's context: the evaluation's, a summarizer, and a hook called at every turn boundary. */
+export type ReplayContext = EvaluationContext & {
+  readonly summarize?: SummarizeBand;
+  readonly onTurn?: (turn: ReplayedTurn) => void;
+};
+
+/** The characters of a turn's view when no compaction covers it. */
+function rawChars(size: TurnSize): number {
+  return size.text + size.reasoning + size.tool_requests + size.tool_responses;
+}
+
 /**
  * Replays a stream turn by turn, running the D50 step at each turn boundary
  * as the compactor would, and inserts each band right after the turn that
  * fired it. Band timestamps derive from the stream (the turn's last entry),
  * so the result is deterministic.
  */
-export async function simulateStream(
+export function simulateStream(
   entries: readonly Entry[],
-  context: EvaluationContext & { readonly summarize?: SummarizeBand },
+  context: ReplayContext,
 ): Promise<Simulation> {
-  const out: Entry[] = [];
+  return replayPrepared(prepareStream(entries), context);
+}
+
+/** {@link simulateStream} on a stream already prepared by {@link prepareStream}. */
+export async function replayPrepared(
+  prepared: PreparedStream,
+  context: ReplayContext,
+): Promise<Simulation> {
   const sizes: TurnSize[] = [];
   const compactions: Compaction[] = [];
-  const names = new Map<string, string>();
   const firings: Firing[] = [];
+  const bands: { readonly index: number; readonly compaction: Compaction }[] = [];
   const contextWindow = resolveContextWindow(context.model, context.catalog);
-  // Each finished turn's entries (metadata included, as the service stores a posted turn).
-  const turns: Entry[][] = [];
-  let turnEntries: Entry[] = [];
-  let turnEvents: Entry[] = [];
-  let lastMillis = 0;
-  const streamLayers: AutoConfigLayer[] = [];
+  const turns = prepared.boundaries.map((boundary) => boundary.entries);
   const summarize = context.summarize;
+  let streamCompactions = 0;
+  // The view's characters after the last evaluation, and the last turn any compaction covers:
+  // while no compaction reaches the new turn, the new view is the old one plus the turn as stored.
+  let viewChars = 0;
+  let coveredThrough = -1;
+  let latest: { readonly compaction: Compaction; readonly nanos: bigint } | undefined;
+  let config: AutoConfig | undefined;
+  let configLayers = -1;
+  const add = (compaction: Compaction) => {
+    compactions.push(compaction);
+    coveredThrough = Math.max(coveredThrough, compaction.to_turn);
+    const nanos = timestampNanos(compaction.timestamp);
+    if (!latest || nanos >= latest.nanos) latest = { compaction, nanos };
+  };
+  // The view's characters with `band` appended. A band over turns no compaction reaches
+  // yet wins every policy it sets there (it is stamped last): only its own turns change.
+  const charsWith = (band: Compaction, before: number) => {
+    if (coveredThrough >= band.from_turn) {
+      return projectedCharsFromSizes(sizes, [...compactions, band]);
+    }
+    const own = sizes.slice(band.from_turn, band.to_turn + 1);
+    const rebased = { ...band, from_turn: 0, to_turn: own.length - 1 };
+    let raw = 0;
+    for (const size of own) raw += rawChars(size);
+    return before - raw + projectedCharsFromSizes(own, [rebased]);
+  };
 
-  const finishTurn = async () => {
-    turns.push(turnEntries);
-    sizes.push(measureTurn(turnEvents, names));
-    turnEntries = [];
-    turnEvents = [];
-    const config = resolveAutoConfig(...(context.layers ?? []), ...streamLayers);
+  for (const boundary of prepared.boundaries) {
+    const turn = sizes.length;
+    sizes.push(boundary.size);
+    let changed = false;
+    for (; streamCompactions < boundary.compactions; streamCompactions++) {
+      add(prepared.compactions[streamCompactions] as Compaction);
+      changed = true;
+    }
+    const chars =
+      changed || coveredThrough >= turn
+        ? projectedCharsFromSizes(sizes, compactions)
+        : viewChars + rawChars(boundary.size);
+    // The config changes only where the stream carries a config delta.
+    if (config === undefined || configLayers !== boundary.layers) {
+      config = resolveAutoConfig(
+        ...(context.layers ?? []),
+        ...prepared.layers.slice(0, boundary.layers),
+      );
+      configLayers = boundary.layers;
+    }
     const step = await stepAutoCompaction({
-      ...stepInputs(sizes, compactions, config, contextWindow, lastMillis),
+      state: {
+        config,
+        turn_count: sizes.length,
+        after_last_compaction: coveredThrough + 1,
+        estimated_tokens: tokensFromChars(chars),
+        context_window: contextWindow,
+      },
+      firing: () => ({
+        // Only the latest-stamped compaction bounds the next band's timestamp.
+        compactions: latest ? [latest.compaction] : [],
+        nowMillis: boundary.nowMillis,
+        estimateWith: (band) => tokensFromChars(charsWith(band, chars)),
+      }),
       ...(summarize
         ? {
             summarize: (range: TurnRange, rule: SummaryRuleConfig) =>
@@ -175,34 +316,58 @@ export async function simulateStream(
     });
     if (step.kind === "needs_summary") {
       throw new SummaryRequiredError(
-        `the auto rule summarizes and fired after turn ${sizes.length - 1}: give a summarizer (a summary is never faked)`,
+        `the auto rule summarizes and fired after turn ${turn}: give a summarizer (a summary is never faked)`,
       );
     }
-    if (step.kind === "skip") return;
+    const estimated = step.decision.estimated_tokens;
+    if (step.kind === "skip") {
+      viewChars = chars;
+      context.onTurn?.({
+        turn,
+        estimated_tokens: estimated,
+        estimated_tokens_after: estimated,
+        compactions,
+      });
+      continue;
+    }
     const { compaction, estimated_tokens_after } = step.band;
-    out.push(compaction);
-    compactions.push(compaction);
-    firings.push({
-      turn: sizes.length - 1,
+    bands.push({ index: boundary.index, compaction });
+    add(compaction);
+    // Exact: the estimate is a whole number of characters divided by a power of two.
+    viewChars = estimated_tokens_after * CHARS_PER_TOKEN;
+    const firing: Firing = {
+      turn,
       from_turn: compaction.from_turn,
       to_turn: compaction.to_turn,
-      estimated_tokens: step.decision.estimated_tokens,
+      estimated_tokens: estimated,
       estimated_tokens_after,
       threshold: step.decision.threshold,
       compaction,
       ...(step.summary ? { summary: step.summary } : {}),
+    };
+    firings.push(firing);
+    context.onTurn?.({
+      turn,
+      estimated_tokens: estimated,
+      estimated_tokens_after,
+      firing,
+      compactions,
     });
-  };
-
-  for (const entry of entries) {
-    if (entry.type === "turn_start" && turnEvents.length > 0) await finishTurn();
-    if (entry.type === "compaction") compactions.push(entry as Compaction);
-    else turnEntries.push(entry);
-    if (entry.type === "config_delta") streamLayers.push(...streamConfigLayers([entry]));
-    else if (isConversationEvent(entry)) turnEvents.push(entry);
-    if (isKnown(entry)) lastMillis = Number(timestampNanos(entry.timestamp) / 1_000_000n);
-    out.push(entry);
   }
-  if (turnEvents.length > 0) await finishTurn();
-  return { firings, entries: out };
+  return { firings, entries: withBands(prepared.entries, bands) };
+}
+
+/** The stream with each band inserted before the entry at its index. */
+function withBands(
+  entries: readonly Entry[],
+  bands: readonly { readonly index: number; readonly compaction: Compaction }[],
+): Entry[] {
+  const out: Entry[] = [];
+  let next = 0;
+  for (const band of bands) {
+    for (; next < band.index; next++) out.push(entries[next] as Entry);
+    out.push(band.compaction);
+  }
+  for (; next < entries.length; next++) out.push(entries[next] as Entry);
+  return out;
 }

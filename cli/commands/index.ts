@@ -49,6 +49,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./simulate.ts"),
   },
   {
+    name: "tune",
+    group: "offline",
+    summary: "replay conversations under a grid of configurations; rank cost, peak and overflow",
+    load: () => import("./tune.ts"),
+  },
+  {
     name: "serve",
     group: "service",
     summary: "run the whole service on this machine (DynamoDB Local, API, compactor)",

@@ -1,0 +1,396 @@
+import { isDeepStrictEqual } from "node:util";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  compaction,
+  message,
+  request,
+  toolCall,
+  toolResult,
+  turnStart,
+} from "../test/helpers/builders.ts";
+import { generateConversation } from "../test/helpers/conversation.ts";
+import type { AutoConfigLayer } from "./config.ts";
+import { InvalidInputError } from "./errors.ts";
+import { estimateView } from "./estimate.ts";
+import type { Entry } from "./events.ts";
+import { project } from "./projection.ts";
+import { prepareStream, type SummarizeBand, simulateStream } from "./replay.ts";
+import {
+  type ConfigResult,
+  cachedSummaries,
+  configLayer,
+  DEFAULT_GRID,
+  expandGrid,
+  parseGrid,
+  rankResults,
+  STAND_IN_MODEL,
+  standInSummary,
+  summarizeConfig,
+  type TuneConfig,
+  tuneConversation,
+} from "./tune.ts";
+import { indexTurns } from "./turns.ts";
+
+const MECHANICAL: TuneConfig = {
+  trigger_ratio: 0.75,
+  keep_first: 1,
+  keep_last: 3,
+  reasoning: "strip",
+  tool_calls: "strip",
+  summary: null,
+};
+
+/** JSON values as a provider would receive them (keys holding undefined vanish). */
+const asJson = (entry: Entry): unknown => JSON.parse(JSON.stringify(entry));
+
+/**
+ * The metrics recounted naively from `simulateStream`'s output: every view
+ * projected from scratch and compared entry by entry with the one before.
+ */
+async function bruteForce(stream: Entry[], config: TuneConfig, window: number) {
+  const { entries } = await simulateStream(stream, {
+    layers: [configLayer(config)],
+    model: { context_window: window },
+    summarize: standInSummary,
+  });
+  const { turnOf, turnCount } = indexTurns(entries);
+  const views: Entry[][] = [];
+  for (let t = 0; t < turnCount; t++) {
+    views.push(project(entries.filter((_, i) => (turnOf[i] as number) <= t)).entries);
+  }
+  let input = 0;
+  let miss = 0;
+  for (let t = 0; t < turnCount - 1; t++) {
+    const view = views[t] as Entry[];
+    const previous = views[t - 1] ?? [];
+    let shared = 0;
+    while (
+      shared < view.length &&
+      shared < previous.length &&
+      isDeepStrictEqual(asJson(view[shared] as Entry), asJson(previous[shared] as Entry))
+    ) {
+      shared++;
+    }
+    const total = estimateView(view).estimated_tokens;
+    input += total;
+    miss += total - estimateView(view.slice(0, shared)).estimated_tokens;
+  }
+  return { input, miss };
+}
+
+describe("parseGrid and expandGrid", () => {
+  it("gives the 270 configurations of the default grid", () => {
+    const configs = expandGrid(parseGrid([]));
+    expect(configs).toHaveLength(270);
+    expect(new Set(configs.map((c) => c.trigger_ratio))).toEqual(
+      new Set([0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9]),
+    );
+    expect(configs).toContainEqual(MECHANICAL);
+  });
+
+  it("replaces the keys it is given and keeps the others", () => {
+    const grid = parseGrid(["trigger_ratio=0.6:0.8:0.1 keep_last=1..3", "tool_calls=omit,keep"]);
+    expect(grid.trigger_ratio).toEqual([0.6, 0.7, 0.8]);
+    expect(grid.keep_last).toEqual([1, 2, 3]);
+    expect(grid.tool_calls).toEqual(["omit", null]);
+    expect(grid.keep_first).toEqual(DEFAULT_GRID.keep_first);
+    expect(parseGrid(["keep_first=0;reasoning=keep,strip"]).reasoning).toEqual([null, "strip"]);
+  });
+
+  it("leaves out rules without a policy and varies no policy of a summary rule", () => {
+    const grid = parseGrid([
+      "trigger_ratio=0.7 keep_first=1 keep_last=2 reasoning=keep tool_calls=keep,omit summary=off,on",
+    ]);
+    expect(expandGrid(grid, { instructions: "short" })).toEqual([
+      {
+        trigger_ratio: 0.7,
+        keep_first: 1,
+        keep_last: 2,
+        reasoning: null,
+        tool_calls: "omit",
+        summary: null,
+      },
+      {
+        trigger_ratio: 0.7,
+        keep_first: 1,
+        keep_last: 2,
+        reasoning: null,
+        tool_calls: null,
+        summary: { instructions: "short" },
+      },
+    ]);
+    expect(() => expandGrid(parseGrid(["reasoning=keep tool_calls=keep"]))).toThrow(
+      InvalidInputError,
+    );
+  });
+
+  it.each([
+    ["ratio=0.5", /KEY one of/],
+    ["trigger_ratio=1.5", /ratio is in \(0, 1\]/],
+    ["trigger_ratio=0.9:0.5:0.1", /FROM:TO:STEP/],
+    ["keep_last=-1", /whole numbers/],
+    ["keep_first=1.5", /whole numbers/],
+    ["tool_calls=drop", /one of strip, strip-requests, strip-responses, omit, keep/],
+    ["summary=yes", /one of off, on/],
+    ["keep_last=", /KEY=VALUES/],
+  ])("refuses --grid %s", (spec, message) => {
+    expect(() => parseGrid([spec])).toThrow(message);
+  });
+});
+
+describe("tuneConversation", () => {
+  it("counts cache misses exactly as a brute-force recount over the projected views (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.integer({ min: 6, max: 30 }),
+        fc.integer({ min: 2_000, max: 40_000 }),
+        fc.constantFrom(...expandGrid(parseGrid(["summary=off,on"]))),
+        fc.boolean(),
+        async (seed, turns, window, config, manual) => {
+          let stream = generateConversation({ seed, turns });
+          if (manual) {
+            // A manual band in the stream, reaching past the turn it is stored in: the general path.
+            const cut = stream.findIndex((e, i) => i > 0 && e.type === "turn_start");
+            stream = [
+              ...stream.slice(0, cut),
+              compaction(0, 3, 0, { reasoning: "strip" }),
+              ...stream.slice(cut),
+            ];
+          }
+          const metrics = await tuneConversation(prepareStream(stream), config, {
+            contextWindow: window,
+            summarize: standInSummary,
+          });
+          const expected = await bruteForce(stream, config, window);
+          expect(metrics.input_tokens).toBe(expected.input);
+          expect(metrics.cache_miss_tokens).toBe(expected.miss);
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+
+  it("fires exactly where simulate does, for every configuration of the default grid", async () => {
+    const streams = [generateConversation({ seed: 2, turns: 40 })];
+    for (const stream of streams) {
+      const prepared = prepareStream(stream);
+      for (const config of expandGrid(DEFAULT_GRID)) {
+        const metrics = await tuneConversation(prepared, config, { contextWindow: 60_000 });
+        const simulated = await simulateStream(stream, {
+          layers: [
+            {
+              enabled: true,
+              trigger_ratio: config.trigger_ratio,
+              rule: {
+                keep_first: config.keep_first,
+                keep_last: config.keep_last,
+                tool_calls: config.tool_calls,
+              },
+            },
+          ],
+          model: { context_window: 60_000 },
+        });
+        expect(metrics.firing_turns).toEqual(simulated.firings.map((f) => f.turn));
+      }
+    }
+  });
+
+  it("measures U_t and V_t: peak, overflow turns and input tokens on a hand-counted stream", async () => {
+    // Six turns of 400 chars (100 tokens) each: a 40-char request and a 360-char tool response.
+    const turns = Array.from({ length: 8 }, (_, t) => [
+      turnStart(t),
+      request("r".repeat(40), t),
+      toolCall(`c${t}`, "x", {}, t),
+      toolResult(`c${t}`, "p".repeat(360 - "x{}".length), false, t),
+    ]).flat();
+    const metrics = await tuneConversation(
+      prepareStream(turns),
+      { ...MECHANICAL, trigger_ratio: 0.9, keep_first: 0, keep_last: 1 },
+      { contextWindow: 650, curves: true },
+    );
+    // Turn 5 (6 turns, 600 tokens) is the first over 585 past min_turns 5: turns 0..4 are stripped.
+    const stripped = (40 + "x{}".length + "[compacted] x: success".length) / 4;
+    expect(metrics.firing_turns[0]).toBe(5);
+    expect(metrics.before?.slice(0, 6)).toEqual([100, 200, 300, 400, 500, 600]);
+    expect(metrics.after?.[5]).toBe(5 * stripped + 100);
+    expect(metrics.overflow_turns).toBe(0);
+    expect(metrics.peak_tokens).toBe(600);
+  });
+});
+
+/** `n` turns each holding one tool response of `payload` characters. */
+function toolHeavy(n: number, payload: number): Entry[] {
+  return Array.from({ length: n }, (_, t) => [
+    turnStart(t),
+    request(`step ${t}`, t),
+    toolCall(`call${t}`, "fs_read_file", { path: `src/${t}.ts` }, t),
+    toolResult(`call${t}`, "x".repeat(payload), false, t),
+    message("done", t),
+  ]).flat();
+}
+
+async function tuneAll(
+  streams: Entry[][],
+  configs: TuneConfig[],
+  { window, price, layers }: { window: number; price: number; layers: AutoConfigLayer[] },
+) {
+  const prepared = streams.map(prepareStream);
+  const results: ConfigResult[] = [];
+  for (const config of configs) {
+    const metrics = [];
+    for (const stream of prepared) {
+      metrics.push(await tuneConversation(stream, config, { contextWindow: window, layers }));
+    }
+    results.push(summarizeConfig(config, metrics, window, price));
+  }
+  return rankResults(results);
+}
+
+describe("the recommendation on conversations whose best configuration is known", () => {
+  // Every turn adds a tool response of 0.26 of the window (min_turns 0, so the
+  // rule may fire from the second turn). Past a band the view holds the
+  // stripped turns, keep_last whole turns and the new one: four whole turns
+  // (keep_last 3, or a first crossing at ratio 0.9) overflow, three never do.
+  const window = 40_000;
+  const payload = Math.round(0.26 * window * 4);
+  const streams = [toolHeavy(30, payload), toolHeavy(24, payload)];
+  const layers = [{ min_turns: 0 }];
+
+  it("without a cache discount, picks the rule that compacts most, earliest", async () => {
+    // Cost = every token sent. At ratio 0.5 with keep_last 1 two whole turns
+    // (0.52) already fire, so it fires at every turn and keeps one turn whole;
+    // keep_first 0 keeps no old turn whole; omitting leaves less than stripping.
+    const results = await tuneAll(
+      streams,
+      expandGrid(parseGrid(["trigger_ratio=0.5,0.7,0.9 keep_first=0..2 keep_last=1..2"])),
+      { window, price: 1, layers },
+    );
+    const best = results.find((r) => r.recommended);
+    expect(best?.config).toEqual({
+      trigger_ratio: 0.5,
+      keep_first: 0,
+      keep_last: 1,
+      reasoning: "strip",
+      tool_calls: "omit",
+      summary: null,
+    });
+    expect(best?.overflow_turns).toBe(0);
+    expect(results[0]).toBe(best);
+  });
+
+  it("never recommends a configuration that overflows when one does not", async () => {
+    const results = await tuneAll(
+      streams,
+      expandGrid(parseGrid(["trigger_ratio=0.5,0.9 keep_first=0 keep_last=2,3 tool_calls=strip"])),
+      { window, price: 0.1, layers },
+    );
+    for (const result of results) {
+      const { keep_last, trigger_ratio } = result.config;
+      expect(result.overflow_turns > 0).toBe(keep_last === 3 || trigger_ratio === 0.9);
+    }
+    const best = results.find((r) => r.recommended);
+    expect([best?.config.trigger_ratio, best?.config.keep_last]).toEqual([0.5, 2]);
+  });
+});
+
+describe("rankResults", () => {
+  const result = (cost: number, peak: number, overflow: number): ConfigResult => ({
+    config: { ...MECHANICAL, trigger_ratio: cost / 1000 },
+    conversations: 1,
+    turns: 10,
+    firings: 1,
+    peak_utilization: peak,
+    overflow_turns: overflow,
+    input_tokens: cost,
+    cache_miss_tokens: cost,
+    effective_input_cost: cost,
+    pareto: false,
+    recommended: false,
+  });
+
+  it("marks the Pareto front of cost against peak and sorts by cost", () => {
+    const ranked = rankResults([
+      result(300, 0.5, 0),
+      result(100, 0.9, 2),
+      result(200, 0.6, 0),
+      result(200, 0.7, 0),
+      result(400, 0.5, 0),
+    ]);
+    expect(ranked.map((r) => [r.effective_input_cost, r.peak_utilization, r.pareto])).toEqual([
+      [100, 0.9, true],
+      [200, 0.6, true],
+      [200, 0.7, false],
+      [300, 0.5, true],
+      [400, 0.5, false],
+    ]);
+    expect(ranked.filter((r) => r.recommended).map((r) => r.effective_input_cost)).toEqual([200]);
+  });
+
+  it("recommends the fewest overflow turns, then the cheapest, when all overflow", () => {
+    const ranked = rankResults([result(100, 1.2, 5), result(300, 1.1, 1), result(200, 1.1, 1)]);
+    expect(ranked.filter((r) => r.recommended).map((r) => r.effective_input_cost)).toEqual([200]);
+  });
+
+  it("prices cache hits at the cache-read price and adds a summary's tokens to the cost", () => {
+    const summary = summarizeConfig(
+      { ...MECHANICAL, reasoning: null, tool_calls: null, summary: {} },
+      [
+        {
+          turns: 10,
+          firings: 2,
+          firing_turns: [6, 8],
+          peak_tokens: 900,
+          overflow_turns: 0,
+          input_tokens: 5000,
+          cache_miss_tokens: 1000,
+          summary_input_tokens: 300,
+          summary_output_tokens: 30,
+        },
+      ],
+      1000,
+      0.1,
+    );
+    expect(summary.effective_input_cost).toBeCloseTo(1000 + 0.1 * 4000, 9);
+    expect(summary.peak_utilization).toBe(0.9);
+    expect(summary.summary_input_tokens).toBe(300);
+    expect(summary.summary_output_tokens).toBe(30);
+  });
+});
+
+describe("summaries while tuning", () => {
+  it("stands in with a labelled text of a tenth of the band, costing the band in", async () => {
+    const raw = [request("a".repeat(400)), message("b".repeat(600))];
+    const summary = await standInSummary({ from_turn: 0, to_turn: 1 }, raw, {});
+    expect(summary.model).toBe(STAND_IN_MODEL);
+    expect(Buffer.byteLength(summary.text)).toBe(100);
+    expect(summary.input_tokens).toBe(250);
+    expect(summary.output_tokens).toBe(25);
+  });
+
+  it("summarizes each band once across configurations", async () => {
+    const stream = toolHeavy(20, 8_000);
+    const calls: string[] = [];
+    const counting: SummarizeBand = (range, raw, rule) => {
+      calls.push(`${range.from_turn}..${range.to_turn}`);
+      return standInSummary(range, raw, rule);
+    };
+    const summarize = cachedSummaries(counting);
+    const prepared = prepareStream(stream);
+    const configs = expandGrid(
+      parseGrid(["summary=on trigger_ratio=0.5,0.6 keep_first=1 keep_last=2"]),
+    );
+    let fired = 0;
+    for (const config of configs) {
+      const metrics = await tuneConversation(prepared, config, {
+        contextWindow: 20_000,
+        summarize,
+      });
+      fired += metrics.firings;
+      expect(metrics.summary_input_tokens).toBeGreaterThan(0);
+    }
+    expect(fired).toBeGreaterThan(calls.length);
+    expect(new Set(calls).size).toBe(calls.length);
+  });
+});

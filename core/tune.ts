@@ -1,0 +1,629 @@
+/**
+ * `autocompact tune` (ARCHITECTURE §12): replays conversations under a grid
+ * of D50 configurations and measures what each costs a platform. The replay
+ * is core's own ({@link replayPrepared}, the one `simulate` runs); this module
+ * adds the grid, the per-turn metrics (`U_t`, `V_t`, the prompt-cache misses
+ * from the longest common prefix of consecutive views, kept incrementally),
+ * the Pareto front and the recommendation.
+ */
+import type { BandSummary } from "./auto-compaction.ts";
+import {
+  type AutoConfigLayer,
+  DEFAULT_AUTO_CONFIG,
+  type SummaryRuleConfig,
+  ToolCallMode,
+} from "./config.ts";
+import { InvalidInputError } from "./errors.ts";
+import { entryChars, estimateView, tokensFromChars } from "./estimate.ts";
+import {
+  type Compaction,
+  type Entry,
+  isKnown,
+  type ToolCallPolicy,
+  type ToolCallRequest,
+  type ToolCallResponse,
+} from "./events.ts";
+import {
+  project,
+  strippedResponseContent,
+  summaryEntries,
+  summaryTextOf,
+  type ToolNames,
+  toolNameFor,
+} from "./projection.ts";
+import {
+  type PreparedStream,
+  type ReplayedTurn,
+  replayPrepared,
+  type SummarizeBand,
+} from "./replay.ts";
+import type { TurnRange } from "./rules.ts";
+
+/** One configuration of the grid: the D50 keys `tune` varies. */
+export interface TuneConfig {
+  readonly trigger_ratio: number;
+  readonly keep_first: number;
+  readonly keep_last: number;
+  readonly reasoning: "strip" | null;
+  readonly tool_calls: ToolCallMode | null;
+  /** The summary block of a summary rule, `null` for a mechanical rule. */
+  readonly summary: SummaryRuleConfig | null;
+}
+
+/** The values each key of {@link TuneConfig} takes in a grid (`summary`: off and/or on). */
+export interface Grid {
+  readonly trigger_ratio: readonly number[];
+  readonly keep_first: readonly number[];
+  readonly keep_last: readonly number[];
+  readonly reasoning: readonly ("strip" | null)[];
+  readonly tool_calls: readonly (ToolCallMode | null)[];
+  readonly summary: readonly boolean[];
+}
+
+/** The default grid of issue 17: 9 ratios x 5 keep_last x 3 keep_first x strip/omit = 270. */
+export const DEFAULT_GRID: Grid = Object.freeze<Grid>({
+  trigger_ratio: [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9],
+  keep_first: [0, 1, 2],
+  keep_last: [1, 2, 3, 4, 5],
+  reasoning: ["strip"],
+  tool_calls: ["strip", "omit"],
+  summary: [false],
+});
+
+const GRID_KEYS = Object.keys(DEFAULT_GRID) as (keyof Grid)[];
+
+/** A number range `a:b:step`, inclusive, rounded to 6 decimals so 0.05 steps land on 0.9. */
+function numberRange(key: string, text: string): number[] {
+  const parts = text.split(":").map(Number);
+  const [from, to, step] = parts as [number, number, number];
+  if (parts.length !== 3 || parts.some((n) => !Number.isFinite(n)) || step <= 0 || to < from) {
+    throw new InvalidInputError(`--grid ${key}=${text}: a range is FROM:TO:STEP with STEP > 0`);
+  }
+  const values: number[] = [];
+  for (let i = 0; from + i * step <= to + 1e-9; i++) {
+    values.push(Math.round((from + i * step) * 1e6) / 1e6);
+  }
+  return values;
+}
+
+function numbers(key: string, text: string, integer: boolean): number[] {
+  let values: number[];
+  const span = /^(\d+)\.\.(\d+)$/.exec(text);
+  if (span) {
+    values = [];
+    for (let n = Number(span[1]); n <= Number(span[2]); n++) values.push(n);
+  } else if (text.includes(":")) values = numberRange(key, text);
+  else values = text.split(",").map((part) => (part.trim() === "" ? Number.NaN : Number(part)));
+  for (const value of values) {
+    const ok = integer
+      ? Number.isInteger(value) && value >= 0
+      : Number.isFinite(value) && value > 0 && value <= 1;
+    if (!ok) {
+      throw new InvalidInputError(
+        `--grid ${key}=${text}: ${integer ? "turns are whole numbers, 0 or more" : "a ratio is in (0, 1]"}`,
+      );
+    }
+  }
+  if (values.length === 0) throw new InvalidInputError(`--grid ${key}=${text}: no values`);
+  return values;
+}
+
+function choices<T>(key: string, text: string, allowed: Record<string, T>): T[] {
+  return text.split(",").map((word) => {
+    if (!Object.hasOwn(allowed, word)) {
+      throw new InvalidInputError(
+        `--grid ${key}=${text}: each value is one of ${Object.keys(allowed).join(", ")}`,
+      );
+    }
+    return allowed[word] as T;
+  });
+}
+
+const TOOL_CALL_CHOICES: Record<string, ToolCallMode | null> = {
+  ...Object.fromEntries(ToolCallMode.options.map((mode) => [mode, mode])),
+  keep: null,
+};
+
+/**
+ * Parses `--grid` arguments over `base` (the default grid): each argument
+ * holds `KEY=VALUES` items separated by spaces or `;`; a key given replaces
+ * its default values. Numbers: `0.6,0.7`, `FROM:TO:STEP`, or for turns
+ * `1..5`; `reasoning=strip,keep`; `tool_calls=strip,strip-requests,
+ * strip-responses,omit,keep`; `summary=off,on`.
+ */
+export function parseGrid(specs: readonly string[], base: Grid = DEFAULT_GRID): Grid {
+  const grid: Record<keyof Grid, unknown[]> = { ...base } as Record<keyof Grid, unknown[]>;
+  for (const item of specs.flatMap((spec) => spec.split(/[\s;]+/)).filter(Boolean)) {
+    const [key, text] = item.split("=", 2) as [string, string | undefined];
+    if (!(GRID_KEYS as string[]).includes(key) || text === undefined || text === "") {
+      throw new InvalidInputError(
+        `--grid "${item}": expected KEY=VALUES with KEY one of ${GRID_KEYS.join(", ")}`,
+      );
+    }
+    switch (key as keyof Grid) {
+      case "trigger_ratio":
+        grid.trigger_ratio = numbers(key, text, false);
+        break;
+      case "keep_first":
+      case "keep_last":
+        grid[key as "keep_first"] = numbers(key, text, true);
+        break;
+      case "reasoning":
+        grid.reasoning = choices(key, text, { strip: "strip", keep: null });
+        break;
+      case "tool_calls":
+        grid.tool_calls = choices(key, text, TOOL_CALL_CHOICES);
+        break;
+      case "summary":
+        grid.summary = choices(key, text, { off: false, on: true });
+        break;
+    }
+  }
+  return grid as unknown as Grid;
+}
+
+/**
+ * Every configuration of a grid, in a fixed order. A summary rule replaces
+ * whole turns, so its reasoning and tool policies are not varied (`null`);
+ * a mechanical rule with no policy at all is not a valid configuration and
+ * is left out. `summaryRule` is the summary block summary configurations use.
+ */
+export function expandGrid(grid: Grid, summaryRule: SummaryRuleConfig = {}): TuneConfig[] {
+  const configs: TuneConfig[] = [];
+  for (const summary of new Set(grid.summary)) {
+    for (const trigger_ratio of new Set(grid.trigger_ratio)) {
+      for (const keep_first of new Set(grid.keep_first)) {
+        for (const keep_last of new Set(grid.keep_last)) {
+          const base = { trigger_ratio, keep_first, keep_last };
+          if (summary) {
+            configs.push({ ...base, reasoning: null, tool_calls: null, summary: summaryRule });
+            continue;
+          }
+          for (const reasoning of new Set(grid.reasoning)) {
+            for (const tool_calls of new Set(grid.tool_calls)) {
+              if (reasoning === null && tool_calls === null) continue;
+              configs.push({ ...base, reasoning, tool_calls, summary: null });
+            }
+          }
+        }
+      }
+    }
+  }
+  if (configs.length === 0) {
+    throw new InvalidInputError("--grid leaves no configuration (every rule needs a policy)");
+  }
+  return configs;
+}
+
+/** The auto config layer that applies a configuration (enabled, with every key it varies). */
+export function configLayer(config: TuneConfig): AutoConfigLayer {
+  return {
+    enabled: true,
+    trigger_ratio: config.trigger_ratio,
+    rule: {
+      keep_first: config.keep_first,
+      keep_last: config.keep_last,
+      reasoning: config.reasoning,
+      tool_calls: config.tool_calls,
+      summary: config.summary,
+    },
+  };
+}
+
+/** The service's defaults (D50's rule at its trigger_ratio) as a configuration of the grid. */
+export const DEFAULT_TUNE_CONFIG: TuneConfig = Object.freeze({
+  trigger_ratio: DEFAULT_AUTO_CONFIG.trigger_ratio,
+  keep_first: DEFAULT_AUTO_CONFIG.rule.keep_first,
+  keep_last: DEFAULT_AUTO_CONFIG.rule.keep_last,
+  reasoning: DEFAULT_AUTO_CONFIG.rule.reasoning,
+  tool_calls: DEFAULT_AUTO_CONFIG.rule.tool_calls,
+  summary: null,
+});
+
+/** Whether a configuration is the service's defaults ({@link DEFAULT_TUNE_CONFIG}). */
+export function isDefaultConfig(config: TuneConfig): boolean {
+  return (Object.keys(DEFAULT_TUNE_CONFIG) as (keyof TuneConfig)[]).every(
+    (key) => config[key] === DEFAULT_TUNE_CONFIG[key],
+  );
+}
+
+/** JSON values equal as JSON (object key order aside). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keysA = Object.keys(a).filter((key) => (a as Record<string, unknown>)[key] !== undefined);
+  const keysB = Object.keys(b).filter((key) => (b as Record<string, unknown>)[key] !== undefined);
+  if (keysA.length !== keysB.length) return false;
+  return keysA.every((key) =>
+    sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+  );
+}
+
+const turnChars = new WeakMap<PreparedStream, number[][]>();
+/** Characters of each entry of each turn of a stream, measured once for every configuration. */
+function turnCharsOf(prepared: PreparedStream): number[][] {
+  let chars = turnChars.get(prepared);
+  if (!chars) {
+    chars = prepared.boundaries.map((boundary) => boundary.entries.map(entryChars));
+    turnChars.set(prepared, chars);
+  }
+  return chars;
+}
+
+/** The number of leading entries two views share, compared as JSON values. */
+function commonPrefix(a: readonly Entry[], b: readonly Entry[]): number {
+  const length = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < length && sameJson(a[i], b[i])) i++;
+  return i;
+}
+
+function toolRequestUnder(request: ToolCallRequest, policy: ToolCallPolicy | undefined) {
+  if (!policy) return request;
+  if (policy.policy === "omit") return undefined;
+  return policy.request ? { ...request, arguments: {} } : request;
+}
+
+function toolResponseUnder(
+  response: ToolCallResponse,
+  policy: ToolCallPolicy | undefined,
+  toolName: () => string | undefined,
+) {
+  if (!policy) return response;
+  if (policy.policy === "omit") return undefined;
+  if (!policy.response) return response;
+  return { ...response, content: strippedResponseContent(toolName(), response.is_error) };
+}
+
+/** The metrics of one conversation under one configuration (ARCHITECTURE §12). */
+export interface ConversationMetrics {
+  readonly turns: number;
+  readonly firings: number;
+  /** The turns whose evaluation fired, in order. */
+  readonly firing_turns: number[];
+  /** Largest `U_t`, in estimated tokens. */
+  readonly peak_tokens: number;
+  readonly overflow_turns: number;
+  readonly input_tokens: number;
+  readonly cache_miss_tokens: number;
+  readonly summary_input_tokens: number;
+  readonly summary_output_tokens: number;
+  /** `U_t` and `V_t` per turn, when asked for (`curves`). */
+  readonly before?: number[];
+  readonly after?: number[];
+}
+
+/**
+ * Follows the projected view from turn to turn and counts the tokens of each
+ * call that miss the prompt cache. It keeps the previous view's entries and
+ * their running character counts: a turn without a band only appends its own
+ * entries (the whole previous view is the common prefix); a band re-projects
+ * only its own turns and compares from its first turn on. A compaction that
+ * reaches turns no band has covered yet (a stream's own manual compactions)
+ * falls back to projecting the whole stream so far.
+ */
+class ViewTracker {
+  private readonly turnChars: readonly (readonly number[])[];
+  private view: Entry[] = [];
+  /** `chars[i]`: characters of `view[0..i)`. */
+  private chars: number[] = [0];
+  private readonly names = new Map<string, { name: string; turn: number }[]>();
+  private compactionCount = 0;
+  private coveredThrough = -1;
+
+  constructor(private readonly prepared: PreparedStream) {
+    this.turnChars = turnCharsOf(prepared);
+  }
+
+  /** Updates the view to after the evaluation of `turn`; returns the common prefix in tokens. */
+  step(turn: ReplayedTurn): number {
+    const t = turn.turn;
+    const entries = this.prepared.boundaries[t]?.entries ?? [];
+    entries.forEach((entry) => {
+      if (entry.type !== "tool_call_request") return;
+      const { id, name } = entry as ToolCallRequest;
+      const list = this.names.get(id);
+      if (list) list.push({ name, turn: t });
+      else this.names.set(id, [{ name, turn: t }]);
+    });
+    const band = turn.firing?.compaction;
+    const streamAdded = turn.compactions.length - (band ? 1 : 0) > this.compactionCount;
+    const general =
+      streamAdded ||
+      this.coveredThrough >= t ||
+      (band !== undefined && this.coveredThrough >= band.from_turn);
+    for (const compaction of turn.compactions.slice(this.compactionCount)) {
+      this.coveredThrough = Math.max(this.coveredThrough, compaction.to_turn);
+    }
+    this.compactionCount = turn.compactions.length;
+    if (general) return this.replace(0, this.projectAll(t, turn.compactions));
+    if (!band) {
+      const shared = this.view.length;
+      this.append(entries, this.turnChars[t]);
+      return tokensFromChars(this.chars[shared] as number);
+    }
+    let start = this.view.length;
+    for (let k = band.from_turn; k < t; k++) {
+      start -= this.prepared.boundaries[k]?.entries.length ?? 0;
+    }
+    const tail = this.projectBand(band);
+    for (let k = band.to_turn + 1; k <= t; k++) {
+      tail.entries.push(...(this.prepared.boundaries[k]?.entries ?? []));
+      tail.chars.push(...(this.turnChars[k] ?? []));
+    }
+    return this.replace(start, tail.entries, tail.chars);
+  }
+
+  /** Replaces the view from `start` on with `tail`; returns the common prefix in tokens. */
+  private replace(start: number, tail: Entry[], chars?: readonly number[]): number {
+    const shared = start + commonPrefix(this.view.slice(start), tail);
+    this.view.length = start;
+    this.chars.length = start + 1;
+    this.append(tail, chars);
+    return tokensFromChars(this.chars[shared] as number);
+  }
+
+  private append(entries: readonly Entry[], chars?: readonly number[]): void {
+    let total = this.chars[this.chars.length - 1] as number;
+    entries.forEach((entry, i) => {
+      this.view.push(entry);
+      total += chars ? (chars[i] as number) : entryChars(entry);
+      this.chars.push(total);
+    });
+  }
+
+  /** The view of turns 0..t under `compactions`, projected from scratch. */
+  private projectAll(t: number, compactions: readonly Compaction[]): Entry[] {
+    const raw = this.prepared.boundaries.slice(0, t + 1).flatMap((b) => b.entries);
+    return project([...raw, ...compactions]).entries;
+  }
+
+  /** The band's own turns as projected under it (it wins every policy it sets there). */
+  private projectBand(band: Compaction): { entries: Entry[]; chars: number[] } {
+    const entries: Entry[] = [];
+    const chars: number[] = [];
+    const names: ToolNames = this.names;
+    let summarized = false;
+    // An entry kept as stored keeps its measured size; a rewritten one is measured anew.
+    let stored: Entry | undefined;
+    let storedChars = 0;
+    const keep = (projected: Entry | undefined) => {
+      if (!projected) return;
+      entries.push(projected);
+      chars.push(projected === stored ? storedChars : entryChars(projected));
+    };
+    for (let k = band.from_turn; k <= band.to_turn; k++) {
+      const turnEntries = this.prepared.boundaries[k]?.entries ?? [];
+      const measuredChars = this.turnChars[k] ?? [];
+      for (let j = 0; j < turnEntries.length; j++) {
+        const entry = turnEntries[j] as Entry;
+        stored = entry;
+        storedChars = measuredChars[j] as number;
+        if (!isKnown(entry) || entry.type === "config_delta") keep(entry);
+        else if (band.summary) {
+          if (!summarized) summaryEntries(entry.timestamp, summaryTextOf(band)).forEach(keep);
+          summarized = true;
+        } else if (entry.type === "chat_response") {
+          if (entry.reasoning === undefined || band.reasoning === undefined) keep(entry);
+        } else if (entry.type === "tool_call_request") {
+          keep(toolRequestUnder(entry, band.tool_calls));
+        } else if (entry.type === "tool_call_response") {
+          keep(toolResponseUnder(entry, band.tool_calls, () => toolNameFor(names, entry.id, k)));
+        } else keep(entry);
+      }
+    }
+    return { entries, chars };
+  }
+}
+
+/** What {@link tuneConversation} needs besides the stream and the configuration. */
+export interface TuneOptions {
+  readonly contextWindow: number;
+  /** Layers below the configuration's own (the user's `--config`: `min_turns`, …). */
+  readonly layers?: readonly AutoConfigLayer[];
+  /** Summaries for a summary rule (cache them: see {@link cachedSummaries}). */
+  readonly summarize?: SummarizeBand;
+  /** Keep `U_t` and `V_t` per turn (for size curves). */
+  readonly curves?: boolean;
+}
+
+/**
+ * Replays one conversation under one configuration with the D50 step the
+ * service runs ({@link replayPrepared}) and measures it: with `U_t` the
+ * estimate before the evaluation after turn `t` and `V_t` after it, the
+ * peak and overflow turns over `U_t`, input tokens the sum of `V_t` for
+ * `t = 0..n-2`, and cache misses `V_t` minus the longest common prefix of
+ * `V_{t-1}` and `V_t`.
+ */
+export async function tuneConversation(
+  prepared: PreparedStream,
+  config: TuneConfig,
+  options: TuneOptions,
+): Promise<ConversationMetrics> {
+  const tracker = new ViewTracker(prepared);
+  const last = prepared.boundaries.length - 1;
+  const before: number[] = [];
+  const after: number[] = [];
+  const totals = { peak: 0, overflow: 0, input: 0, miss: 0, summaryIn: 0, summaryOut: 0 };
+  const firingTurns: number[] = [];
+  await replayPrepared(prepared, {
+    layers: [...(options.layers ?? []), configLayer(config)],
+    model: { context_window: options.contextWindow },
+    ...(options.summarize ? { summarize: options.summarize } : {}),
+    onTurn: (turn) => {
+      const shared = tracker.step(turn);
+      const u = turn.estimated_tokens;
+      const v = turn.estimated_tokens_after;
+      totals.peak = Math.max(totals.peak, u);
+      if (u > options.contextWindow) totals.overflow++;
+      if (turn.turn < last) {
+        totals.input += v;
+        totals.miss += v - shared;
+      }
+      if (turn.firing) {
+        firingTurns.push(turn.turn);
+        totals.summaryIn += turn.firing.summary?.input_tokens ?? 0;
+        totals.summaryOut += turn.firing.summary?.output_tokens ?? 0;
+      }
+      if (options.curves) {
+        before.push(u);
+        after.push(v);
+      }
+    },
+  });
+  return {
+    turns: prepared.boundaries.length,
+    firings: firingTurns.length,
+    firing_turns: firingTurns,
+    peak_tokens: totals.peak,
+    overflow_turns: totals.overflow,
+    input_tokens: totals.input,
+    cache_miss_tokens: totals.miss,
+    summary_input_tokens: totals.summaryIn,
+    summary_output_tokens: totals.summaryOut,
+    ...(options.curves ? { before, after } : {}),
+  };
+}
+
+/**
+ * The offline stand-in summary's size: this fraction of the band's raw
+ * characters. Not a summary: a placeholder of that size, labelled as an
+ * estimate wherever it is reported.
+ */
+export const STAND_IN_SUMMARY_RATIO = 0.1;
+
+/** The model name the stand-in reports, so its figures are never taken for a model's. */
+export const STAND_IN_MODEL = "stand-in (estimate)";
+
+/**
+ * A stand-in summarizer for offline tuning: text of
+ * {@link STAND_IN_SUMMARY_RATIO} of the band's raw characters (at least one),
+ * costing the band's raw events in and that text out.
+ */
+export const standInSummary: SummarizeBand = async (_range, rawEvents) => {
+  const raw = estimateView(rawEvents);
+  const length = Math.max(1, Math.round(raw.chars * STAND_IN_SUMMARY_RATIO));
+  const text = "stand-in summary ".repeat(Math.ceil(length / 17)).slice(0, length);
+  return {
+    text,
+    model: STAND_IN_MODEL,
+    input_tokens: raw.estimated_tokens,
+    output_tokens: tokensFromChars(length),
+    latency_ms: 0,
+  };
+};
+
+/**
+ * Wraps a summarizer of one conversation so each band (range and rule) is
+ * summarized once, however many configurations fire it.
+ */
+export function cachedSummaries(summarize: SummarizeBand): SummarizeBand {
+  const cache = new Map<string, Promise<BandSummary>>();
+  return (range: TurnRange, rawEvents, rule) => {
+    const key = `${range.from_turn}..${range.to_turn} ${JSON.stringify(rule)}`;
+    let summary = cache.get(key);
+    if (!summary) {
+      summary = summarize(range, rawEvents, rule);
+      cache.set(key, summary);
+    }
+    return summary;
+  };
+}
+
+/** One configuration's line of `tune --json` (ARCHITECTURE §12). */
+export interface ConfigResult {
+  readonly config: TuneConfig;
+  readonly conversations: number;
+  readonly turns: number;
+  readonly firings: number;
+  readonly peak_utilization: number;
+  readonly overflow_turns: number;
+  readonly input_tokens: number;
+  readonly cache_miss_tokens: number;
+  readonly effective_input_cost: number;
+  readonly summary_input_tokens?: number;
+  readonly summary_output_tokens?: number;
+  pareto: boolean;
+  recommended: boolean;
+}
+
+/** Sums one configuration's conversations; `cacheReadPrice` is a cached token's price (uncached = 1). */
+export function summarizeConfig(
+  config: TuneConfig,
+  metrics: readonly ConversationMetrics[],
+  contextWindow: number,
+  cacheReadPrice: number,
+): ConfigResult {
+  const sum = (pick: (m: ConversationMetrics) => number) =>
+    metrics.reduce((total, m) => total + pick(m), 0);
+  const input = sum((m) => m.input_tokens);
+  const miss = sum((m) => m.cache_miss_tokens);
+  return {
+    config,
+    conversations: metrics.length,
+    turns: sum((m) => m.turns),
+    firings: sum((m) => m.firings),
+    peak_utilization: Math.max(0, ...metrics.map((m) => m.peak_tokens)) / contextWindow,
+    overflow_turns: sum((m) => m.overflow_turns),
+    input_tokens: input,
+    cache_miss_tokens: miss,
+    effective_input_cost: miss + cacheReadPrice * (input - miss),
+    ...(config.summary
+      ? {
+          summary_input_tokens: sum((m) => m.summary_input_tokens),
+          summary_output_tokens: sum((m) => m.summary_output_tokens),
+        }
+      : {}),
+    pareto: false,
+    recommended: false,
+  };
+}
+
+/**
+ * The cost `tune` ranks by: the effective input cost plus, for a summary
+ * rule, the tokens sent to and returned by the summarizer (each at the price
+ * of one uncached input token), so both kinds of rule compare on one scale.
+ */
+export function rankCost(result: ConfigResult): number {
+  return (
+    result.effective_input_cost +
+    (result.summary_input_tokens ?? 0) +
+    (result.summary_output_tokens ?? 0)
+  );
+}
+
+/**
+ * Marks the Pareto front (no other configuration at most as costly and at
+ * most as peaked, and better in one) and the one recommendation (the cheapest
+ * without overflow turns; when all overflow, the fewest overflow turns, then
+ * the cheapest; ties keep grid order), then sorts by cost. Mutates and
+ * returns `results`.
+ */
+export function rankResults(results: ConfigResult[]): ConfigResult[] {
+  for (const result of results) {
+    const cost = rankCost(result);
+    result.pareto = !results.some((other) => {
+      const otherCost = rankCost(other);
+      return (
+        otherCost <= cost &&
+        other.peak_utilization <= result.peak_utilization &&
+        (otherCost < cost || other.peak_utilization < result.peak_utilization)
+      );
+    });
+    result.recommended = false;
+  }
+  let best: ConfigResult | undefined;
+  for (const result of results) {
+    if (
+      !best ||
+      result.overflow_turns < best.overflow_turns ||
+      (result.overflow_turns === best.overflow_turns && rankCost(result) < rankCost(best))
+    ) {
+      best = result;
+    }
+  }
+  if (best) best.recommended = true;
+  // A stable sort keeps grid order among equal costs.
+  return results.sort((a, b) => rankCost(a) - rankCost(b));
+}
