@@ -5,11 +5,13 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { InvalidInputError } from "../../core/errors.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { measureTurn } from "../../core/sizes.ts";
 import { indexTurns } from "../../core/turns.ts";
 import { ConditionFailedError } from "../../functions/errors.ts";
 import type {
+  ConversationPage,
   ConversationRef,
   ConversationStore,
   HeadVersion,
@@ -170,9 +172,34 @@ export interface ContractOptions {
   readonly concurrent?: boolean;
 }
 
+/** What a contract case may ask of a store it makes. */
+export interface StoreOptions {
+  /** The time of activity the list orders by (default the wall clock). */
+  readonly now?: () => number;
+}
+
+/** Every page of a tenant's list, following `next_cursor`, `limit` at a time. */
+async function allPages(
+  store: ConversationStore,
+  tenant: string,
+  limit: number,
+): Promise<ConversationPage[]> {
+  const pages: ConversationPage[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.listConversations(tenant, {
+      limit,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    pages.push(page);
+    cursor = page.next_cursor;
+  } while (cursor !== undefined);
+  return pages;
+}
+
 export function conversationStoreContract(
   name: string,
-  makeStore: () => Promise<ConversationStore>,
+  makeStore: (options?: StoreOptions) => Promise<ConversationStore>,
   { large = true, concurrent = false }: ContractOptions = {},
 ): void {
   // The multi-megabyte cases are defined only where wanted, so no run reports skipped tests.
@@ -1211,6 +1238,197 @@ export function conversationStoreContract(
         await store.finishDelete(ref);
         expect(await store.lastFailure(ref)).toBeUndefined();
         expect(await store.getHead(ref)).toBeUndefined();
+      });
+    });
+
+    describe("list", () => {
+      it("lists a tenant's conversations most recently active first, a page at a time", async () => {
+        let clock = 1_000;
+        const store = await makeStore({ now: () => clock });
+        const tenant = `tenant-${randomUUID()}`;
+        const [a, b, c] = [freshRef(tenant), freshRef(tenant), freshRef(tenant)] as const;
+        const model = { id: "anthropic/claude-sonnet-4-5", context_window: 200_000 };
+        await store.appendTurn(
+          a,
+          { ...simpleTurn(0), model },
+          { compactions_version: 0 },
+          {
+            projected_chars: 40,
+            model,
+          },
+        );
+        clock = 2_000;
+        await store.appendTurn(b, simpleTurn(0), { compactions_version: 0 }, {});
+        clock = 3_000;
+        await store.putConfig(c, { enabled: true });
+        clock = 4_000;
+        const band = compaction(0, 0, 1, { reasoning: "strip", source: "auto" });
+        await store.addCompaction(
+          a,
+          storedCompaction("AUTO#000000", 0, 1, band),
+          { turn_count: 1, compactions_version: 0 },
+          { bands: { auto: 1, manual: 0 }, last_fired_at: band.timestamp },
+        );
+        const pages = await allPages(store, tenant, 2);
+        expect(pages.map((page) => page.conversations.map((e) => e.conversation))).toEqual([
+          [a.conversation, c.conversation],
+          [b.conversation],
+        ]);
+        expect(pages[0]?.next_cursor).toEqual(expect.any(String));
+        expect(pages[1]?.next_cursor).toBeUndefined();
+        expect(pages[0]?.conversations[0]).toEqual({
+          conversation: a.conversation,
+          turn_count: 1,
+          projected_chars: 40,
+          model,
+          bands: { auto: 1, manual: 0 },
+          last_fired_at: band.timestamp,
+        });
+        expect(pages[0]?.conversations[1]).toEqual({
+          conversation: c.conversation,
+          turn_count: 0,
+          projected_chars: 0,
+        });
+        // A reset is activity too: b moves to the front.
+        clock = 5_000;
+        await store.removeCompactions(a, [], { turn_count: 1, compactions_version: 1 }, {});
+        clock = 6_000;
+        await store.appendTurn(b, { ...simpleTurn(1), turn: 1 }, { compactions_version: 0 }, {});
+        const [all] = await allPages(store, tenant, 10);
+        expect(all?.conversations.map((e) => e.conversation)).toEqual([
+          b.conversation,
+          a.conversation,
+          c.conversation,
+        ]);
+      });
+
+      it("never lists another tenant's conversations, nor one being deleted", async () => {
+        let clock = 10_000;
+        const store = await makeStore({ now: () => clock++ });
+        const tenant = `tenant-${randomUUID()}`;
+        const other = `${tenant}-other`;
+        const mine = [freshRef(tenant), freshRef(tenant), freshRef(tenant)];
+        const theirs = freshRef(other);
+        for (const ref of [...mine, theirs]) {
+          await store.appendTurn(ref, simpleTurn(0), { compactions_version: 0 }, {});
+        }
+        await store.beginDelete(mine[1] as ConversationRef);
+        const [page] = await allPages(store, tenant, 10);
+        expect(page?.conversations.map((e) => e.conversation)).toEqual([
+          mine[2]?.conversation,
+          mine[0]?.conversation,
+        ]);
+        // A cursor of this tenant's list, used by another, pages that one's own list only.
+        const first = await store.listConversations(tenant, { limit: 1 });
+        const cursor = first.next_cursor as string;
+        const seen = await store.listConversations(other, { limit: 10, cursor });
+        for (const entry of seen.conversations) {
+          expect(mine.map((ref) => ref.conversation)).not.toContain(entry.conversation);
+        }
+        expect((await allPages(store, other, 10))[0]?.conversations).toEqual([
+          { conversation: theirs.conversation, turn_count: 1, projected_chars: 0 },
+        ]);
+        expect(await store.listConversations(`${tenant}-none`, { limit: 5 })).toEqual({
+          conversations: [],
+        });
+      });
+
+      it("refuses a cursor it did not give, saying so", async () => {
+        const store = await makeStore();
+        const tenant = `tenant-${randomUUID()}`;
+        for (const cursor of [
+          "not a cursor",
+          Buffer.from('{"a":1}').toString("base64url"),
+          Buffer.from('[-1,"x"]').toString("base64url"),
+          "%%%",
+        ]) {
+          const listing = store.listConversations(tenant, { limit: 5, cursor });
+          await expect(listing).rejects.toThrow(InvalidInputError);
+          await expect(listing).rejects.toThrow(/cursor is not one this API gave/);
+        }
+      });
+    });
+
+    describe("evaluations on size records", () => {
+      it("keeps a skip's evaluation on its turn's size record, not on its events", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const turns = sampleTurns(9, 4);
+        await appendAll(store, ref, turns);
+        const skipped = {
+          turn: 2,
+          outcome: "skipped" as const,
+          reason: "under_threshold" as const,
+        };
+        await store.markEvaluated(ref, 2, skipped, { projected_chars: 1234, threshold: 150_000 });
+        // Later than the turn evaluated through: recorded nowhere.
+        await store.markEvaluated(
+          ref,
+          1,
+          { turn: 1, outcome: "skipped", reason: "min_turns" },
+          { projected_chars: 5, threshold: null },
+        );
+        const unknown = {
+          turn: 3,
+          outcome: "skipped" as const,
+          reason: "context_window_unknown" as const,
+        };
+        await store.markEvaluated(ref, 3, unknown, { projected_chars: 99, threshold: null });
+        expect(await store.listTurnSizes(ref)).toEqual([
+          summaryOf(turns[0] as StoredTurn),
+          summaryOf(turns[1] as StoredTurn),
+          {
+            ...summaryOf(turns[2] as StoredTurn),
+            evaluation: { ...skipped, projected_chars: 1234, threshold: 150_000 },
+          },
+          {
+            ...summaryOf(turns[3] as StoredTurn),
+            evaluation: { ...unknown, projected_chars: 99, threshold: null },
+          },
+        ]);
+        expect(await store.getHead(ref)).toMatchObject({
+          evaluated_through: 3,
+          last_decision: unknown,
+        });
+        expectTurns(await store.readTurns(ref), turns);
+        expectTurns([await store.getTurn(ref, 2)], [turns[2] as StoredTurn]);
+      });
+
+      it("keeps a firing's evaluation on its turn's record in the band's own write", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const turns = sampleTurns(10, 3);
+        await appendAll(store, ref, turns);
+        const fired = {
+          turn: 2,
+          outcome: "fired" as const,
+          band: { key: "AUTO#000002", from_turn: 0, to_turn: 1 },
+        };
+        const evaluation = { ...fired, projected_chars: 800, threshold: 150 };
+        // A band whose write fails records nothing.
+        await expect(
+          store.addCompaction(
+            ref,
+            storedCompaction("AUTO#000002", 2, 1),
+            { turn_count: 2, compactions_version: 0 },
+            {},
+            evaluation,
+          ),
+        ).rejects.toThrow(ConditionFailedError);
+        expect((await store.listTurnSizes(ref))[2]).toEqual(summaryOf(turns[2] as StoredTurn));
+        await store.addCompaction(
+          ref,
+          storedCompaction("AUTO#000002", 2, 1),
+          { turn_count: 3, compactions_version: 0 },
+          { last_decision: fired },
+          evaluation,
+        );
+        expect((await store.listTurnSizes(ref)).map((record) => record.evaluation)).toEqual([
+          undefined,
+          undefined,
+          evaluation,
+        ]);
+        expectTurns(await store.readTurns(ref), turns);
       });
     });
 

@@ -6,7 +6,10 @@ import { MemoryConversationStore } from "../../functions/store/memory.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { conversationStoreContract } from "./conversation-store.contract.ts";
 
-conversationStoreContract("MemoryConversationStore", async () => new MemoryConversationStore());
+conversationStoreContract(
+  "MemoryConversationStore",
+  async (options) => new MemoryConversationStore(options),
+);
 
 let dynamo: Promise<{ client: DynamoDBClient; table: string }> | undefined;
 /** One client and table for the suite; every test works on conversations of its own. */
@@ -21,9 +24,9 @@ afterAll(async () => (await dynamo)?.client.destroy());
 
 conversationStoreContract(
   "DynamoConversationStore on DynamoDB Local",
-  async () => {
+  async (options) => {
     const { client, table } = await dynamoTable();
-    return new DynamoConversationStore(client, table);
+    return new DynamoConversationStore(client, table, options);
   },
   { concurrent: true },
 );
@@ -32,9 +35,9 @@ conversationStoreContract(
 // cases already span several 1 MB pages above).
 conversationStoreContract(
   "DynamoConversationStore, 2-item Query pages",
-  async () => {
+  async (options) => {
     const { client, table } = await dynamoTable();
-    return new DynamoConversationStore(client, table, { queryLimit: 2 });
+    return new DynamoConversationStore(client, table, { ...options, queryLimit: 2 });
   },
   { large: false, concurrent: true },
 );

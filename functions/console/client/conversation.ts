@@ -1,0 +1,410 @@
+/**
+ * One conversation: its size curve, its bands over the turn axis, the
+ * projected view as a reader, and the actions that steer it (reset the
+ * automatic bands, remove one band, a manual compaction previewed by a dry
+ * run before it is applied, the auto config).
+ */
+import {
+  ApiError,
+  api,
+  type Band,
+  type ConfigAnswer,
+  conversationPath,
+  type DryRun,
+  describe,
+  type Projection,
+  type Summary,
+  type TimelineTurn,
+  type ViewEvent,
+} from "./api.ts";
+import { sizeChart } from "./chart.ts";
+import { h, policies, tokens } from "./dom.ts";
+
+type Frame = (...content: Node[]) => HTMLElement;
+
+/** Draws the conversation page; `notice` is the outcome of the action that led here. */
+export async function renderConversation(id: string, frame: Frame, notice = ""): Promise<void> {
+  frame(h("p", { role: "status" }, `Loading ${id}…`));
+  const [summary, timeline, projection, config] = await Promise.all([
+    api<Summary>("GET", conversationPath(id)),
+    api<{ turns: TimelineTurn[] }>("GET", conversationPath(id, "/timeline")),
+    api<Projection>("GET", conversationPath(id, "/projection")),
+    api<ConfigAnswer>("GET", conversationPath(id, "/config")),
+  ]);
+  const bands = summary.compactions;
+  const again = (message: string) => renderConversation(id, frame, message);
+  const status = h("p", { id: "status", role: "status", class: "status" }, notice);
+  frame(
+    h("p", {}, h("a", { href: "#/" }, "← Conversations")),
+    h("h1", {}, id),
+    h(
+      "p",
+      { class: "facts" },
+      `${summary.turn_count} turns · ${tokens(summary.estimated_tokens)} tokens projected · ${bands.filter((b) => b.source === "auto").length} automatic and ${bands.filter((b) => b.source !== "auto").length} manual bands`,
+    ),
+    status,
+    sizeChart(timeline.turns, bands),
+    bandStrip(bands, summary.turn_count),
+    bandTable(id, bands, status, again),
+    manualCompaction(id, again),
+    configEditor(id, config, again),
+    reader(projection, bands),
+  );
+}
+
+/** The bands over the turn axis, one lane per overlap: auto or manual, and their policies. */
+function bandStrip(bands: readonly Band[], turnCount: number): HTMLElement {
+  const lanes: Band[][] = [];
+  for (const band of bands) {
+    const lane = lanes.find((l) =>
+      l.every((other) => other.to_turn < band.from_turn || other.from_turn > band.to_turn),
+    );
+    if (lane) lane.push(band);
+    else lanes.push([band]);
+  }
+  const span = Math.max(turnCount, 1);
+  const strip = h("div", { class: "strip", role: "list", "aria-label": "Bands over the turns" });
+  for (const lane of lanes) {
+    const row = h("div", { class: "lane" });
+    for (const band of lane) {
+      const kinds = policies(band);
+      const label = `band #${band.position}, ${band.source ?? "manual"}, turns ${band.from_turn}–${band.to_turn}: ${kinds.join(", ") || "no policy"}`;
+      const mark = h(
+        "div",
+        {
+          role: "listitem",
+          class: `band ${band.source ?? "manual"} ${band.summary ? "summary" : band.tool_calls?.policy === "omit" ? "omit" : "strip"}`,
+          title: label,
+          "aria-label": label,
+          "data-band": band.position,
+        },
+        `#${band.position}`,
+      );
+      mark.style.left = `${(100 * band.from_turn) / span}%`;
+      mark.style.width = `${(100 * (band.to_turn - band.from_turn + 1)) / span}%`;
+      row.append(mark);
+    }
+    strip.append(row);
+  }
+  return h(
+    "section",
+    { "aria-labelledby": "strip-title" },
+    h("h2", { id: "strip-title" }, "Bands"),
+    h(
+      "p",
+      { class: "legend" },
+      h("span", { class: "key auto" }, "automatic"),
+      h("span", { class: "key manual" }, "manual"),
+      h("span", { class: "key strip" }, "strip"),
+      h("span", { class: "key omit" }, "omit"),
+      h("span", { class: "key summary" }, "summary"),
+    ),
+    bands.length ? strip : h("p", {}, "No bands: every turn is sent as it was posted."),
+    h("p", { class: "axis" }, h("span", {}, "turn 0"), h("span", {}, `turn ${turnCount - 1}`)),
+  );
+}
+
+/** The bands as a table, each with its remove button; and the reset of the automatic ones. */
+function bandTable(
+  id: string,
+  bands: readonly Band[],
+  status: HTMLElement,
+  again: (message: string) => Promise<void>,
+): HTMLElement {
+  const act = async (label: string, path: string) => {
+    try {
+      const { removed } = await api<{ removed: Band[] }>("DELETE", conversationPath(id, path));
+      await again(`${label}: removed ${removed.length} band${removed.length === 1 ? "" : "s"}.`);
+    } catch (error) {
+      status.textContent = describe(error);
+    }
+  };
+  const autoCount = bands.filter((band) => band.source === "auto").length;
+  return h(
+    "section",
+    { "aria-labelledby": "bands-title" },
+    h("h2", { id: "bands-title" }, "Band list"),
+    h(
+      "button",
+      {
+        type: "button",
+        id: "reset-auto",
+        disabled: autoCount === 0,
+        onclick: () => void act("Reset automatic bands", "/compactions?source=auto"),
+      },
+      "Reset automatic bands",
+    ),
+    h(
+      "div",
+      { class: "scroll" },
+      h(
+        "table",
+        { class: "bands" },
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", { scope: "col" }, "#"),
+            h("th", { scope: "col" }, "Turns"),
+            h("th", { scope: "col" }, "Source"),
+            h("th", { scope: "col" }, "Policies"),
+            h("th", { scope: "col" }, "Fired at"),
+            h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Actions")),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          ...bands.map((band) =>
+            h(
+              "tr",
+              { "data-band-row": band.position, "data-source": band.source ?? "manual" },
+              h("td", {}, band.position),
+              h("td", {}, `${band.from_turn}–${band.to_turn}`),
+              h("td", {}, band.source ?? "manual"),
+              h("td", {}, policies(band).join(", ")),
+              h(
+                "td",
+                {},
+                band.trigger
+                  ? `turn ${band.trigger.turn}: ${tokens(band.trigger.estimated_tokens)} → ${tokens(band.trigger.estimated_tokens_after)}`
+                  : "",
+              ),
+              h(
+                "td",
+                {},
+                h(
+                  "button",
+                  {
+                    type: "button",
+                    "aria-label": `Remove band ${band.position}`,
+                    onclick: () =>
+                      void act(`Removed band ${band.position}`, `/compactions/${band.position}`),
+                  },
+                  "Remove",
+                ),
+              ),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** A problem's detail and each of its located errors. */
+function problemNodes(error: unknown): Node[] {
+  const nodes: Node[] = [h("span", {}, describe(error))];
+  if (error instanceof ApiError && error.problem.errors?.length) {
+    nodes.push(
+      h(
+        "ul",
+        {},
+        ...error.problem.errors.map((e) =>
+          h("li", {}, e.pointer ? `${e.pointer}: ${e.detail}` : e.detail),
+        ),
+      ),
+    );
+  }
+  return nodes;
+}
+
+/** A manual compaction in RFD 064's DSL: previewed by a dry run, then applied. */
+function manualCompaction(id: string, again: (message: string) => Promise<void>): HTMLElement {
+  const spec = h("input", {
+    id: "spec",
+    name: "spec",
+    placeholder: "r+t:..-3",
+    autocomplete: "off",
+    spellcheck: "false",
+    "aria-describedby": "spec-help",
+  });
+  const preview = h("div", { id: "preview", "aria-live": "polite" });
+  const apply = h("button", { type: "button", id: "apply", disabled: true }, "Apply");
+  let previewed: string | null = null;
+  spec.addEventListener("input", () => {
+    apply.disabled = spec.value.trim() !== previewed;
+  });
+  const form = h(
+    "form",
+    { class: "manual" },
+    h("label", { for: "spec" }, "Compaction spec (RFD 064 DSL)"),
+    h(
+      "p",
+      { id: "spec-help", class: "hint" },
+      "POLICIES[:RANGE]: r strips reasoning, t strips tool calls (t=omit omits them), s summarizes, joined by +; turns are 0-based and -N counts from the last turn. r+t:..-3 strips reasoning and tool calls from turn 0 up to the last three turns.",
+    ),
+    spec,
+    h("button", { type: "submit", id: "dry-run" }, "Preview"),
+    apply,
+    preview,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = spec.value.trim();
+    preview.replaceChildren();
+    previewed = null;
+    apply.disabled = true;
+    try {
+      const dry = await api<DryRun>("POST", conversationPath(id, "/compactions?dry_run=true"), {
+        spec: text,
+      });
+      const c = dry.compaction;
+      previewed = text;
+      apply.disabled = false;
+      preview.replaceChildren(
+        h(
+          "p",
+          {
+            class: "dry-run",
+            "data-from": c.from_turn,
+            "data-to": c.to_turn,
+            "data-before": dry.estimated_tokens_before,
+            "data-after": dry.estimated_tokens_after,
+          },
+          `Would compact turns ${c.from_turn}–${c.to_turn} (${policies(c).join(", ")}): ${tokens(dry.estimated_tokens_before)} → ${tokens(dry.estimated_tokens_after)} tokens. Nothing is written until you apply.`,
+        ),
+      );
+    } catch (error) {
+      preview.replaceChildren(h("div", { class: "error", role: "alert" }, ...problemNodes(error)));
+    }
+  });
+  apply.addEventListener("click", async () => {
+    if (previewed === null) return;
+    try {
+      const band = await api<Band>("POST", conversationPath(id, "/compactions"), {
+        spec: previewed,
+      });
+      await again(`Added band #${band.position} over turns ${band.from_turn}–${band.to_turn}.`);
+    } catch (error) {
+      preview.replaceChildren(h("div", { class: "error", role: "alert" }, ...problemNodes(error)));
+    }
+  });
+  return h(
+    "section",
+    { "aria-labelledby": "manual-title" },
+    h("h2", { id: "manual-title" }, "Manual compaction"),
+    form,
+  );
+}
+
+/** The conversation's auto config as JSON, saved with PUT; the API's validation messages shown. */
+function configEditor(
+  id: string,
+  config: ConfigAnswer,
+  again: (message: string) => Promise<void>,
+): HTMLElement {
+  const text = h("textarea", { id: "config", rows: 10, spellcheck: "false" });
+  text.value = JSON.stringify({ conversation: config.conversation }, null, 2);
+  const message = h("div", { id: "config-error", "aria-live": "polite" });
+  const form = h(
+    "form",
+    { class: "config" },
+    h("label", { for: "config" }, "Automatic compaction config (JSON)"),
+    text,
+    h("button", { type: "submit" }, "Save config"),
+    message,
+    h("h3", {}, "Effective"),
+    h("pre", { class: "effective" }, JSON.stringify(config.effective, null, 2)),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    message.replaceChildren();
+    let body: unknown;
+    try {
+      body = JSON.parse(text.value);
+    } catch (error) {
+      message.replaceChildren(
+        h("p", { class: "error", role: "alert" }, `Not JSON: ${(error as Error).message}`),
+      );
+      return;
+    }
+    try {
+      await api("PUT", conversationPath(id, "/config"), body);
+      await again("Config saved.");
+    } catch (error) {
+      message.replaceChildren(h("div", { class: "error", role: "alert" }, ...problemNodes(error)));
+    }
+  });
+  return h(
+    "section",
+    { "aria-labelledby": "config-title" },
+    h("h2", { id: "config-title" }, "Auto config"),
+    form,
+  );
+}
+
+/** An event's readable text. */
+function eventText(event: ViewEvent): string {
+  const pick = (value: unknown) =>
+    typeof value === "string" ? value : value === undefined ? "" : JSON.stringify(value);
+  switch (event.type) {
+    case "chat_request":
+    case "chat_response":
+      return [pick(event.reasoning) && `(reasoning) ${pick(event.reasoning)}`, pick(event.content)]
+        .filter(Boolean)
+        .join("\n");
+    case "tool_call_request":
+      return `${pick(event.name)}(${pick(event.arguments)})`;
+    case "tool_call_response":
+      return pick(event.content ?? event.result ?? event.error);
+    default:
+      return pick(event.content ?? event.question ?? event.answer ?? event.delta);
+  }
+}
+
+const MAX_TEXT = 600;
+
+/** The projected view: what the next model call sees, turn by turn, compacted turns marked. */
+function reader(projection: Projection, bands: readonly Band[]): HTMLElement {
+  const groups: ViewEvent[][] = [];
+  for (const event of projection.events) {
+    if (event.type === "compaction") continue;
+    if (event.type === "turn_start" || groups.length === 0) groups.push([]);
+    if (event.type !== "turn_start") groups[groups.length - 1]?.push(event);
+  }
+  const articles = groups.map((events, index) => {
+    const origin = projection.turns[index];
+    const covering =
+      origin && "kept" in origin
+        ? bands.filter((b) => b.from_turn <= origin.kept && origin.kept <= b.to_turn)
+        : [];
+    const summary = origin && "summary" in origin ? origin.summary : undefined;
+    const heading = summary
+      ? `Summary of turns ${summary.from}–${summary.to}`
+      : `Turn ${origin && "kept" in origin ? origin.kept : index}`;
+    const marks = covering.flatMap((b) => policies(b).map((p) => `${p} (band #${b.position})`));
+    return h(
+      "article",
+      {
+        class: `turn${summary ? " summarized" : covering.length ? " compacted" : ""}`,
+        "data-compacted": covering.length > 0 || summary !== undefined,
+      },
+      h("h3", {}, heading),
+      summary ? h("p", { class: "mark" }, "summary") : null,
+      marks.length ? h("p", { class: "mark" }, `compacted: ${marks.join("; ")}`) : null,
+      ...events.map((event) => {
+        const text = eventText(event);
+        return h(
+          "div",
+          { class: `event ${event.type}` },
+          h("span", { class: "type" }, event.type.replaceAll("_", " ")),
+          h("p", {}, text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text),
+        );
+      }),
+    );
+  });
+  return h(
+    "section",
+    { class: "reader", "aria-labelledby": "reader-title" },
+    h("h2", { id: "reader-title" }, "Projected view"),
+    h(
+      "p",
+      { class: "hint" },
+      `What the next model call sees: ${tokens(projection.estimated_tokens)} tokens in ${groups.length} turns.`,
+    ),
+    ...articles,
+  );
+}

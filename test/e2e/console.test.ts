@@ -1,0 +1,285 @@
+/**
+ * The console (`GET /console`) and the API reference (`GET /docs`) in real
+ * headless Chromium (issue 15), against the local runtime (DynamoDB Local,
+ * HTTP, in-process queue, compactor) with a generated conversation replayed
+ * through the webhook so automatic bands fire. What the browser shows is
+ * compared with what the API answers; every page is watched for requests
+ * leaving the app's origin and for CSP violations. Screenshots go to a
+ * temporary folder (`npm run screenshots` refreshes the README's).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { type LocalService, startLocalService } from "../../functions/local/runtime.ts";
+import {
+  callApi,
+  launchChromium,
+  type PageWatch,
+  replayGenerated,
+  watchPage,
+} from "../helpers/browser.ts";
+
+const KEY = "console-e2e-key";
+const REPLAYED = "console-replayed";
+const OTHER = "console-other";
+
+let service: LocalService;
+let dir: string;
+let browser: Browser;
+let page: Page;
+let watch: PageWatch;
+
+const api = <T>(method: string, path: string, body?: unknown) =>
+  callApi<T>(service.url, KEY, method, path, body);
+
+interface ListedBand {
+  readonly position: number;
+  readonly from_turn: number;
+  readonly to_turn: number;
+  readonly source: "auto" | "manual";
+}
+
+const bands = async (conversation: string) =>
+  (await api<{ compactions: ListedBand[] }>("GET", `/v1/conversations/${conversation}/compactions`))
+    .compactions;
+
+async function signIn(key = KEY): Promise<void> {
+  await page.goto(`${service.url}/console`);
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+async function shot(name: string): Promise<void> {
+  // The viewport only: a full page of the projected view at 390 px takes Chromium long.
+  await page.screenshot({ path: join(dir, `${name}.png`) });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "autocompact-console-"));
+  vi.stubEnv("POWERTOOLS_METRICS_DISABLED", "true");
+  service = await startLocalService({
+    port: 0,
+    host: "127.0.0.1",
+    dataDir: dir,
+    inMemory: true,
+    devKey: KEY,
+    logLevel: "ERROR",
+  });
+  await replayGenerated(service.url, KEY, REPLAYED, { seed: 314, turns: 30 });
+  await replayGenerated(service.url, KEY, OTHER, { seed: 27, turns: 3 });
+  browser = await launchChromium();
+}, 180_000);
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await browser?.close();
+  await service?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Each test gets a fresh page (so a fresh sessionStorage), watched from its first request. */
+async function freshPage(): Promise<void> {
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  watch = await watchPage(page, new URL(service.url).origin);
+}
+
+afterEach(async () => {
+  await watch.collect();
+  const { foreignRequests, violations, pageErrors } = watch;
+  await page.close();
+  expect({ foreignRequests, violations, pageErrors }).toEqual({
+    foreignRequests: [],
+    violations: [],
+    pageErrors: [],
+  });
+});
+
+describe("the console in headless Chromium", () => {
+  // The tests run in order on the replayed conversation, each starting where the last left
+  // it: its automatic bands charted, a manual band added, the automatic ones reset, the
+  // manual one removed.
+  it("refuses a wrong key with a clear message and keeps nothing", async () => {
+    await freshPage();
+    await signIn("not-a-key");
+    await expect
+      .poll(() => page.getByRole("alert").textContent())
+      .toContain("That API key was not accepted: unknown API key");
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
+    await shot("wrong-key");
+  });
+
+  it("signs in and lists the tenant's conversations, searchable", async () => {
+    await freshPage();
+    await signIn();
+    const listed = await api<{ conversations: Array<{ id: string }> }>(
+      "GET",
+      "/v1/conversations?limit=50",
+    );
+    const rows = page.locator("tr[data-conversation]");
+    await expect.poll(() => rows.count()).toBe(listed.conversations.length);
+    expect(
+      await rows.evaluateAll((all) => all.map((r) => r.getAttribute("data-conversation"))),
+    ).toEqual(listed.conversations.map((c) => c.id));
+    expect(listed.conversations.map((c) => c.id).sort()).toEqual([OTHER, REPLAYED].sort());
+    // The key is in this tab's session storage, nowhere else.
+    expect(await page.evaluate("Object.values(sessionStorage)")).toEqual([KEY]);
+    expect(await page.evaluate("localStorage.length")).toBe(0);
+    await page.getByLabel("Search conversations").fill("other");
+    await expect.poll(() => page.locator("tr[data-conversation]:visible").count()).toBe(1);
+    expect(
+      await page.locator("tr[data-conversation]:visible").getAttribute("data-conversation"),
+    ).toBe(OTHER);
+    await shot("list");
+  });
+
+  it("charts a replayed conversation: one firing per automatic band, each band on the strip", async () => {
+    await freshPage();
+    await signIn();
+    await page.getByRole("link", { name: REPLAYED }).click();
+    const stored = await bands(REPLAYED);
+    const auto = stored.filter((band) => band.source === "auto");
+    expect(auto.length).toBeGreaterThanOrEqual(2);
+    const firings = page.locator("#firings li");
+    await expect.poll(() => firings.count()).toBe(auto.length);
+    expect(
+      await firings.evaluateAll((all) => all.map((li) => Number(li.getAttribute("data-firing")))),
+    ).toEqual(auto.map((band) => band.position));
+    // Each firing names its band and turns as the API lists them.
+    const first = auto[0];
+    expect(await firings.first().textContent()).toContain(
+      `band #${first?.position} (auto) over turns ${first?.from_turn}–${first?.to_turn}:`,
+    );
+    expect(await page.locator("[data-band]").count()).toBe(stored.length);
+    expect(await page.locator("canvas").count()).toBeGreaterThan(0);
+    // Hovering the chart shows the turn under the cursor.
+    const plot = page.locator(".u-over");
+    const box = await plot.boundingBox();
+    expect(box).not.toBeNull();
+    if (box) await page.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
+    await expect.poll(() => page.locator(".hover").textContent()).toMatch(/^Turn \d+/);
+    // The reader marks the compacted turns.
+    expect(await page.locator(".reader article[data-compacted]").count()).toBeGreaterThan(0);
+    await shot("conversation");
+  });
+
+  it("works from the keyboard: sign in, open a conversation", async () => {
+    await freshPage();
+    await page.goto(`${service.url}/console`);
+    // The key field has the focus; Enter submits.
+    await page.keyboard.type(KEY);
+    await page.keyboard.press("Enter");
+    await page.locator("tr[data-conversation]").first().waitFor();
+    const link = page.getByRole("link", { name: REPLAYED });
+    for (let presses = 0; presses < 10; presses++) {
+      if (await link.evaluate((element) => element === element.ownerDocument.activeElement)) break;
+      await page.keyboard.press("Tab");
+    }
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.locator("h1").textContent()).toBe(REPLAYED);
+  });
+
+  it("previews a manual compaction by a dry run that writes nothing, then applies exactly it", async () => {
+    await freshPage();
+    await signIn();
+    await page.goto(`${service.url}/console#/c/${REPLAYED}`);
+    const before = await api<{ events: unknown[] }>("GET", `/v1/conversations/${REPLAYED}/events`);
+    // A spec the API refuses: its message, and nothing to apply.
+    await page.getByLabel("Compaction spec (RFD 064 DSL)").fill("x:..-3");
+    await page.getByRole("button", { name: "Preview" }).click();
+    await expect
+      .poll(() => page.locator("#preview [role=alert]").textContent())
+      .toContain("invalid compact spec 'x:..-3': unknown policy 'x'");
+    expect(await page.getByRole("button", { name: "Apply" }).isDisabled()).toBe(true);
+    await page.getByLabel("Compaction spec (RFD 064 DSL)").fill("r+t:..-3");
+    await page.getByRole("button", { name: "Preview" }).click();
+    const preview = page.locator(".dry-run");
+    await preview.waitFor();
+    const shown = {
+      from: Number(await preview.getAttribute("data-from")),
+      to: Number(await preview.getAttribute("data-to")),
+      after: Number(await preview.getAttribute("data-after")),
+    };
+    // The dry run stored nothing.
+    expect(await api("GET", `/v1/conversations/${REPLAYED}/events`)).toEqual(before);
+    await page.getByRole("button", { name: "Apply" }).click();
+    await expect.poll(() => page.locator("#status").textContent()).toMatch(/^Added band #\d+/);
+    const added = (await bands(REPLAYED)).filter((band) => band.source === "manual");
+    expect(added.map(({ from_turn, to_turn }) => ({ from: from_turn, to: to_turn }))).toEqual([
+      { from: shown.from, to: shown.to },
+    ]);
+    const summary = await api<{ estimated_tokens: number }>("GET", `/v1/conversations/${REPLAYED}`);
+    expect(summary.estimated_tokens).toBe(shown.after);
+  });
+
+  it("shows the API's validation message for a bad config", async () => {
+    await freshPage();
+    await signIn();
+    await page.goto(`${service.url}/console#/c/${REPLAYED}`);
+    await page
+      .getByLabel("Automatic compaction config (JSON)")
+      .fill(JSON.stringify({ conversation: { compaction: { auto: { trigger_ratio: 2 } } } }));
+    await page.getByRole("button", { name: "Save config" }).click();
+    const alert = page.locator("#config-error [role=alert]");
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain("trigger_ratio");
+  });
+
+  it("resets the automatic bands, keeping the manual one", async () => {
+    await freshPage();
+    await signIn();
+    await page.goto(`${service.url}/console#/c/${REPLAYED}`);
+    const auto = (await bands(REPLAYED)).filter((band) => band.source === "auto");
+    expect(auto.length).toBeGreaterThan(0);
+    await page.getByRole("button", { name: "Reset automatic bands" }).click();
+    await expect
+      .poll(() => page.locator("#status").textContent())
+      .toBe(`Reset automatic bands: removed ${auto.length} bands.`);
+    expect((await bands(REPLAYED)).map((band) => band.source)).toEqual(["manual"]);
+    expect(await page.locator("tr[data-band-row][data-source=auto]").count()).toBe(0);
+    expect(await page.locator("tr[data-band-row][data-source=manual]").count()).toBe(1);
+  });
+
+  it("removes one band by its button", async () => {
+    await freshPage();
+    await signIn();
+    await page.goto(`${service.url}/console#/c/${REPLAYED}`);
+    const [manual] = await bands(REPLAYED);
+    expect(manual).toBeDefined();
+    await page.getByRole("button", { name: `Remove band ${manual?.position}` }).click();
+    await expect
+      .poll(() => page.locator("#status").textContent())
+      .toBe(`Removed band ${manual?.position}: removed 1 band.`);
+    expect(await bands(REPLAYED)).toEqual([]);
+  });
+
+  it("is readable at 390 px: no page-wide horizontal scroll", async () => {
+    await freshPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn();
+    await page.goto(`${service.url}/console#/c/${REPLAYED}`);
+    await page.locator("#firings, .chart").first().waitFor();
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
+      390,
+    );
+    await shot("conversation-390");
+  });
+});
+
+describe("the API reference at /docs", () => {
+  it("renders every operation of the OpenAPI document", async () => {
+    await freshPage();
+    const document = (await (await fetch(`${service.url}/v1/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const methods = new Set(["get", "put", "post", "delete", "patch", "head", "options"]);
+    const operations = Object.values(document.paths).flatMap((item) =>
+      Object.keys(item).filter((key) => methods.has(key)),
+    );
+    await page.goto(`${service.url}/docs`);
+    const blocks = page.locator(".opblock");
+    await expect.poll(() => blocks.count(), { timeout: 20_000 }).toBe(operations.length);
+    await shot("docs");
+  });
+});
