@@ -26,6 +26,17 @@ describe("readEnvironment", () => {
     }
   });
 
+  it("takes the notifications' EventBridge bus by name", () => {
+    expect(
+      readEnvironment({ TABLE_NAME: "table", EVENT_BUS_NAME: "TestNotificationBus1A2B3C" })
+        .eventBusName,
+    ).toBe("TestNotificationBus1A2B3C");
+    expect(readEnvironment({ TABLE_NAME: "table" }).eventBusName).toBeUndefined();
+    expect(() => readEnvironment({ TABLE_NAME: "table", EVENT_BUS_NAME: "a bus" })).toThrow(
+      "invalid environment: EVENT_BUS_NAME: must be an EventBridge bus name",
+    );
+  });
+
   it("names the variable that is wrong", () => {
     expect(() => readEnvironment({ TABLE_NAME: "table", MODEL_CATALOG: '{"m":-1}' })).toThrow(
       /MODEL_CATALOG/,

@@ -48,6 +48,11 @@ const EnvSchema = z.object({
     .string()
     .regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, "must be a KMS key ARN")
     .optional(),
+  /** The stack's EventBridge bus, where the compactor and the API publish notifications. */
+  EVENT_BUS_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9._/-]{1,256}$/, "must be an EventBridge bus name")
+    .optional(),
 });
 
 /** The validated environment. */
@@ -65,6 +70,7 @@ export interface Environment {
   readonly openaiApiKeySecretId?: string;
   readonly summaryTimeoutMs?: number;
   readonly webhookSecretsKeyArn?: string;
+  readonly eventBusName?: string;
 }
 
 /** Validates an environment (`process.env` at the entry points). */
@@ -107,5 +113,6 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
     ...(e.OPENAI_API_KEY_SECRET_ID ? { openaiApiKeySecretId: e.OPENAI_API_KEY_SECRET_ID } : {}),
     ...(e.SUMMARY_TIMEOUT_MS ? { summaryTimeoutMs: e.SUMMARY_TIMEOUT_MS } : {}),
     ...(e.WEBHOOK_SECRETS_KEY_ARN ? { webhookSecretsKeyArn: e.WEBHOOK_SECRETS_KEY_ARN } : {}),
+    ...(e.EVENT_BUS_NAME ? { eventBusName: e.EVENT_BUS_NAME } : {}),
   };
 }

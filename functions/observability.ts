@@ -10,4 +10,5 @@ export const METRICS_NAMESPACE = "Autocompact";
 export const SERVICE_NAMES = {
   api: "autocompact-api",
   compactor: "autocompact-compactor",
+  notifier: "autocompact-notifier",
 } as const;

@@ -61,6 +61,20 @@ export interface ConversationHead {
    * and callers treat the conversation as gone.
    */
   readonly deleting?: true;
+  /**
+   * How many compactions of each source the conversation has (the list's
+   * `bands`). Set by every compaction write; absent on heads whose
+   * compactions have not changed since before it existed.
+   */
+  readonly bands?: BandCounts;
+  /** The timestamp of the latest automatic band written (kept after a reset). */
+  readonly last_fired_at?: string;
+}
+
+/** Compactions by source. */
+export interface BandCounts {
+  readonly auto: number;
+  readonly manual: number;
 }
 
 /** What an evaluation decided for the turn it ran after: the band it fired, or why it skipped. */
@@ -72,6 +86,17 @@ export type EvaluationDecision =
       readonly band: { readonly key: string; readonly from_turn: number; readonly to_turn: number };
     }
   | { readonly turn: number; readonly outcome: "skipped"; readonly reason: SkipReason };
+
+/** What an evaluation saw: the numbers the timeline shows beside its decision. */
+export interface EvaluationMeasures {
+  /** Characters of the projected view the evaluation decided on (before its own band). */
+  readonly projected_chars: number;
+  /** `context_window * trigger_ratio`, `null` while the window is unknown. */
+  readonly threshold: number | null;
+}
+
+/** An evaluation as its turn's size record keeps it (the timeline): its decision and what it saw. */
+export type TurnEvaluation = EvaluationDecision & EvaluationMeasures;
 
 /** A stored turn: its events, their size counts and the digest that makes replays idempotent. */
 export interface StoredTurn {
@@ -92,8 +117,35 @@ export const EMPTY_HEAD: ConversationHead = Object.freeze({
   max_compacted_turn: -1,
 });
 
-/** A turn's counts without its events (what the estimate needs). */
-export type TurnSizeRecord = Omit<StoredTurn, "events">;
+/**
+ * A turn's counts without its events (what the estimate needs), and what the
+ * evaluation after it recorded (absent: not evaluated, skipped as stale, or
+ * stored before evaluations were recorded).
+ */
+export type TurnSizeRecord = Omit<StoredTurn, "events"> & {
+  readonly evaluation?: TurnEvaluation;
+};
+
+/** A conversation as the tenant's list shows it: what its head says, read from the list index. */
+export interface ListedConversation {
+  readonly conversation: string;
+  readonly turn_count: number;
+  readonly projected_chars: number;
+  readonly model?: ModelInfo;
+  /** Absent on heads whose compactions have not changed since before counts were kept. */
+  readonly bands?: BandCounts;
+  readonly last_fired_at?: string;
+}
+
+/** One page of a tenant's conversations, most recently active first. */
+export interface ConversationPage {
+  readonly conversations: readonly ListedConversation[];
+  /** Where the next page starts (opaque); absent on the last page. */
+  readonly next_cursor?: string;
+}
+
+/** The most conversations one page lists. */
+export const MAX_LIST_LIMIT = 100;
 
 /** A stored compaction and where it sits in the stream. */
 export interface StoredCompaction {
@@ -201,14 +253,16 @@ export interface ConversationStore {
    * Adds a compaction under `compaction.key` if that key is absent and the
    * head still has `expected.turn_count` and `expected.compactions_version`;
    * the head gets `compactions_version = expected.compactions_version + 1`
-   * and `head`. Atomic (one transaction). Throws {@link ConditionFailedError}
-   * otherwise.
+   * and `head`; with an `evaluation` (the compactor's), the size record of
+   * turn `evaluation.turn` keeps it. Atomic (one transaction). Throws
+   * {@link ConditionFailedError} otherwise.
    */
   addCompaction(
     ref: ConversationRef,
     compaction: StoredCompaction,
     expected: HeadVersion,
     head: HeadUpdate,
+    evaluation?: TurnEvaluation,
   ): Promise<void>;
 
   /** Removes compactions by key under the same head condition, atomically, bumping the version. */
@@ -228,9 +282,26 @@ export interface ConversationStore {
   /**
    * Raises `evaluated_through` to `turn` (never lowers it); with a
    * `decision` (for `turn`), also records it as `decided_through` and
-   * `last_decision`, in the same conditional write.
+   * `last_decision`, and with `measures` too, the size record of the turn
+   * keeps both (a {@link TurnEvaluation}), all in one conditional write.
    */
-  markEvaluated(ref: ConversationRef, turn: number, decision?: EvaluationDecision): Promise<void>;
+  markEvaluated(
+    ref: ConversationRef,
+    turn: number,
+    decision?: EvaluationDecision,
+    measures?: EvaluationMeasures,
+  ): Promise<void>;
+
+  /**
+   * A page of `tenant`'s live conversations, most recently active first
+   * (activity: a turn appended, a compaction added or removed, a config
+   * set), from an index, never a scan. `cursor` is a page's `next_cursor`;
+   * one that is not is an {@link InvalidInputError}.
+   */
+  listConversations(
+    tenant: string,
+    page: { readonly limit: number; readonly cursor?: string },
+  ): Promise<ConversationPage>;
 
   /**
    * Overwrites the head's counters with `counters` (a verify repair), on the
@@ -403,3 +474,63 @@ export interface Clock {
 
 /** The wall clock. */
 export const systemClock: Clock = { nowMillis: () => Date.now() };
+
+/** The events a tenant's notification endpoint can receive (ARCHITECTURE §16). */
+export const NOTIFICATION_TYPES = [
+  "compaction.fired",
+  "compaction.still_over_threshold",
+  "compactions.reset",
+] as const;
+
+/** One of {@link NOTIFICATION_TYPES}. */
+export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
+
+/** The body of a notification, as its receiver gets it. */
+export interface NotificationBody {
+  readonly type: NotificationType;
+  /** When the event happened (ISO 8601): a band's own timestamp, so a redelivery carries the same body. */
+  readonly timestamp: string;
+  /** The conversation and the band (with its `trigger` audit), or the bands a reset removed. */
+  readonly data: { readonly conversation: string } & Readonly<Record<string, unknown>>;
+}
+
+/** A notification for one tenant: a Standard Webhooks message once signed. */
+export interface Notification {
+  readonly tenant: string;
+  /** The `webhook-id`: derived from the event's identity, so every redelivery keeps it. */
+  readonly id: string;
+  readonly body: NotificationBody;
+}
+
+/**
+ * Publishes notifications: onto the stack's EventBridge bus on AWS (a rule
+ * feeds the notifier function), straight to the endpoint locally. Resolves
+ * once they are accepted for delivery (not delivered); throws when they are
+ * not, so the caller's message is retried and they are published again.
+ */
+export interface NotificationPublisher {
+  publish(notifications: readonly Notification[]): Promise<void>;
+}
+
+/** A tenant's notification endpoint: where to POST, and which events (all when absent). */
+export interface NotificationEndpoint {
+  readonly url: string;
+  readonly events?: readonly NotificationType[];
+}
+
+/** A stored endpoint with its outbound signing secret (`whsec_…`). */
+export interface SignedEndpoint extends NotificationEndpoint {
+  readonly secret: string;
+}
+
+/**
+ * Each tenant's one notification endpoint and its signing secret, stored
+ * sealed like the inbound webhook secrets (functions/secrets/).
+ */
+export interface NotificationEndpoints {
+  getEndpoint(tenant: string): Promise<SignedEndpoint | undefined>;
+  /** Replaces the tenant's endpoint (and its secret). */
+  putEndpoint(tenant: string, endpoint: SignedEndpoint): Promise<void>;
+  /** Removes it; false when there was none. */
+  deleteEndpoint(tenant: string): Promise<boolean>;
+}

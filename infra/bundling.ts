@@ -37,6 +37,7 @@ export const EXTERNAL_MODULES = ["@aws-sdk/*"];
 export const ENTRY_POINTS = {
   api: "functions/api/lambda.ts",
   compactor: "functions/compactor/index.ts",
+  notifier: "functions/notifier/index.ts",
 } as const;
 
 export type FunctionName = keyof typeof ENTRY_POINTS;
@@ -52,9 +53,24 @@ export type FunctionName = keyof typeof ENTRY_POINTS;
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __autocompactCreateRequire } from 'node:module'; const require = __autocompactCreateRequire(import.meta.url);";
 
-/** The NodejsFunction bundling options (local esbuild, never Docker). */
-export function bundlingOptions(): BundlingOptions {
+/**
+ * The API's console and API reference assets (functions/console/build.ts),
+ * written beside its bundle in `console-assets/`, where the app reads them
+ * on the first console request: the browser code is built for the browser,
+ * not bundled into the Lambda's own code.
+ */
+const CONSOLE_ASSETS_HOOKS: NonNullable<BundlingOptions["commandHooks"]> = {
+  beforeBundling: () => [],
+  beforeInstall: () => [],
+  afterBundling: (inputDir, outputDir) => [
+    `"${inputDir}/node_modules/.bin/tsx" "${inputDir}/functions/console/build.ts" "${outputDir}/console-assets"`,
+  ],
+};
+
+/** The NodejsFunction bundling options (local esbuild, never Docker); the API's carry the console's assets. */
+export function bundlingOptions(name?: FunctionName): BundlingOptions {
   return {
+    ...(name === "api" ? { commandHooks: CONSOLE_ASSETS_HOOKS } : {}),
     format: OutputFormat.ESM,
     target: ESBUILD_TARGET,
     // ESM entry points of dual packages first (smaller, tree-shakable).

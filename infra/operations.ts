@@ -121,6 +121,9 @@ export interface OperationsProps {
   readonly compactorFunction: IFunction;
   readonly httpApi: HttpApi;
   readonly compactorLogGroup: ILogGroup;
+  /** The notifications that failed every delivery attempt (ARCHITECTURE §16). */
+  readonly notificationDeadLetterQueue: Queue;
+  readonly notifierFunction: IFunction;
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -137,6 +140,7 @@ export class Operations extends Construct {
     readonly compactorFailedRecords: Alarm;
     readonly apiErrors: Alarm;
     readonly api5xx: Alarm;
+    readonly notificationsFailed: Alarm;
   };
   readonly queries: readonly QueryDefinition[];
 
@@ -195,8 +199,26 @@ export class Operations extends Construct {
         fn.metricDuration({ period: FIVE_MINUTES, statistic, label: `${name} ${statistic}` }),
       ),
     });
+    const notifierMetric = (metricName: string, label: string) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: SERVICE_NAMES.notifier },
+        statistic: "Sum",
+        label,
+        period: FIVE_MINUTES,
+      });
+    const delivered = notifierMetric("NotificationsDelivered", "delivered");
+    const deliveryFailures = notifierMetric("NotificationsFailed", "failed attempts");
+    const notificationDlqDepth =
+      props.notificationDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: "Maximum",
+        period: ONE_MINUTE,
+        label: "notifications in the DLQ",
+      });
     const api = lambdaMetrics(apiFunction, "api");
     const compactor = lambdaMetrics(compactorFunction, "compactor");
+    const notifier = lambdaMetrics(props.notifierFunction, "notifier");
     const api4xx = httpApi.metricClientError({
       period: FIVE_MINUTES,
       statistic: "Sum",
@@ -298,6 +320,12 @@ export class Operations extends Construct {
         description:
           "The HTTP API answered 5 or more 5xx in 5 minutes (unexpected errors, summarizer failures on manual compactions, throttling or timeouts).",
       }),
+      notificationsFailed: alarm("NotificationDeadLetterQueueNotEmpty", notificationDlqDepth, {
+        threshold: 0,
+        comparison: GT,
+        description:
+          "A notification failed every delivery attempt and is in the notification DLQ: a tenant's endpoint is down, answers non-2xx, or resolves to a refused address. Read the notifier's notification.failed log lines, then redrive the DLQ to the notification queue.",
+      }),
     };
 
     // --- dashboard ---
@@ -354,6 +382,16 @@ export class Operations extends Construct {
         alarms: Object.values(this.alarms),
         width: 8,
         height: 6,
+      }),
+    );
+    this.dashboard.addWidgets(
+      graph("Notifications: delivered, failed attempts", [delivered, deliveryFailures], {
+        width: 8,
+      }),
+      graph("Notification DLQ depth", [notificationDlqDepth], { width: 8 }),
+      graph("Notifier errors and duration (ms)", [notifier.errors, notifier.throttles], {
+        width: 8,
+        right: notifier.durations,
       }),
     );
     this.dashboard.addWidgets(

@@ -1,7 +1,9 @@
 /**
  * The whole service in one stack (ARCHITECTURE §2): the table, the FIFO
  * evaluation queue and its DLQ, the api function behind an HTTP API, the
- * compactor on the queue, and what operators watch (infra/operations.ts).
+ * compactor on the queue, the notifications' EventBridge bus, queue, DLQ and
+ * notifier function (ARCHITECTURE §16), and what operators watch
+ * (infra/operations.ts).
  *
  * Environment-agnostic (no `env`, no lookups): one template deploys to any
  * account and region, and `cdk synth` works offline.
@@ -23,7 +25,14 @@ import {
   PayloadFormatVersion,
 } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
-import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  Table,
+  TableEncryption,
+} from "aws-cdk-lib/aws-dynamodb";
+import type { EventBus, Rule } from "aws-cdk-lib/aws-events";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
 import {
@@ -61,6 +70,7 @@ import {
   resolveSettings,
   SettingsError,
 } from "./config.ts";
+import { notificationChannel } from "./notifications.ts";
 import { METRICS_NAMESPACE, Operations, SERVICE_NAMES } from "./operations.ts";
 
 export interface AutocompactStackProps extends StackProps {
@@ -104,6 +114,13 @@ export const TTL_ATTRIBUTE = "expires_at";
 const API_MEMORY_MB = 1024;
 const API_TIMEOUT = Duration.seconds(29);
 const COMPACTOR_MEMORY_MB = 512;
+
+/**
+ * The notifier: a POST per record (10 s timeout each, records of a batch in
+ * parallel) and a table read; 256 MB is plenty (its queue: infra/notifications.ts).
+ */
+const NOTIFIER_MEMORY_MB = 256;
+const NOTIFIER_TIMEOUT = Duration.seconds(30);
 
 /**
  * What the stores (functions/store/*dynamodb*.ts) do in AWS: item reads and
@@ -159,11 +176,19 @@ export class AutocompactStack extends Stack {
   readonly secretsKey: Key;
   readonly apiFunction: LambdaFunction;
   readonly compactorFunction: LambdaFunction;
+  /** Where the compactor and the api put notifications (AWS-side consumers may add rules). */
+  readonly eventBus: EventBus;
+  /** Forwards autocompact's events on the bus to {@link notificationQueue}. */
+  readonly notificationRule: Rule;
+  readonly notificationQueue: Queue;
+  readonly notificationDeadLetterQueue: Queue;
+  readonly notifierFunction: LambdaFunction;
   readonly httpApi: HttpApi;
   readonly stage: HttpStage;
   readonly logGroups: {
     readonly api: LogGroup;
     readonly compactor: LogGroup;
+    readonly notifier: LogGroup;
     readonly access: LogGroup;
   };
   readonly operations: Operations;
@@ -187,6 +212,23 @@ export class AutocompactStack extends Stack {
       // a replacement by a bad change) must never delete them.
       removalPolicy: RemovalPolicy.RETAIN,
       deletionProtection: true,
+    });
+    // The tenant's conversations by last activity (GET /v1/conversations): the
+    // same index DynamoDB Local gets (dynamodb-table.ts `listIndex`, which
+    // test/cdk compares), projecting only what the list shows.
+    this.table.addGlobalSecondaryIndex({
+      indexName: "by-tenant-activity",
+      partitionKey: { name: "list_pk", type: AttributeType.STRING },
+      sortKey: { name: "active_at", type: AttributeType.NUMBER },
+      projectionType: ProjectionType.INCLUDE,
+      nonKeyAttributes: [
+        "turn_count",
+        "projected_chars",
+        "model",
+        "bands",
+        "last_fired_at",
+        "deleting",
+      ],
     });
 
     // Webhook secrets are sealed under this key before they reach the table
@@ -227,11 +269,22 @@ export class AutocompactStack extends Stack {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 5 },
     });
 
+    // --- notifications (ARCHITECTURE §16): bus, rule, queue, DLQ ---
+    const channel = notificationChannel(this, NOTIFIER_TIMEOUT);
+    this.eventBus = channel.eventBus;
+    this.notificationRule = channel.rule;
+    this.notificationQueue = channel.queue;
+    this.notificationDeadLetterQueue = channel.deadLetterQueue;
+
     // --- functions ---
-    const shared = this.sharedEnvironment(settings);
+    const shared = {
+      ...this.sharedEnvironment(settings),
+      EVENT_BUS_NAME: this.eventBus.eventBusName,
+    };
     this.logGroups = {
       api: new LogGroup(this, "ApiLogGroup", { retention }),
       compactor: new LogGroup(this, "CompactorLogGroup", { retention }),
+      notifier: new LogGroup(this, "NotifierLogGroup", { retention }),
       access: new LogGroup(this, "ApiAccessLogGroup", { retention }),
     };
     this.apiFunction = this.serviceFunction("api", {
@@ -262,14 +315,34 @@ export class AutocompactStack extends Stack {
       logLevel: settings.logLevel,
       environment: { ...shared, POWERTOOLS_SERVICE_NAME: SERVICE_NAMES.compactor },
     });
+    this.notifierFunction = this.serviceFunction("notifier", {
+      bundle,
+      description:
+        "autocompact notifier: signs (Standard Webhooks) and POSTs notifications to tenants' endpoints",
+      memorySize: NOTIFIER_MEMORY_MB,
+      timeout: NOTIFIER_TIMEOUT,
+      logGroup: this.logGroups.notifier,
+      logLevel: settings.logLevel,
+      environment: {
+        TABLE_NAME: this.table.tableName,
+        LOG_LEVEL: settings.logLevel,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAMES.notifier,
+        WEBHOOK_SECRETS_KEY_ARN: this.secretsKey.keyArn,
+        NODE_OPTIONS: "--enable-source-maps",
+      },
+    });
 
     // --- least-privilege grants ---
     for (const fn of [this.apiFunction, this.compactorFunction]) {
       this.table.grant(fn, ...TABLE_ACTIONS);
     }
     this.queue.grantSendMessages(this.apiFunction);
-    // The API opens secrets only (kms:Decrypt); sealing is the operator's (the CLI).
+    // The API opens inbound secrets (kms:Decrypt; adding them is the operator's,
+    // with the CLI) and seals a tenant's new outbound notification secret on
+    // PUT /v1/notifications (kms:GenerateDataKey, a data key per secret).
     this.secretsKey.grantDecrypt(this.apiFunction);
+    this.secretsKey.grant(this.apiFunction, "kms:GenerateDataKey");
     this.compactorFunction.addEventSource(
       new SqsEventSource(this.queue, {
         batchSize: settings.compactor.batchSize,
@@ -280,6 +353,20 @@ export class AutocompactStack extends Stack {
       }),
     ); // grants the compactor consume (receive, delete, change visibility) on the queue only
     this.grantSummarizer(settings);
+    // Both publish notifications (firings; resets); only the notifier reads
+    // endpoints, opening their secrets (kms:Decrypt) and reading tenant items.
+    for (const fn of [this.apiFunction, this.compactorFunction]) this.eventBus.grantPutEventsTo(fn);
+    // The tenant item only (no index): not table.grant, which adds the indexes too.
+    this.notifierFunction.addToRolePolicy(
+      new PolicyStatement({ actions: ["dynamodb:GetItem"], resources: [this.table.tableArn] }),
+    );
+    this.secretsKey.grantDecrypt(this.notifierFunction);
+    this.notifierFunction.addEventSource(
+      new SqsEventSource(this.notificationQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+      }),
+    );
 
     // --- the HTTP API ---
     this.httpApi = new HttpApi(this, "HttpApi", {
@@ -309,6 +396,8 @@ export class AutocompactStack extends Stack {
       compactorFunction: this.compactorFunction,
       httpApi: this.httpApi,
       compactorLogGroup: this.logGroups.compactor,
+      notificationDeadLetterQueue: this.notificationDeadLetterQueue,
+      notifierFunction: this.notifierFunction,
     });
 
     this.acknowledgeRules();
@@ -334,6 +423,13 @@ export class AutocompactStack extends Stack {
     new CfnOutput(this, "DeadLetterQueueUrl", { value: this.deadLetterQueue.queueUrl });
     new CfnOutput(this, "DeadLetterQueueArn", { value: this.deadLetterQueue.queueArn });
     new CfnOutput(this, "CompactorLogGroupName", { value: this.logGroups.compactor.logGroupName });
+    new CfnOutput(this, "EventBusName", {
+      value: this.eventBus.eventBusName,
+      description: "The bus notifications are put on (source autocompact); add rules of your own",
+    });
+    new CfnOutput(this, "NotificationDeadLetterQueueUrl", {
+      value: this.notificationDeadLetterQueue.queueUrl,
+    });
     new CfnOutput(this, "DashboardName", { value: this.operations.dashboard.dashboardName });
   }
 
@@ -411,7 +507,7 @@ export class AutocompactStack extends Stack {
       entry: entryPath(name),
       projectRoot: REPO_ROOT,
       depsLockFilePath: `${REPO_ROOT}/package-lock.json`,
-      bundling: bundlingOptions(),
+      bundling: bundlingOptions(name),
     });
   }
 
@@ -445,11 +541,11 @@ export class AutocompactStack extends Stack {
 
   /** cdk-nag findings that do not apply here, each with its reason. */
   private acknowledgeRules(): void {
-    for (const fn of [this.apiFunction, this.compactorFunction]) {
+    for (const fn of [this.apiFunction, this.compactorFunction, this.notifierFunction]) {
       Validations.of(fn).acknowledge({
         id: "Serverless-LambdaDLQ",
         reason:
-          "The function is never invoked asynchronously: the api synchronously by API Gateway, the compactor by an SQS event source mapping, whose failed messages go to the queue's own DLQ (maxReceiveCount 5).",
+          "The function is never invoked asynchronously: the api synchronously by API Gateway, the compactor and the notifier by SQS event source mappings, whose failed messages go to their queue's own DLQ.",
       });
       Validations.of(fn.role ?? fn).acknowledge({
         id: "AwsSolutions-IAM5[Resource::*]",
@@ -457,16 +553,27 @@ export class AutocompactStack extends Stack {
           "Active X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions (the only wildcard; every other statement names its resources).",
       });
     }
-    Validations.of(this.compactorFunction).acknowledge({
-      id: "Serverless-LambdaEventSourceMappingDestination",
-      reason:
-        "SQS event source mappings take no on-failure destination: a message that keeps failing moves to the queue's redrive DLQ after 5 receives, and the DLQ is alarmed.",
-    });
-    Validations.of(this.deadLetterQueue).acknowledge({
-      id: "Serverless-SQSRedrivePolicy",
-      reason:
-        "This queue is the evaluation queue's dead-letter queue: its messages are kept for inspection and redrive (alarmed when not empty), not redriven further.",
-    });
+    for (const fn of [this.apiFunction, this.compactorFunction]) {
+      Validations.of(fn.role ?? fn).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.table.node.defaultChild as never)}.Arn>/index/*]`,
+        reason:
+          "The table's indexes (one: by-tenant-activity, the tenant's conversation list, a Query): table.grant names them as <table>/index/*; the actions are still the store's item-level list (TABLE_ACTIONS). The notifier's GetItem names the table alone.",
+      });
+    }
+    for (const fn of [this.compactorFunction, this.notifierFunction]) {
+      Validations.of(fn).acknowledge({
+        id: "Serverless-LambdaEventSourceMappingDestination",
+        reason:
+          "SQS event source mappings take no on-failure destination: a message that keeps failing moves to the queue's redrive DLQ, and the DLQ is alarmed.",
+      });
+    }
+    for (const dlq of [this.deadLetterQueue, this.notificationDeadLetterQueue]) {
+      Validations.of(dlq).acknowledge({
+        id: "Serverless-SQSRedrivePolicy",
+        reason:
+          "This queue is a dead-letter queue (of the evaluation queue, or of the notification queue and rule): its messages are kept for inspection and redrive (alarmed when not empty), not redriven further.",
+      });
+    }
     Validations.of(this.httpApi).acknowledge({
       id: "AwsSolutions-APIG4",
       reason:

@@ -17,12 +17,27 @@ import { InvalidInputError, joinIssues, jsonPointer } from "../../core/errors.ts
 import { parseStream } from "../../core/events.ts";
 import { FORMAT_NAMES, PROVIDER_FORMATS } from "../../core/formats/index.ts";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../core/json.ts";
+import { mountConsole } from "../console/mount.ts";
 import type { EvaluationWait } from "../conversations/evaluation-wait.ts";
 import type { TurnPost } from "../conversations/posted-turn.ts";
 import type { ConversationService } from "../conversations/service.ts";
 import { hashApiKey } from "../keys.ts";
-import type { Clock, Tenant, TenantDirectory, WebhookReceipts } from "../ports.ts";
+import {
+  type NotificationSettings,
+  readEndpoint,
+  registerEndpoint,
+} from "../notifications/endpoints.ts";
+import { resetNotifications } from "../notifications/events.ts";
+import { AWS_URL_POLICY } from "../notifications/url-safety.ts";
+import type {
+  Clock,
+  NotificationPublisher,
+  Tenant,
+  TenantDirectory,
+  WebhookReceipts,
+} from "../ports.ts";
 import { systemClock } from "../ports.ts";
+import { MemoryNotificationEndpoints } from "../store/tenants-memory.ts";
 import {
   BEARER_CHALLENGE,
   type Problem,
@@ -37,8 +52,10 @@ import * as routes from "./routes.ts";
 import {
   type CompactionBody,
   ConversationId,
+  DEFAULT_LIST_LIMIT,
   FormatTurnBody,
   MAX_SPEC_LENGTH,
+  NotificationBody,
   TurnBody,
 } from "./schemas.ts";
 import { rememberWebhook, verifyWebhook } from "./webhooks.ts";
@@ -54,6 +71,13 @@ export interface AppDeps {
   /** The signed posts' `webhook-id`s: the table's when deployed, so every instance sees them. */
   readonly webhookReceipts: WebhookReceipts;
   readonly bodyLimitBytes?: number;
+  /**
+   * Tenants' notification endpoints and the URLs allowed (ARCHITECTURE §16);
+   * default: in memory, deployed rules (the tests' apps).
+   */
+  readonly notifications?: NotificationSettings;
+  /** Where a reset's `compactions.reset` is published (none without it). */
+  readonly notifier?: NotificationPublisher;
   /** Called with every 5xx answer, for logging: see {@link serverErrorLogger}. */
   readonly onServerError?: (error: unknown, request: FailedRequest) => void;
 }
@@ -84,6 +108,9 @@ export function serverErrorLogger(
 }
 
 type Env = { Variables: { tenant: Tenant } };
+
+/** What a reset answers: the compactions it removed. */
+type Removed = Awaited<ReturnType<ConversationService["reset"]>>;
 
 /** The keys of the object `schema` has at `path`, if it is one. */
 function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): string[] | undefined {
@@ -214,7 +241,8 @@ const conversationId = (raw: string | undefined) =>
  */
 const validationHook: Hook<unknown, Env, string, undefined> = (result, c) => {
   if (result.success) return;
-  conversationId(c.req.param("id"));
+  // Every route but the list has a conversation id.
+  if (c.req.param("id") !== undefined) conversationId(c.req.param("id"));
   if (result.target === "param") {
     throw new InvalidInputError(
       `position must be a whole number from 1 (got "${c.req.param("position")}")`,
@@ -346,38 +374,39 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     openapi ??= app.getOpenAPI31Document(DOCUMENT);
     return c.json(openapi, 200);
   });
+  // The console and the API reference: their code loads on their first request only.
+  mountConsole(app);
 
   // Authentication first: an unauthenticated request is a 401 whatever its body.
-  app.use(
-    "/v1/conversations/*",
-    bearerAuth<Env>({
-      realm: "autocompact",
-      verifyToken: async (key, c) => {
-        const tenant = await deps.tenants.findByKeyHash(hashApiKey(key));
-        if (tenant) c.set("tenant", tenant);
-        return tenant !== undefined;
-      },
-      // 401 problems with today's details (the library answers 400 to a malformed header),
-      // each with its RFC 6750 challenge.
-      noAuthenticationHeader: { message: () => problemResponse(new UnauthorizedError(SEND_KEY)) },
-      invalidAuthenticationHeader: {
-        message: () =>
-          problemResponse(
-            new UnauthorizedError(SEND_KEY, {
-              challenge: `${BEARER_CHALLENGE}, error="invalid_request"`,
-            }),
-          ),
-      },
-      invalidToken: {
-        message: () =>
-          problemResponse(
-            new UnauthorizedError("unknown API key", {
-              challenge: `${BEARER_CHALLENGE}, error="invalid_token"`,
-            }),
-          ),
-      },
-    }),
-  );
+  const authenticate = bearerAuth<Env>({
+    realm: "autocompact",
+    verifyToken: async (key, c) => {
+      const tenant = await deps.tenants.findByKeyHash(hashApiKey(key));
+      if (tenant) c.set("tenant", tenant);
+      return tenant !== undefined;
+    },
+    // 401 problems with today's details (the library answers 400 to a malformed header),
+    // each with its RFC 6750 challenge.
+    noAuthenticationHeader: { message: () => problemResponse(new UnauthorizedError(SEND_KEY)) },
+    invalidAuthenticationHeader: {
+      message: () =>
+        problemResponse(
+          new UnauthorizedError(SEND_KEY, {
+            challenge: `${BEARER_CHALLENGE}, error="invalid_request"`,
+          }),
+        ),
+    },
+    invalidToken: {
+      message: () =>
+        problemResponse(
+          new UnauthorizedError("unknown API key", {
+            challenge: `${BEARER_CHALLENGE}, error="invalid_token"`,
+          }),
+        ),
+    },
+  });
+  app.use("/v1/conversations/*", authenticate);
+  app.use("/v1/notifications", authenticate);
   app.use(
     "/v1/*",
     bodyLimit({
@@ -390,7 +419,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       },
     }),
   );
-  app.use("/v1/conversations/*", async (c, next) => {
+  const jsonBodies: Parameters<typeof app.use>[1] = async (c, next) => {
     // A verify has no body: it needs no content-type.
     if ((c.req.method === "POST" || c.req.method === "PUT") && !VERIFY_PATH.test(c.req.path)) {
       // Nothing decodes a compressed body: it would be read as (invalid) JSON text.
@@ -410,7 +439,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       }
     }
     await next();
-  });
+  };
+  app.use("/v1/conversations/*", jsonBodies);
+  app.use("/v1/notifications", jsonBodies);
 
   app.openapi(routes.appendTurn, async (c) => {
     const tenant = c.get("tenant");
@@ -487,16 +518,40 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(routes.addCompaction, async (c) => {
     const { id } = c.req.valid("param");
     const request = compactionRequest(parseJson(await bodyText(c.req)));
+    if (c.req.valid("query").dry_run === "true") {
+      return c.json(await deps.service.dryRun(c.get("tenant"), id, request), 200);
+    }
     return c.json(await deps.service.compact(c.get("tenant"), id, request), 201);
   });
+  app.openapi(routes.listConversations, async (c) => {
+    const { limit = DEFAULT_LIST_LIMIT, cursor } = c.req.valid("query");
+    const page = await deps.service.list(c.get("tenant"), {
+      limit,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    return c.json(page, 200);
+  });
+  app.openapi(routes.getTimeline, async (c) =>
+    c.json(await deps.service.timeline(c.get("tenant"), c.req.valid("param").id), 200),
+  );
+  /** A reset that removed bands is published as `compactions.reset`. */
+  const publishReset = async (tenant: Tenant, conversation: string, removed: Removed) => {
+    const ref = { tenant: tenant.id, conversation };
+    await deps.notifier?.publish(resetNotifications(ref, removed.removed, clock.nowMillis()));
+    return removed;
+  };
   app.openapi(routes.resetCompactions, async (c) => {
     const { id } = c.req.valid("param");
     const { source } = c.req.valid("query");
-    return c.json(await deps.service.reset(c.get("tenant"), id, source ? { source } : {}), 200);
+    const tenant = c.get("tenant");
+    const removed = await deps.service.reset(tenant, id, source ? { source } : {});
+    return c.json(await publishReset(tenant, id, removed), 200);
   });
   app.openapi(routes.removeCompaction, async (c) => {
     const { id, position } = c.req.valid("param");
-    return c.json(await deps.service.reset(c.get("tenant"), id, { position }), 200);
+    const tenant = c.get("tenant");
+    const removed = await deps.service.reset(tenant, id, { position });
+    return c.json(await publishReset(tenant, id, removed), 200);
   });
   app.openapi(routes.getConfig, async (c) =>
     c.json(await deps.service.getConfig(c.get("tenant"), c.req.valid("param").id), 200),
@@ -510,6 +565,32 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     const { id } = c.req.valid("param");
     const repair = c.req.valid("query").repair === "true";
     return c.json(await deps.service.verify(c.get("tenant"), id, { repair }), 200);
+  });
+
+  const notifications = deps.notifications ?? {
+    endpoints: new MemoryNotificationEndpoints(),
+    policy: AWS_URL_POLICY,
+  };
+  app.openapi(routes.putNotifications, async (c) => {
+    const request = parseWith(
+      NotificationBody,
+      parseJson(await bodyText(c.req)),
+      "the notification endpoint",
+    );
+    const { url, events, secret } = await registerEndpoint(
+      notifications,
+      c.get("tenant").id,
+      request,
+    );
+    return c.json({ url, ...(events ? { events: [...events] } : {}), secret }, 200);
+  });
+  app.openapi(routes.getNotifications, async (c) => {
+    const { url, events } = await readEndpoint(notifications, c.get("tenant").id);
+    return c.json({ url, ...(events ? { events: [...events] } : {}) }, 200);
+  });
+  app.openapi(routes.deleteNotifications, async (c) => {
+    await notifications.endpoints.deleteEndpoint(c.get("tenant").id);
+    return c.body(null, 204);
   });
 
   return app;

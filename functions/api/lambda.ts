@@ -5,12 +5,15 @@
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { handle } from "hono/aws-lambda";
 import { ConversationService } from "../conversations/service.ts";
 import { readEnvironment } from "../env.ts";
 import { SetupError } from "../errors.ts";
+import { EventBridgePublisher } from "../notifications/eventbridge.ts";
+import { AWS_URL_POLICY } from "../notifications/url-safety.ts";
 import { SERVICE_NAMES } from "../observability.ts";
 import { SqsTurnQueue } from "../queue/sqs.ts";
 import { KmsSecretSealer } from "../secrets/kms.ts";
@@ -45,22 +48,29 @@ const service = new ConversationService({
   ...(summarizer ? { summarizer } : {}),
 });
 
+const tenants = new DynamoTenantDirectory(
+  dynamodb,
+  env.tableName,
+  new KmsSecretSealer(new KMSClient({}), env.webhookSecretsKeyArn),
+  {
+    onPlaintextSecret: (tenant, count) =>
+      logger.warn("tenant.webhook_secret_plaintext", {
+        tenant,
+        count,
+        fix: "re-add the tenant's secrets (tenant add-secret / remove-secret) to seal them",
+      }),
+  },
+);
+
 export const handler = handle(
   createApp({
     service,
-    tenants: new DynamoTenantDirectory(
-      dynamodb,
-      env.tableName,
-      new KmsSecretSealer(new KMSClient({}), env.webhookSecretsKeyArn),
-      {
-        onPlaintextSecret: (tenant, count) =>
-          logger.warn("tenant.webhook_secret_plaintext", {
-            tenant,
-            count,
-            fix: "re-add the tenant's secrets (tenant add-secret / remove-secret) to seal them",
-          }),
-      },
-    ),
+    tenants,
+    // Endpoints sit on the tenant item, their secrets sealed like the inbound ones.
+    notifications: { endpoints: tenants, policy: AWS_URL_POLICY },
+    ...(env.eventBusName
+      ? { notifier: new EventBridgePublisher(new EventBridgeClient({}), env.eventBusName) }
+      : {}),
     webhookReceipts: new DynamoWebhookReceipts(dynamodb, env.tableName),
     ...(env.bodyLimitBytes ? { bodyLimitBytes: env.bodyLimitBytes } : {}),
     onServerError: serverErrorLogger(logger),

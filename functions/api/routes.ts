@@ -15,24 +15,32 @@ import {
   AppendResponse,
   CompactionBody,
   CompactionParams,
+  CompactionQuery,
   CompactionsResponse,
   ConfigBody,
   ConfigResponse,
+  ConversationListResponse,
   ConversationParams,
   ConversationSummary,
+  DryRunResponse,
   EvaluationPendingProblem,
   EventsInAnyFormat,
   FormatQuery,
   GatewayMessage,
   HealthResponse,
   ListedCompaction,
+  ListQuery,
+  NotificationBody,
+  NotificationEndpointResponse,
   OpenApiDocument,
   ProblemSchema,
   ProjectionInAnyFormat,
   ProjectionQuery,
+  RegisteredEndpointResponse,
   RemovedResponse,
   ResetQuery,
   SummaryQuery,
+  TimelineResponse,
   TurnConflictProblem,
   TurnRequest,
   VerifyQuery,
@@ -46,6 +54,7 @@ export const BODY_SCHEMAS = {
   TurnRequest,
   CompactionRequest: CompactionBody,
   ConfigTree: ConfigBody,
+  NotificationRequest: NotificationBody,
 } as const;
 
 const body = (name: keyof typeof BODY_SCHEMAS, description: string) => ({
@@ -233,6 +242,30 @@ export const listCompactions = conversationRead(
   CompactionsResponse,
 );
 
+export const getTimeline = conversationRead(
+  "/v1/conversations/{id}/timeline",
+  "getTimeline",
+  "Per turn: raw and projected size, the threshold, and the band its evaluation fired or why it skipped",
+  "The timeline, one entry per stored turn.",
+  TimelineResponse,
+);
+
+export const listConversations = createRoute({
+  method: "get",
+  path: "/v1/conversations",
+  operationId: "listConversations",
+  summary: "The tenant's conversations, most recently active first, a page at a time",
+  description:
+    "Read from an index by tenant and last activity (never a scan). Pass `next_cursor` as `cursor` for the next page. A conversation stored before the list existed appears once it is written to again (a turn, a compaction change, a config).",
+  request: { query: ListQuery },
+  responses: {
+    200: json("One page of conversations.", ConversationListResponse),
+    ...always,
+    400: problem("Invalid `limit`, or a `cursor` this API did not give (`errors` locates it)."),
+    401: unauthorized("Missing or unknown API key (`Authorization: Bearer <key>`)."),
+  },
+});
+
 export const deleteConversation = createRoute({
   method: "delete",
   path: "/v1/conversations/{id}",
@@ -255,13 +288,19 @@ export const addCompaction = createRoute({
   method: "post",
   path: "/v1/conversations/{id}/compactions",
   operationId: "addCompaction",
-  summary: "Add a manual compaction from a DSL spec or a rule",
+  summary:
+    "Add a manual compaction from a DSL spec or a rule (or, with `dry_run=true`, preview it)",
   request: {
     params: ConversationParams,
+    query: CompactionQuery,
     body: body("CompactionRequest", '`{"spec": "r+t:..-3"}` or `{"rule": {…}}`.'),
   },
   responses: {
     201: json("The compaction added.", ListedCompaction),
+    200: json(
+      "With `dry_run=true`: what the compaction would be and the estimate before and after it; nothing is written.",
+      DryRunResponse,
+    ),
     ...conversation,
     404: notFound,
     413: tooLarge,
@@ -358,5 +397,60 @@ export const verifyConversation = createRoute({
     503: problem(
       "Too many concurrent writes while repairing, or the conversation is being deleted; retry the request.",
     ),
+  },
+});
+
+/** Answers of every notification route (authenticated, the tenant's own endpoint). */
+const notifications = {
+  ...always,
+  401: unauthorized("Missing or unknown API key (`Authorization: Bearer <key>`)."),
+} as const;
+
+export const putNotifications = createRoute({
+  method: "put",
+  path: "/v1/notifications",
+  operationId: "putNotificationEndpoint",
+  summary:
+    "Register (or replace) the tenant's notification endpoint; answers its signing secret once",
+  description:
+    "Every firing (`compaction.fired`), every firing that left the view over the threshold (`compaction.still_over_threshold`) and every reset that removed compactions (`compactions.reset`) is POSTed to the URL as a Standard Webhooks message signed with the secret answered here; a redelivery keeps its `webhook-id`. A new PUT replaces the endpoint and its secret.",
+  request: {
+    body: body("NotificationRequest", '`{"url": "https://…", "events": [...]}`.'),
+  },
+  responses: {
+    200: json(
+      "The endpoint stored, with its signing secret (shown only now).",
+      RegisteredEndpointResponse,
+    ),
+    ...notifications,
+    400: problem(
+      "Invalid body, or a URL that is refused: not https (when deployed), with credentials, not resolving, or at a private, loopback, link-local, metadata or otherwise non-public address (`errors` points at `/url`).",
+    ),
+    413: tooLarge,
+    415: notJson,
+  },
+});
+
+export const getNotifications = createRoute({
+  method: "get",
+  path: "/v1/notifications",
+  operationId: "getNotificationEndpoint",
+  summary: "The tenant's notification endpoint (without its secret)",
+  responses: {
+    200: json("The endpoint.", NotificationEndpointResponse),
+    ...notifications,
+    404: problem("No endpoint is registered."),
+  },
+});
+
+export const deleteNotifications = createRoute({
+  method: "delete",
+  path: "/v1/notifications",
+  operationId: "deleteNotificationEndpoint",
+  summary: "Remove the tenant's notification endpoint; nothing more is sent",
+  description: "Idempotent: 204 whether an endpoint was registered or not.",
+  responses: {
+    204: { description: "No endpoint is registered now." },
+    ...notifications,
   },
 });

@@ -23,6 +23,8 @@ import {
   type ProviderFormatName,
 } from "../../core/formats/index.ts";
 import { MAX_WAIT_SECONDS } from "../conversations/evaluation-wait.ts";
+import { MAX_URL_LENGTH } from "../notifications/url-safety.ts";
+import { MAX_LIST_LIMIT, NOTIFICATION_TYPES } from "../ports.ts";
 import { MAX_TURN } from "../store/dynamodb-keys.ts";
 
 // The two `z.custom` schemas of the wire format cannot describe themselves:
@@ -358,6 +360,122 @@ export const ConversationSummary = z
   })
   .openapi("ConversationSummary");
 
+/** Conversations per page when `limit` is not given. */
+export const DEFAULT_LIST_LIMIT = 20;
+
+/** The query of `GET /v1/conversations`. */
+export const ListQuery = z.strictObject({
+  limit: z
+    .string()
+    .regex(/^\d{1,3}$/, `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
+    .transform(Number)
+    .refine(
+      (limit) => limit >= 1 && limit <= MAX_LIST_LIMIT,
+      `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`,
+    )
+    .optional()
+    .openapi({
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_LIST_LIMIT,
+      description: `Conversations per page (default ${DEFAULT_LIST_LIMIT}).`,
+    }),
+  cursor: z.string().min(1).max(2048).optional().openapi({
+    description: "The `next_cursor` of the previous page, unchanged (opaque).",
+  }),
+});
+
+/** Response of `GET /v1/conversations`. */
+export const ConversationListResponse = z
+  .object({
+    conversations: z.array(
+      z.object({
+        id: ConversationId,
+        turn_count: z.number().int(),
+        estimated_tokens: z.number(),
+        context_window: z.number().int().nullable().openapi({
+          description:
+            "The latest turn's model's window (its `context_window`, else the catalog's); `null` when unknown.",
+        }),
+        utilization: z.number().nullable().openapi({
+          description: "`estimated_tokens / context_window`; `null` when the window is unknown.",
+        }),
+        bands: z
+          .object({ auto: z.number().int(), manual: z.number().int() })
+          .openapi({ description: "How many compactions of each source it has." }),
+        last_fired_at: z.string().nullable().openapi({
+          description:
+            "The timestamp of the latest automatic band written (kept after a reset); `null` when none was.",
+        }),
+      }),
+    ),
+    next_cursor: z.string().nullable().openapi({
+      description: "Pass as `cursor` for the next page; `null` on the last page.",
+    }),
+  })
+  .openapi("ConversationList", {
+    description:
+      "The tenant's conversations, most recently active first (a turn posted, a compaction added or removed, a config set).",
+  });
+
+/** One turn of `GET …/timeline`. */
+export const TimelineTurn = z
+  .object({
+    turn: z.number().int(),
+    raw_tokens: z.number().openapi({
+      description: "The estimate of turns 0..turn with no compaction (a running total).",
+    }),
+    projected_tokens: z.number().nullable().openapi({
+      description:
+        "The estimate the evaluation after this turn saw, before its own band; `null` where unknown (not evaluated yet, skipped as stale, or evaluated before evaluations were recorded).",
+    }),
+    threshold: z.number().nullable().openapi({
+      description:
+        "`context_window * trigger_ratio` as that evaluation saw it; `null` where unknown or the window was.",
+    }),
+    fired: z
+      .object({
+        position: z.number().int().positive().nullable().openapi({
+          description:
+            "The band's 1-based position among the compactions now; `null` once it has been removed.",
+        }),
+        from_turn: z.number().int(),
+        to_turn: z.number().int(),
+        source: z.literal("auto"),
+      })
+      .nullable()
+      .openapi({ description: "The band the evaluation after this turn appended." }),
+    skip_reason: z.enum(SKIP_REASONS).nullable().openapi({
+      description: "Why that evaluation did not fire; `null` when it fired or is unknown.",
+    }),
+  })
+  .openapi("TimelineTurn");
+
+/** Response of `GET …/timeline`. */
+export const TimelineResponse = z.object({ turns: z.array(TimelineTurn) }).openapi("Timeline", {
+  description:
+    "Per turn: raw and projected size, threshold, and what the evaluation after it did. Computed from each turn's size record and the band audits, never from event bodies.",
+});
+
+/** The query of `POST …/compactions`. */
+export const CompactionQuery = z.strictObject({
+  dry_run: z.enum(["true", "false"]).optional().openapi({
+    description: "`true`: answer what the compaction would be (200) and write nothing.",
+  }),
+});
+
+/** Response of `POST …/compactions?dry_run=true`. */
+export const DryRunResponse = z
+  .object({
+    compaction: ListedCompaction,
+    estimated_tokens_before: z.number(),
+    estimated_tokens_after: z.number(),
+  })
+  .openapi("CompactionDryRun", {
+    description:
+      "The compaction that would be added (at the position it would take; a summary is generated as it would be) and the estimate of the projected view before and after it.",
+  });
+
 /** `?format=` of `GET …/events` and `GET …/projection`. */
 export const FormatQuery = z.strictObject({ format: FormatName.optional() });
 
@@ -507,3 +625,33 @@ export const EvaluationPendingProblem = ProblemSchema.extend({
 
 /** What API Gateway answers when it throttles (its own body, not a problem). */
 export const GatewayMessage = z.object({ message: z.string() }).openapi("GatewayMessage");
+
+/** A notification event type (ARCHITECTURE §16). */
+const NotificationTypeSchema = z.enum(NOTIFICATION_TYPES);
+
+/** Body of `PUT /v1/notifications`. */
+export const NotificationBody = z
+  .strictObject({
+    url: z.string().min(1).max(MAX_URL_LENGTH).openapi({
+      description:
+        "Where to POST the events: HTTPS to a public address when deployed (never private, loopback, link-local or metadata addresses, checked after DNS resolution); the local runtime also takes http and loopback.",
+      example: "https://example.com/hooks/autocompact",
+    }),
+    events: z.array(NotificationTypeSchema).min(1).optional().openapi({
+      description: "The events to receive; all of them when absent.",
+    }),
+  })
+  .openapi("NotificationRequest");
+
+/** Response of `GET /v1/notifications`. */
+export const NotificationEndpointResponse = z
+  .object({ url: z.string(), events: z.array(NotificationTypeSchema).optional() })
+  .openapi("NotificationEndpoint");
+
+/** Response of `PUT /v1/notifications`: the endpoint and its signing secret, shown this once. */
+export const RegisteredEndpointResponse = NotificationEndpointResponse.extend({
+  secret: z.string().openapi({
+    description:
+      "The Standard Webhooks signing secret (`whsec_…`) every event is signed with; shown only in this answer. A new PUT replaces it.",
+  }),
+}).openapi("RegisteredNotificationEndpoint");

@@ -30,6 +30,7 @@ import {
   type Clock,
   type ConversationStore,
   type EvaluationMessage,
+  type StoredCompaction,
   type Summarizer,
   systemClock,
   type TenantDirectory,
@@ -51,7 +52,17 @@ export type EvaluationOutcome =
       readonly reason: SkipDecision["reason"];
       readonly decision: SkipDecision;
     }
-  | { readonly outcome: "skipped"; readonly reason: DeliverySkip; readonly decision?: undefined };
+  | {
+      readonly outcome: "skipped";
+      readonly reason: DeliverySkip;
+      readonly decision?: undefined;
+      /**
+       * For a redelivery of a turn whose evaluation fired: the band it wrote,
+       * so its notifications are published again (the first run may have
+       * stopped before publishing them; receivers drop duplicates by id).
+       */
+      readonly fired?: StoredCompaction;
+    };
 
 /** Dependencies of the evaluation. */
 export interface EvaluatorDeps {
@@ -107,8 +118,13 @@ async function evaluate(
     const head = snapshot.head;
     if (!head || message.turn >= head.turn_count)
       return { result: { outcome: "skipped", reason: "unknown_turn" } };
-    if (head.evaluated_through >= message.turn)
-      return { result: { outcome: "skipped", reason: "already_evaluated" } };
+    if (head.evaluated_through >= message.turn) {
+      // A band under this turn's key is the one its evaluation fired (a reset may have removed it).
+      const fired = (await snapshot.compactions()).find((c) => c.key === autoKey(message.turn));
+      return {
+        result: { outcome: "skipped", reason: "already_evaluated", ...(fired && { fired }) },
+      };
+    }
     if (message.turn < head.turn_count - 1) {
       await log.markEvaluated(ref, message.turn);
       return { result: { outcome: "skipped", reason: "stale" } };
@@ -152,12 +168,18 @@ async function evaluate(
           }
         : {}),
     });
+    // What the evaluation saw, kept on the turn's size record for the timeline.
+    const measures = {
+      projected_chars: head.projected_chars,
+      threshold: step.decision.threshold,
+    };
     if (step.kind === "skip") {
-      await log.markEvaluated(ref, message.turn, {
-        turn: message.turn,
-        outcome: "skipped",
-        reason: step.decision.reason,
-      });
+      await log.markEvaluated(
+        ref,
+        message.turn,
+        { turn: message.turn, outcome: "skipped", reason: step.decision.reason },
+        measures,
+      );
       return {
         result: { outcome: "skipped", reason: step.decision.reason, decision: step.decision },
       };
@@ -181,6 +203,7 @@ async function evaluate(
             to_turn: step.band.compaction.to_turn,
           },
         },
+        measures,
       },
       result: {
         outcome: "fired",

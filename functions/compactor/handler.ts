@@ -18,6 +18,10 @@
  * `posted_at_ms` to the decision, in milliseconds). A failed
  * evaluation is also recorded on its conversation (turn, error class,
  * message, time), which `autocompact dlq list` shows beside a dead letter.
+ * A firing is then published as notifications (`compaction.fired`, and
+ * `compaction.still_over_threshold`, ARCHITECTURE §16); a redelivery of a
+ * turn that fired publishes them again, under the same `webhook-id`s, so a
+ * publish that failed (and failed the record) is made good by the retry.
  */
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from "@aws-lambda-powertools/batch";
 import type { Logger } from "@aws-lambda-powertools/logger";
@@ -26,12 +30,15 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda"
 import { summaryAudit } from "../../core/auto-compaction.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import type { Compaction } from "../../core/events.ts";
+import { autoKey } from "../conversations/state.ts";
+import { firingNotifications } from "../notifications/events.ts";
 import {
   type Clock,
   type ConversationRef,
   type EvaluationFailure,
   type EvaluationMessage,
   evaluationFailure,
+  type NotificationPublisher,
   systemClock,
 } from "../ports.ts";
 import { decodeMessageBody } from "../queue/message.ts";
@@ -62,6 +69,8 @@ export interface CompactorHandlerDeps {
   readonly recordFailure?: (ref: ConversationRef, failure: EvaluationFailure) => Promise<void>;
   /** The wall clock of a failure's `at` and of the evaluation lag's end (default the system's). */
   readonly clock?: Clock;
+  /** Where firings are published as notifications (none without it). */
+  readonly notifier?: NotificationPublisher;
 }
 
 /**
@@ -154,7 +163,21 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
     if (lagMs !== undefined) metrics.addMetric("EvaluationLagMs", MetricUnit.Milliseconds, lagMs);
     const lag = lagMs === undefined ? {} : { evaluation_lag_ms: lagMs };
 
+    /** Publishes a stored band's notifications; a failure fails the record, so it is retried. */
+    const publish = async (key: string, compaction: Compaction) => {
+      if (!deps.notifier) return;
+      try {
+        await deps.notifier.publish(firingNotifications(ids, key, compaction));
+      } catch (error) {
+        logger.error("notification.publish_failed", { ...ids, receive_count: receiveCount, error });
+        metrics.addMetric("Failed", MetricUnit.Count, 1);
+        throw error;
+      }
+    };
+
     if (outcome.outcome === "skipped") {
+      if ("fired" in outcome && outcome.fired)
+        await publish(outcome.fired.key, outcome.fired.compaction);
       const decision = outcome.decision;
       logger.info("auto_compaction.skipped", {
         ...ids,
@@ -203,6 +226,7 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
       logger.warn("auto_compaction.still_over_threshold", firing);
       metrics.addMetric("StillOverThreshold", MetricUnit.Count, 1);
     }
+    await publish(autoKey(message.turn), band);
   };
 
   return async (event, context) => {

@@ -7,9 +7,11 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics } from "@aws-lambda-powertools/metrics";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import type { SQSHandler } from "aws-lambda";
 import type { ServiceSettings } from "../conversations/state.ts";
 import { readEnvironment } from "../env.ts";
+import { EventBridgePublisher } from "../notifications/eventbridge.ts";
 import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
@@ -50,4 +52,8 @@ export const handler: SQSHandler = createCompactorHandler({
   logger,
   metrics,
   recordFailure: (ref, failure) => store.recordFailure(ref, failure),
+  // Firings go onto the stack's bus; the notifier function delivers them.
+  ...(env.eventBusName
+    ? { notifier: new EventBridgePublisher(new EventBridgeClient({}), env.eventBusName) }
+    : {}),
 });

@@ -11,6 +11,8 @@
  *   reads the head alone;
  * - `max_compacted_turn` is the largest `to_turn` of any compaction (-1 for
  *   none), so appending a turn no compaction covers needs no read;
+ * - `bands` counts the compactions by source, for the tenant's list (set
+ *   by every compaction write, so a head from before it gets it on the next);
  * - `evaluated_through` only rises (but for a repair that brings it back
  *   to the last turn).
  *
@@ -36,10 +38,12 @@ import type { TurnSize } from "../../core/sizes.ts";
 import { type BackoffOptions, jitteredBackoff } from "../backoff.ts";
 import { ConditionFailedError, ContentionError } from "../errors.ts";
 import type {
+  BandCounts,
   ConversationHead,
   ConversationRef,
   ConversationStore,
   EvaluationDecision,
+  EvaluationMeasures,
   HeadUpdate,
   StoredCompaction,
   StoredTurn,
@@ -84,6 +88,8 @@ export type LogWrite =
       readonly compaction: StoredCompaction;
       /** Set by the compactor: the band's write also records its evaluation's decision. */
       readonly decision?: EvaluationDecision;
+      /** With the decision: what the evaluation saw, kept on its turn's size record. */
+      readonly measures?: EvaluationMeasures;
     }
   | { readonly kind: "remove_compactions"; readonly keys: readonly string[] }
   /** Verify's repair: the head gets the counters its stored turns and compactions say (counters.ts). */
@@ -106,6 +112,12 @@ export function deletingError(ref: ConversationRef, cause?: unknown): Contention
     `conversation "${ref.conversation}" is being deleted: retry the request once the delete has finished`,
     cause === undefined ? {} : { cause },
   );
+}
+
+/** How many of `compactions` are automatic and manual (a compaction without `source` is manual). */
+export function bandCounts(compactions: readonly StoredCompaction[]): BandCounts {
+  const auto = compactions.filter((c) => c.compaction.source === "auto").length;
+  return { auto, manual: compactions.length - auto };
 }
 
 /** See the module comment. */
@@ -190,9 +202,17 @@ export class ConversationLog {
     }
   }
 
-  /** Records that turns through `turn` were evaluated without a band (never lowers it). */
-  markEvaluated(ref: ConversationRef, turn: number, decision?: EvaluationDecision): Promise<void> {
-    return this.#store.markEvaluated(ref, turn, decision);
+  /**
+   * Records that turns through `turn` were evaluated without a band (never
+   * lowers it); `measures` go on the turn's size record with the decision.
+   */
+  markEvaluated(
+    ref: ConversationRef,
+    turn: number,
+    decision?: EvaluationDecision,
+    measures?: EvaluationMeasures,
+  ): Promise<void> {
+    return this.#store.markEvaluated(ref, turn, decision, measures);
   }
 
   /**
@@ -268,17 +288,27 @@ export class ConversationLog {
       case "add_compaction": {
         if (!head) throw new ConditionFailedError("no head to add a compaction to");
         const all = [...(await snapshot.compactions()), write.compaction];
-        await this.#store.addCompaction(ref, write.compaction, head, {
-          projected_chars: projectedChars(await snapshot.turnSizes(), all),
-          max_compacted_turn: maxCompactedTurn(all),
-          ...(write.decision === undefined
-            ? {}
-            : {
-                evaluated_through: write.decision.turn,
-                decided_through: write.decision.turn,
-                last_decision: write.decision,
-              }),
-        });
+        const { decision, measures } = write;
+        const added = write.compaction.compaction;
+        await this.#store.addCompaction(
+          ref,
+          write.compaction,
+          head,
+          {
+            projected_chars: projectedChars(await snapshot.turnSizes(), all),
+            max_compacted_turn: maxCompactedTurn(all),
+            bands: bandCounts(all),
+            ...(added.source === "auto" ? { last_fired_at: added.timestamp } : {}),
+            ...(decision === undefined
+              ? {}
+              : {
+                  evaluated_through: decision.turn,
+                  decided_through: decision.turn,
+                  last_decision: decision,
+                }),
+          },
+          decision && measures ? { ...decision, ...measures } : undefined,
+        );
         return;
       }
       case "repair_head": {
@@ -393,6 +423,7 @@ export class ConversationLog {
       await this.#store.removeCompactions(ref, [...batch], version, {
         projected_chars: projectedChars(sizes, remaining),
         max_compacted_turn: maxCompactedTurn(remaining),
+        bands: bandCounts(remaining),
         ...(recorded ? { removing: keys.slice(start + REMOVE_BATCH) } : {}),
       });
       landed(batch.size);

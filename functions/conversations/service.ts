@@ -10,18 +10,17 @@ import {
   joinIssues,
   PROBLEM_VARIANTS,
   SummaryRequiredError,
-  UnprocessableError,
 } from "../../core/errors.ts";
 import { estimateView, tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { providerFormat } from "../../core/formats/index.ts";
 import { eventsBody, projectionBody } from "../../core/formats/transcripts.ts";
-import { type ManualRequest, planManualCompaction } from "../../core/manual.ts";
+import type { ManualRequest } from "../../core/manual.ts";
 import { project } from "../../core/projection.ts";
-import { buildCompaction, nextCompactionTimestamp, resetSelection } from "../../core/rules.ts";
+import { resetSelection } from "../../core/rules.ts";
 import { measureTurn, type TurnSize } from "../../core/sizes.ts";
 import { indexTurns, isConversationEvent } from "../../core/turns.ts";
-import { CorruptDataError, NotFoundError, TurnConflictError } from "../errors.ts";
+import { CorruptDataError, TurnConflictError } from "../errors.ts";
 import {
   type Clock,
   type ConversationHead,
@@ -32,7 +31,6 @@ import {
   type StoredCompaction,
   type StoredTurn,
   type Summarizer,
-  type SummaryResult,
   systemClock,
   type Tenant,
   type TurnQueue,
@@ -51,7 +49,15 @@ import {
   progressOf,
   type WaitDeps,
 } from "./evaluation-wait.ts";
+import { type ConversationList, listConversations } from "./listing.ts";
 import { ConversationLog, type Decision, deletingError, type RetryPolicy } from "./log.ts";
+import {
+  type DryRun,
+  dryRunCompaction,
+  type ManualCompactionDeps,
+  prepareManualCompaction,
+  requireHead,
+} from "./manual-compaction.ts";
 import {
   latestEventMillis,
   type PreparedTurn,
@@ -66,7 +72,7 @@ import {
   readStream,
   type ServiceSettings,
 } from "./state.ts";
-import { missingSummarizerError, summarizeBand } from "./summaries.ts";
+import { conversationTimeline, type TimelineTurn } from "./timeline.ts";
 
 /** The outcome of posting a turn. */
 export interface AppendOutcome {
@@ -102,17 +108,6 @@ export interface ConversationServiceDeps {
   readonly retry?: RetryPolicy;
   /** Pauses a read that waits for an evaluation (default: a timer). */
   readonly sleep?: (ms: number) => Promise<void>;
-}
-
-/**
- * The head of a conversation that exists (has a turn or its own config, and
- * is not being deleted); else {@link NotFoundError}.
- */
-function requireHead(ref: ConversationRef, head: ConversationHead | undefined): ConversationHead {
-  if (!head || head.deleting || (head.turn_count === 0 && head.config === undefined)) {
-    throw new NotFoundError(`no conversation "${ref.conversation}"`);
-  }
-  return head;
 }
 
 /** Checks that posted events form exactly one turn of a stream. */
@@ -467,28 +462,15 @@ export class ConversationService {
     const ref = { tenant: tenant.id, conversation };
     return this.#log.update(ref, "compaction", async (snapshot) => {
       const head = requireHead(ref, snapshot.head);
-      if (head.turn_count === 0)
-        throw new UnprocessableError("the conversation has no turns to compact yet");
       const stored = await snapshot.compactions();
-      const existing = stored.map((c) => c.compaction);
-      const config = effectiveConfig(this.#settings, tenant, head);
-      const plan = planManualCompaction(request, head.turn_count, existing, config.rule);
-      // A DSL `s` has no settings of its own: it summarizes with the configured rule's prompt and model.
-      const summaryRule = plan.rule.summary
-        ? { ...config.rule.summary, ...plan.rule.summary }
-        : undefined;
-      let summary: SummaryResult | undefined;
-      if (summaryRule) {
-        if (!this.#summarizer) throw missingSummarizerError(plan.range);
-        summary = await summarizeBand(this.#summarizer, this.#store, ref, plan.range, summaryRule);
-      }
-      const compaction = buildCompaction({
-        rule: plan.rule,
-        range: plan.range,
-        timestamp: nextCompactionTimestamp(existing, this.#clock.nowMillis()),
-        source: "manual",
-        ...(summary ? { summaryText: summary.text } : {}),
-      });
+      const compaction = await prepareManualCompaction(
+        this.#manualDeps,
+        tenant,
+        ref,
+        head,
+        stored,
+        request,
+      );
       const seq = head.compactions_version + 1;
       return {
         write: {
@@ -498,6 +480,30 @@ export class ConversationService {
         result: { position: stored.length + 1, ...compaction },
       };
     });
+  }
+
+  /** What {@link compact} would add and the estimate it would leave; writes nothing. */
+  dryRun(tenant: Tenant, conversation: string, request: ManualRequest): Promise<DryRun> {
+    return dryRunCompaction(this.#manualDeps, tenant, conversation, request);
+  }
+
+  get #manualDeps(): ManualCompactionDeps {
+    return {
+      store: this.#store,
+      clock: this.#clock,
+      settings: this.#settings,
+      summarizer: this.#summarizer,
+    };
+  }
+
+  /** A page of the tenant's conversations, most recently active first (listing.ts). */
+  list(tenant: Tenant, page: { limit: number; cursor?: string }): Promise<ConversationList> {
+    return listConversations(this.#store, this.#settings, tenant.id, page);
+  }
+
+  /** Per turn: raw and projected size, threshold, and what its evaluation did (timeline.ts). */
+  timeline(tenant: Tenant, conversation: string): Promise<{ turns: TimelineTurn[] }> {
+    return conversationTimeline(this.#store, { tenant: tenant.id, conversation });
   }
 
   /** Removes compactions: all, one by 1-based position, or all of one source. */

@@ -8,6 +8,9 @@
  * queue keeps a journal, and at start every conversation whose newest turn
  * has not been evaluated gets a message again, so a SIGKILL at any moment
  * loses no acknowledged turn and leaves no evaluation unfinished.
+ *
+ * Notifications (ARCHITECTURE §16) are delivered by the runtime itself, with
+ * retries, to endpoints that may be plain HTTP and on this machine.
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -17,9 +20,12 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { ModelCatalog } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { createApp, serverErrorLogger } from "../api/app.ts";
+import type { BackoffOptions } from "../backoff.ts";
 import { evaluateTurn } from "../compactor/evaluate-turn.ts";
 import { createCompactorHandler } from "../compactor/handler.ts";
 import { ConversationService } from "../conversations/service.ts";
+import { LocalNotificationDelivery } from "../notifications/local-delivery.ts";
+import { LOCAL_URL_POLICY } from "../notifications/url-safety.ts";
 import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
 import type { Summarizer } from "../ports.ts";
 import { FileQueueJournal } from "../queue/file-journal.ts";
@@ -56,6 +62,8 @@ export interface LocalServiceOptions {
   readonly summarizer?: Summarizer;
   /** Queue visibility timeout (default 30 s). */
   readonly visibilityTimeoutMs?: number;
+  /** The pause between notification attempts (full jitter, capped at 30 s); injectable for tests. */
+  readonly notificationBackoff?: BackoffOptions;
 }
 
 /** A running local service. */
@@ -65,6 +73,8 @@ export interface LocalService {
   /** The credentials of its database (DynamoDB Local keeps one database per access key id). */
   readonly dynamoCredentials: LocalCredentials;
   readonly queue: InProcessQueue;
+  /** Delivers notifications; `idle()` resolves once every one started is delivered or given up. */
+  readonly notifications: LocalNotificationDelivery;
   /** Stops accepting requests, finishes in-flight evaluations, stops DynamoDB Local. */
   stop(): Promise<void>;
 }
@@ -119,6 +129,12 @@ async function wire(
       }),
   });
   await tenants.setDevKey(DEV_TENANT, options.devKey);
+  const notifications = new LocalNotificationDelivery({
+    endpoints: tenants,
+    policy: LOCAL_URL_POLICY,
+    ...options.notificationBackoff,
+    logger: logger.createChild({ serviceName: SERVICE_NAMES.notifier }),
+  });
 
   const settings = {
     ...(options.config ? { config: options.config } : {}),
@@ -166,6 +182,7 @@ async function wire(
     logger: compactorLogger,
     metrics,
     recordFailure: (ref, failure) => store.recordFailure(ref, failure),
+    notifier: notifications,
   });
 
   for (const head of await listUnevaluatedConversations(client, LOCAL_TABLE)) {
@@ -177,6 +194,8 @@ async function wire(
     service,
     tenants,
     webhookReceipts: new DynamoWebhookReceipts(client, LOCAL_TABLE),
+    notifications: { endpoints: tenants, policy: LOCAL_URL_POLICY },
+    notifier: notifications,
     onServerError: serverErrorLogger(logger),
   });
   const admin = localAdmin({ queue, store, devKey: options.devKey });
@@ -197,6 +216,7 @@ async function wire(
     });
   } catch (error) {
     await queue.stop();
+    notifications.stop();
     client.destroy();
     throw error;
   }
@@ -210,10 +230,12 @@ async function wire(
     dynamoEndpoint: dynamo.endpoint,
     dynamoCredentials: dynamo.credentials,
     queue,
+    notifications,
     stop() {
       stopping ??= (async () => {
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await queue.stop();
+        notifications.stop();
         client.destroy();
         await dynamo.stop();
       })();

@@ -21,6 +21,8 @@ const HEAD_UPDATE_FIELDS = [
   "latest_event_ms",
   "decided_through",
   "last_decision",
+  "bands",
+  "last_fired_at",
 ] as const satisfies readonly (keyof HeadUpdate)[];
 
 /** Builds an UpdateExpression with its condition, sharing the placeholder maps. */
@@ -88,6 +90,14 @@ export class UpdateExpressionBuilder {
     const name = this.name(field);
     this.#sets.push(`${name} = if_not_exists(${name}, ${this.value(0)}) + ${this.value(delta)}`);
     return this;
+  }
+
+  /**
+   * SETs the list index's keys (dynamodb-table.ts `listIndex`): the
+   * conversation is `tenant`'s, active at `nowMs`.
+   */
+  active(listPk: string, nowMs: number): this {
+    return this.set("list_pk", listPk).set("active_at", nowMs);
   }
 
   /** `attribute_not_exists(deleting)`: the head is not a tombstone (no delete is under way). */

@@ -45,6 +45,7 @@ export const HEAD_DEFAULTS = {
 /** TurnSize's and ModelInfo's fields in declaration order (DynamoDB maps do not keep key order). */
 const SIZE_FIELDS = Object.keys(EMPTY_TURN_SIZE);
 const MODEL_FIELDS = ["id", "context_window"];
+const BAND_FIELDS = ["auto", "manual"];
 
 /** `value` with the `order` keys first, so read-back objects serialize like the written ones. */
 function inOrder<T extends object>(value: T, order: readonly string[]): T {
@@ -74,6 +75,8 @@ export function toHead(item: Item): ConversationHead {
   if (raw.latest_event_ms !== undefined) head.latest_event_ms = Number(raw.latest_event_ms);
   if (raw.decided_through !== undefined) head.decided_through = Number(raw.decided_through);
   if (raw.last_decision !== undefined) head.last_decision = raw.last_decision;
+  if (raw.bands !== undefined) head.bands = inOrder(raw.bands, BAND_FIELDS);
+  if (raw.last_fired_at !== undefined) head.last_fired_at = raw.last_fired_at;
   // The tombstone's token (dynamodb-delete.ts) is the store's own business.
   if (raw.deleting !== undefined) head.deleting = true;
   return head;
@@ -111,6 +114,8 @@ export function toTurnRecord(item: Item): TurnRecord {
     size: inOrder(raw.size, SIZE_FIELDS),
     digest: String(raw.digest),
     ...(raw.model !== undefined ? { model: inOrder(raw.model, MODEL_FIELDS) } : {}),
+    // Set by the evaluation after the turn (dynamodb.ts `markEvaluated`, `addCompaction`).
+    ...(raw.evaluation !== undefined ? { evaluation: raw.evaluation } : {}),
   };
   return { summary, storage: raw.storage as EventStorage };
 }

@@ -42,6 +42,14 @@ export function parsePartitionKey(pk: string): ConversationRef | undefined {
   return { tenant: unescapeId(parts[1] as string), conversation: unescapeId(parts[3] as string) };
 }
 
+/**
+ * The list index's partition key of a tenant (the HEAD items' `list_pk`,
+ * see dynamodb-table.ts `listIndex`): escaped as in {@link partitionKey}.
+ */
+export function listPartitionKey(tenant: string): string {
+  return `T#${escapeId(tenant, "tenant")}`;
+}
+
 /** True for the turn numbers a key can hold: integers in [0, {@link MAX_TURN}]. */
 export function isTurnNumber(turn: number): boolean {
   return Number.isInteger(turn) && turn >= 0 && turn <= MAX_TURN;

@@ -7,9 +7,12 @@
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
+  DescribeTableCommand,
   DescribeTimeToLiveCommand,
   type DynamoDBClient,
+  type GlobalSecondaryIndex,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from "@aws-sdk/client-dynamodb";
@@ -30,7 +33,49 @@ export const tableDefinition = {
    * writer's chunks expire.
    */
   timeToLiveAttribute: "expires_at",
+  /**
+   * The index of a tenant's conversations by last activity (GET
+   * /v1/conversations): HEAD items carry `list_pk` (the tenant, escaped as
+   * in partition keys) and `active_at` (epoch ms of the latest turn,
+   * compaction change or config), and it projects only what the list shows.
+   * Heads written before it existed carry neither until their next write.
+   */
+  listIndex: {
+    name: "by-tenant-activity",
+    partitionKey: { name: "list_pk", type: "S" },
+    sortKey: { name: "active_at", type: "N" },
+    nonKeyAttributes: [
+      "turn_count",
+      "projected_chars",
+      "model",
+      "bands",
+      "last_fired_at",
+      "deleting",
+    ],
+  },
 } as const;
+
+/** The list index as CreateTable and UpdateTable take it. */
+function listIndexInput(): GlobalSecondaryIndex {
+  const { name, partitionKey, sortKey, nonKeyAttributes } = tableDefinition.listIndex;
+  return {
+    IndexName: name,
+    KeySchema: [
+      { AttributeName: partitionKey.name, KeyType: "HASH" },
+      { AttributeName: sortKey.name, KeyType: "RANGE" },
+    ],
+    Projection: { ProjectionType: "INCLUDE", NonKeyAttributes: [...nonKeyAttributes] },
+  };
+}
+
+/** The attribute definitions of the list index's keys. */
+function listIndexAttributes() {
+  const { partitionKey, sortKey } = tableDefinition.listIndex;
+  return [
+    { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
+    { AttributeName: sortKey.name, AttributeType: sortKey.type },
+  ];
+}
 
 /** The CreateTable input for a store table (on-demand billing, `pk`/`sk` strings). */
 export function createTableInput(tableName: string): CreateTableCommandInput {
@@ -45,7 +90,9 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
     AttributeDefinitions: [
       { AttributeName: pk.name, AttributeType: pk.type },
       { AttributeName: sk.name, AttributeType: sk.type },
+      ...listIndexAttributes(),
     ],
+    GlobalSecondaryIndexes: [listIndexInput()],
   };
 }
 
@@ -53,7 +100,8 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
  * Creates the table (or finds it already there) and waits, with the SDK's
  * `waitUntilTableExists`, until it is ACTIVE; then enables TTL on
  * {@link tableDefinition}'s attribute unless it is already (a table made
- * before TTL was used gets it too). Table names need 3 to 255 characters of
+ * before TTL was used gets it too), and adds the list index to a table made
+ * before it. Table names need 3 to 255 characters of
  * `[A-Za-z0-9_.-]`.
  */
 export async function createTable(
@@ -83,7 +131,34 @@ export async function createTable(
     { TableName: tableName },
   );
   await enableTimeToLive(client, tableName);
+  if (!created) await addListIndex(client, tableName, timeoutMs);
   return { created };
+}
+
+/** Adds the list index to a table that lacks it, and waits until it is ACTIVE. */
+async function addListIndex(client: DynamoDBClient, tableName: string, timeoutMs: number) {
+  const name = tableDefinition.listIndex.name;
+  const status = async () => {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    return Table?.GlobalSecondaryIndexes?.find((index) => index.IndexName === name)?.IndexStatus;
+  };
+  if ((await status()) === undefined) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: listIndexAttributes(),
+        GlobalSecondaryIndexUpdates: [{ Create: listIndexInput() }],
+      }),
+    );
+  }
+  for (const started = Date.now(); (await status()) !== "ACTIVE"; ) {
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(
+        `the list index ${name} of table ${tableName} is not ACTIVE after ${timeoutMs} ms`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** Enables TTL on {@link tableDefinition}'s attribute (UpdateTimeToLive refuses to enable it twice). */

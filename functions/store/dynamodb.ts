@@ -14,10 +14,16 @@
  *   requires it absent.
  * - `TURN#<turn, 9 digits>`: the commit marker of a turn: turn, digest, size
  *   counts, model, and `storage` = {encoding, hash, chunks, bytes,
- *   json_bytes} telling where its events are. Never overwritten.
+ *   json_bytes} telling where its events are. Never overwritten; only
+ *   `evaluation` is added to it (below).
  * - `EVT#<turn>#<blob hash prefix>#c<chunk, 4 digits>`: the turn's events as
  *   gzip-compressed JSON in Binary chunks (dynamodb-chunks.ts). Readers only
  *   follow the chunks that a committed TURN item names.
+ *   The tenant's list index (dynamodb-table.ts `listIndex`) is kept on it:
+ *   `list_pk` and `active_at`, set by every append, compaction change and
+ *   config; `bands` and `last_fired_at` are what the list shows.
+ * - `TURN#…` also keeps, once the evaluation after the turn decided, that
+ *   decision and what it saw (`evaluation`), set in the evaluation's own write.
  * - `CMP#<compaction key>`: key, after_turn, seq, and the compaction as JSON
  *   (gzipped as Binary when large).
  * - `FAILURE`: the last failed evaluation (dynamodb-failures.ts).
@@ -44,6 +50,7 @@ import {
   type DynamoDBClient,
   GetItemCommand,
   paginateQuery,
+  QueryCommand,
   type QueryCommandInput,
   type TransactWriteItem,
   TransactWriteItemsCommand,
@@ -54,15 +61,18 @@ import { ConditionFailedError } from "../errors.ts";
 import type {
   AppendCondition,
   ConversationHead,
+  ConversationPage,
   ConversationRef,
   ConversationStore,
   EvaluationDecision,
   EvaluationFailure,
+  EvaluationMeasures,
   HeadCounters,
   HeadUpdate,
   HeadVersion,
   StoredCompaction,
   StoredTurn,
+  TurnEvaluation,
   TurnSizeRecord,
 } from "../ports.ts";
 import {
@@ -85,6 +95,7 @@ import { DynamoConversationDeleter } from "./dynamodb-delete.ts";
 import { UpdateExpressionBuilder } from "./dynamodb-expressions.ts";
 import { getFailure, putFailure } from "./dynamodb-failures.ts";
 import {
+  attr,
   byStreamOrder,
   fromCompactionItem,
   type Item,
@@ -103,12 +114,16 @@ import {
   compactionSk,
   HEAD_SK,
   isTurnNumber,
+  listPartitionKey,
   MAX_TURN,
+  parsePartitionKey,
   partitionKey,
   TURN_SK_PREFIX,
   turnSk,
 } from "./dynamodb-keys.ts";
 import { repairHead } from "./dynamodb-repair.ts";
+import { tableDefinition } from "./dynamodb-table.ts";
+import { decodeListCursor, encodeListCursor } from "./list-cursor.ts";
 
 /** Compressed events up to this size are written in the same transaction as their turn. */
 export const DEFAULT_MAX_TRANSACTION_BYTES = 2 * 1024 * 1024;
@@ -127,6 +142,8 @@ export interface DynamoStoreOptions {
   readonly queryLimit?: number;
   /** The retry of transaction conflicts (throttling is the SDK client's to retry). */
   readonly conflictRetry?: ConflictRetryOptions;
+  /** The time of activity the list index orders by (default `Date.now`). */
+  readonly now?: () => number;
 }
 
 /** Runs `run` on every item, at most `limit` at a time (the functions are granted no BatchWriteItem). */
@@ -147,6 +164,7 @@ export class DynamoConversationStore implements ConversationStore {
   readonly #queryLimit: number | undefined;
   readonly #retryConflicts: ConflictRetry;
   readonly #deleter: DynamoConversationDeleter;
+  readonly #now: () => number;
 
   /**
    * @param client a client configured with `dynamoClientConfig` (its SDK
@@ -159,6 +177,7 @@ export class DynamoConversationStore implements ConversationStore {
     this.#maxTransactionBytes = options.maxTransactionBytes ?? DEFAULT_MAX_TRANSACTION_BYTES;
     this.#queryLimit = options.queryLimit;
     this.#retryConflicts = conflictRetry(options.conflictRetry);
+    this.#now = options.now ?? Date.now;
     this.#deleter = new DynamoConversationDeleter({
       client,
       table: tableName,
@@ -275,7 +294,9 @@ export class DynamoConversationStore implements ConversationStore {
     const chunkItems = encoded.items;
     const turnItem = toTurnItem(pk, turn, encoded.storage);
 
-    const update = new UpdateExpressionBuilder().set("turn_count", n + 1);
+    const update = new UpdateExpressionBuilder()
+      .set("turn_count", n + 1)
+      .active(listPartitionKey(ref.tenant), this.#now());
     if (uncompacted) update.increment("projected_chars", condition.add_projected_chars);
     update.head(head, uncompacted ? ["projected_chars"] : []).defaults();
     // A missing head counts as turn_count 0, compactions_version 0, no compaction.
@@ -372,6 +393,7 @@ export class DynamoConversationStore implements ConversationStore {
     compaction: StoredCompaction,
     expected: HeadVersion,
     head: HeadUpdate,
+    evaluation?: TurnEvaluation,
   ): Promise<void> {
     const pk = partitionKey(ref);
     const item = await toCompactionItem(pk, compaction);
@@ -385,7 +407,8 @@ export class DynamoConversationStore implements ConversationStore {
             ConditionExpression: "attribute_not_exists(pk)",
           },
         },
-        this.#versionedHeadUpdate(pk, expected, head),
+        this.#versionedHeadUpdate(ref, expected, head),
+        ...(evaluation ? [this.#recordEvaluation(pk, evaluation)] : []),
       ],
       ([put, headReason]) =>
         put?.Code === "ConditionalCheckFailed"
@@ -413,13 +436,16 @@ export class DynamoConversationStore implements ConversationStore {
     }));
     await this.#transact(
       "RemoveCompactions",
-      [...deletes, this.#versionedHeadUpdate(pk, expected, head)],
+      [...deletes, this.#versionedHeadUpdate(ref, expected, head)],
       (reasons) => headConflict(expected, reasons.at(-1)),
     );
   }
 
   async putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void> {
-    const update = new UpdateExpressionBuilder().set("config", config).defaults();
+    const update = new UpdateExpressionBuilder()
+      .set("config", config)
+      .active(listPartitionKey(ref.tenant), this.#now())
+      .defaults();
     try {
       await this.#retryConflicts("PutConfig", () =>
         this.#client.send(update.headCommand(this.#table, partitionKey(ref), update.live())),
@@ -434,13 +460,33 @@ export class DynamoConversationStore implements ConversationStore {
     ref: ConversationRef,
     turn: number,
     decision?: EvaluationDecision,
+    measures?: EvaluationMeasures,
   ): Promise<void> {
+    const pk = partitionKey(ref);
     const update = new UpdateExpressionBuilder().set("evaluated_through", turn);
     if (decision) update.head({ decided_through: decision.turn, last_decision: decision });
     const condition = `attribute_exists(pk) AND ${update.name("evaluated_through")} < ${update.value(turn)} AND ${update.live()}`;
     try {
+      if (decision && measures) {
+        // The turn's record goes in the same write: still one round trip.
+        const head: TransactWriteItem = {
+          Update: {
+            TableName: this.#table,
+            Key: { pk: { S: pk }, sk: { S: HEAD_SK } },
+            UpdateExpression: update.expression,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: update.names,
+            ExpressionAttributeValues: update.values,
+          },
+        };
+        const record = this.#recordEvaluation(pk, { ...decision, ...measures });
+        await this.#retryConflicts("MarkEvaluated", () =>
+          this.#client.send(new TransactWriteItemsCommand({ TransactItems: [head, record] })),
+        );
+        return;
+      }
       await this.#retryConflicts("MarkEvaluated", () =>
-        this.#client.send(update.headCommand(this.#table, partitionKey(ref), condition)),
+        this.#client.send(update.headCommand(this.#table, pk, condition)),
       );
     } catch (error) {
       // Already evaluated this far (or no such conversation, or being deleted): nothing to do.
@@ -467,15 +513,91 @@ export class DynamoConversationStore implements ConversationStore {
 
   // ---------------------------------------------------------------- helpers
 
+  async listConversations(
+    tenant: string,
+    page: { readonly limit: number; readonly cursor?: string },
+  ): Promise<ConversationPage> {
+    const index = tableDefinition.listIndex;
+    const listPk = listPartitionKey(tenant);
+    let start: Item | undefined;
+    if (page.cursor !== undefined) {
+      const after = decodeListCursor(page.cursor);
+      start = {
+        pk: { S: partitionKey({ tenant, conversation: after.conversation }) },
+        sk: { S: HEAD_SK },
+        [index.partitionKey.name]: { S: listPk },
+        [index.sortKey.name]: { N: String(after.active_at) },
+      };
+    }
+    const conversations: ConversationPage["conversations"][number][] = [];
+    let last: Item | undefined;
+    // Tombstones are filtered out after the limit: read on until the page is full.
+    do {
+      const { Items = [], LastEvaluatedKey } = await this.#client.send(
+        new QueryCommand({
+          TableName: this.#table,
+          IndexName: index.name,
+          KeyConditionExpression: "#list_pk = :list_pk",
+          FilterExpression: "attribute_not_exists(#deleting)",
+          ExpressionAttributeNames: {
+            "#list_pk": index.partitionKey.name,
+            "#deleting": "deleting",
+          },
+          ExpressionAttributeValues: { ":list_pk": { S: listPk } },
+          ScanIndexForward: false,
+          Limit: page.limit - conversations.length,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      for (const item of Items) {
+        const head = toHead(item);
+        conversations.push({
+          conversation: parsePartitionKey(item.pk?.S ?? "")?.conversation ?? "",
+          turn_count: head.turn_count,
+          projected_chars: head.projected_chars,
+          ...(head.model ? { model: head.model } : {}),
+          ...(head.bands ? { bands: head.bands } : {}),
+          ...(head.last_fired_at ? { last_fired_at: head.last_fired_at } : {}),
+        });
+      }
+      start = LastEvaluatedKey;
+      last = LastEvaluatedKey;
+    } while (start !== undefined && conversations.length < page.limit);
+    const position = last && {
+      active_at: Number(last[index.sortKey.name]?.N),
+      conversation: parsePartitionKey(last.pk?.S ?? "")?.conversation ?? "",
+    };
+    return { conversations, ...(position ? { next_cursor: encodeListCursor(position) } : {}) };
+  }
+
+  /** The write that keeps an evaluation on its turn's TURN item (which must exist). */
+  #recordEvaluation(pk: string, evaluation: TurnEvaluation): TransactWriteItem {
+    return {
+      Update: {
+        TableName: this.#table,
+        Key: { pk: { S: pk }, sk: { S: turnSk(evaluation.turn) } },
+        UpdateExpression: "SET #evaluation = :evaluation",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeNames: { "#evaluation": "evaluation" },
+        ExpressionAttributeValues: { ":evaluation": attr(evaluation) },
+      },
+    };
+  }
+
   /** The head update of a compaction change: bumps the version if the head is still at `expected`. */
-  #versionedHeadUpdate(pk: string, expected: HeadVersion, head: HeadUpdate): TransactWriteItem {
+  #versionedHeadUpdate(
+    ref: ConversationRef,
+    expected: HeadVersion,
+    head: HeadUpdate,
+  ): TransactWriteItem {
     const update = new UpdateExpressionBuilder()
       .set("compactions_version", expected.compactions_version + 1)
+      .active(listPartitionKey(ref.tenant), this.#now())
       .head(head, ["compactions_version"]);
     return {
       Update: {
         TableName: this.#table,
-        Key: { pk: { S: pk }, sk: { S: HEAD_SK } },
+        Key: { pk: { S: partitionKey(ref) }, sk: { S: HEAD_SK } },
         UpdateExpression: update.expression,
         ConditionExpression: update.versionCondition(expected),
         ExpressionAttributeNames: update.names,
@@ -508,7 +630,7 @@ export class DynamoConversationStore implements ConversationStore {
   }
 
   async #assemble(record: TurnRecord, chunks: readonly Item[]): Promise<StoredTurn> {
-    const { turn, ...rest } = record.summary;
+    const { turn, evaluation: _evaluation, ...rest } = record.summary;
     const events = await decodeEvents(turn, record.storage, chunks);
     return { turn, events, ...rest };
   }

@@ -10,27 +10,46 @@ import { ConditionFailedError } from "../errors.ts";
 import {
   type AppendCondition,
   type ConversationHead,
+  type ConversationPage,
   type ConversationRef,
   type ConversationStore,
   EMPTY_HEAD,
   type EvaluationDecision,
   type EvaluationFailure,
+  type EvaluationMeasures,
   HEAD_COUNTERS,
   type HeadCounters,
   type HeadUpdate,
   type HeadVersion,
   type StoredCompaction,
   type StoredTurn,
+  type TurnEvaluation,
   type TurnSizeRecord,
 } from "../ports.ts";
+import { decodeListCursor, encodeListCursor } from "./list-cursor.ts";
 
 interface Conversation {
+  readonly ref: ConversationRef;
   head: ConversationHead;
   turns: StoredTurn[];
   compactions: Map<string, StoredCompaction>;
+  /** What the evaluation after each turn recorded, by turn (the TURN item's `evaluation`). */
+  evaluations: Map<number, TurnEvaluation>;
+  /** When it was last active (the list index's sort key). */
+  activeAt: number;
+}
+
+/** Options of a {@link MemoryConversationStore}. */
+export interface MemoryStoreOptions {
+  /** The time of activity the list orders by (default `Date.now`). */
+  readonly now?: () => number;
 }
 
 const copy = <T>(value: T): T => structuredClone(value);
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
 
 /** Orders compactions as they sit in the stream. */
 export function byStreamOrder(a: StoredCompaction, b: StoredCompaction): number {
@@ -41,6 +60,11 @@ export class MemoryConversationStore implements ConversationStore {
   readonly #conversations = new Map<string, Conversation>();
   /** Last failures, by conversation key: beside the conversation, as the FAILURE item is. */
   readonly #failures = new Map<string, EvaluationFailure>();
+  readonly #now: () => number;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
 
   #key(ref: ConversationRef): string {
     return JSON.stringify([ref.tenant, ref.conversation]);
@@ -54,7 +78,14 @@ export class MemoryConversationStore implements ConversationStore {
     const key = this.#key(ref);
     let conversation = this.#conversations.get(key);
     if (!conversation) {
-      conversation = { head: { ...EMPTY_HEAD }, turns: [], compactions: new Map() };
+      conversation = {
+        ref: { tenant: ref.tenant, conversation: ref.conversation },
+        head: { ...EMPTY_HEAD },
+        turns: [],
+        compactions: new Map(),
+        evaluations: new Map(),
+        activeAt: this.#now(),
+      };
       this.#conversations.set(key, conversation);
     }
     return conversation;
@@ -95,6 +126,7 @@ export class MemoryConversationStore implements ConversationStore {
     const conversation = this.#getOrCreate(ref);
     conversation.turns.push(copy(turn));
     conversation.head = { ...conversation.head, ...copy(head), turn_count: turn.turn + 1 };
+    conversation.activeAt = this.#now();
   }
 
   async getTurn(ref: ConversationRef, turn: number): Promise<StoredTurn | undefined> {
@@ -103,7 +135,11 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   async listTurnSizes(ref: ConversationRef): Promise<TurnSizeRecord[]> {
-    return (this.#get(ref)?.turns ?? []).map(({ events: _events, ...summary }) => copy(summary));
+    const conversation = this.#get(ref);
+    return (conversation?.turns ?? []).map(({ events: _events, ...summary }) => {
+      const evaluation = conversation?.evaluations.get(summary.turn);
+      return copy(evaluation ? { ...summary, evaluation } : summary);
+    });
   }
 
   async readTurns(
@@ -140,6 +176,7 @@ export class MemoryConversationStore implements ConversationStore {
     compaction: StoredCompaction,
     expected: HeadVersion,
     head: HeadUpdate,
+    evaluation?: TurnEvaluation,
   ): Promise<void> {
     const conversation = this.#get(ref);
     if (!conversation) throw new ConditionFailedError("no such conversation");
@@ -153,6 +190,8 @@ export class MemoryConversationStore implements ConversationStore {
       ...copy(head),
       compactions_version: expected.compactions_version + 1,
     };
+    if (evaluation) conversation.evaluations.set(evaluation.turn, copy(evaluation));
+    conversation.activeAt = this.#now();
   }
 
   async removeCompactions(
@@ -172,18 +211,21 @@ export class MemoryConversationStore implements ConversationStore {
     };
     // `removing: []` clears the reset the head records (ports.ts).
     conversation.head = removing?.length ? { ...rest, removing } : rest;
+    conversation.activeAt = this.#now();
   }
 
   async putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void> {
     this.#checkLive(this.#get(ref)?.head ?? EMPTY_HEAD);
     const conversation = this.#getOrCreate(ref);
     conversation.head = { ...conversation.head, config: copy(config) };
+    conversation.activeAt = this.#now();
   }
 
   async markEvaluated(
     ref: ConversationRef,
     turn: number,
     decision?: EvaluationDecision,
+    measures?: EvaluationMeasures,
   ): Promise<void> {
     const conversation = this.#get(ref);
     if (!conversation || conversation.head.deleting) return;
@@ -192,6 +234,47 @@ export class MemoryConversationStore implements ConversationStore {
       ...conversation.head,
       evaluated_through: turn,
       ...(decision ? { decided_through: decision.turn, last_decision: copy(decision) } : {}),
+    };
+    if (decision && measures && conversation.turns[decision.turn]) {
+      conversation.evaluations.set(decision.turn, copy({ ...decision, ...measures }));
+    }
+  }
+
+  async listConversations(
+    tenant: string,
+    page: { readonly limit: number; readonly cursor?: string },
+  ): Promise<ConversationPage> {
+    const after = page.cursor === undefined ? undefined : decodeListCursor(page.cursor);
+    // The index's order: latest activity first, then by id (DynamoDB's tie order is its own).
+    const listed = [...this.#conversations.values()]
+      .filter((c) => c.ref.tenant === tenant && !c.head.deleting)
+      .sort((a, b) => b.activeAt - a.activeAt || compareIds(a.ref.conversation, b.ref.conversation))
+      .filter(
+        (c) =>
+          after === undefined ||
+          c.activeAt < after.active_at ||
+          (c.activeAt === after.active_at &&
+            compareIds(c.ref.conversation, after.conversation) > 0),
+      );
+    const conversations = listed.slice(0, page.limit);
+    const last = conversations.at(-1);
+    return {
+      conversations: conversations.map(({ ref, head }) => ({
+        conversation: ref.conversation,
+        turn_count: head.turn_count,
+        projected_chars: head.projected_chars,
+        ...(head.model ? { model: copy(head.model) } : {}),
+        ...(head.bands ? { bands: copy(head.bands) } : {}),
+        ...(head.last_fired_at ? { last_fired_at: head.last_fired_at } : {}),
+      })),
+      ...(last && listed.length > page.limit
+        ? {
+            next_cursor: encodeListCursor({
+              active_at: last.activeAt,
+              conversation: last.ref.conversation,
+            }),
+          }
+        : {}),
     };
   }
 

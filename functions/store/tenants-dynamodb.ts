@@ -5,6 +5,8 @@
  * secrets only sealed (functions/secrets/): sealed on write, opened on read.
  * A plain-text secret an earlier version wrote still opens (reported through
  * `onPlaintextSecret`) and is sealed by the tenant's next secrets write.
+ * The tenant's notification endpoint sits on the same item (`notifications`:
+ * url, events, and its signing secret, sealed the same way).
  */
 import {
   DeleteItemCommand,
@@ -14,11 +16,18 @@ import {
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import { marshall, unmarshall } from "@aws-sdk/util-dynamodb";
+import * as z from "zod";
 import { type AutoConfigLayer, parseAutoLayer } from "../../core/config.ts";
 import { AutocompactError } from "../../core/errors.ts";
-import { ConditionFailedError, SetupError } from "../errors.ts";
+import { ConditionFailedError, CorruptDataError, SetupError } from "../errors.ts";
 import { checkWebhookSecret, generateApiKey, hashApiKey } from "../keys.ts";
-import type { Tenant, TenantDirectory } from "../ports.ts";
+import {
+  NOTIFICATION_TYPES,
+  type NotificationEndpoints,
+  type SignedEndpoint,
+  type Tenant,
+  type TenantDirectory,
+} from "../ports.ts";
 import { parseSealedSecret, type SealedSecret, type SecretSealer } from "../secrets/sealer.ts";
 
 const tenantKey = (id: string) => ({ pk: `TENANT#${id}`, sk: "TENANT" });
@@ -41,7 +50,7 @@ export interface TenantDirectoryOptions {
   readonly onPlaintextSecret?: (tenant: string, count: number) => void;
 }
 
-export class DynamoTenantDirectory implements TenantDirectory {
+export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpoints {
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
@@ -323,4 +332,82 @@ export class DynamoTenantDirectory implements TenantDirectory {
       }),
     );
   }
+
+  /** The tenant's notification endpoint with its signing secret opened, if it has one. */
+  async getEndpoint(id: string): Promise<SignedEndpoint | undefined> {
+    const item = await this.client.send(
+      new GetItemCommand({
+        TableName: this.tableName,
+        Key: marshall(tenantKey(id)),
+        ProjectionExpression: "notifications",
+        ConsistentRead: true,
+      }),
+    );
+    const stored = item.Item ? unmarshall(item.Item).notifications : undefined;
+    if (stored === undefined) return undefined;
+    const endpoint = StoredEndpoint.safeParse(stored);
+    if (!endpoint.success) {
+      throw new CorruptDataError(
+        `the notification endpoint of tenant "${id}" does not read back: ${endpoint.error.issues[0]?.message}`,
+      );
+    }
+    const { url, events, secret } = endpoint.data;
+    return {
+      url,
+      ...(events ? { events } : {}),
+      secret: await this.#sealer().open(parseSealedSecret(secret), id),
+    };
+  }
+
+  /** Sets the tenant's notification endpoint, its secret sealed; the tenant must exist. */
+  async putEndpoint(id: string, endpoint: SignedEndpoint): Promise<void> {
+    checkWebhookSecret(endpoint.secret);
+    const secret = await this.#sealer().seal(endpoint.secret, id);
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall(tenantKey(id)),
+          UpdateExpression: "SET notifications = :endpoint",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: marshall({
+            ":endpoint": {
+              url: endpoint.url,
+              ...(endpoint.events ? { events: [...endpoint.events] } : {}),
+              secret,
+            },
+          }),
+        }),
+      );
+    } catch (error) {
+      if ((error as { name?: string }).name === "ConditionalCheckFailedException")
+        throw new ConditionFailedError(`no tenant "${id}"`, { cause: error });
+      throw error;
+    }
+  }
+
+  /** Removes the tenant's notification endpoint; false when it had none. */
+  async deleteEndpoint(id: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall(tenantKey(id)),
+          UpdateExpression: "REMOVE notifications",
+          ConditionExpression: "attribute_exists(notifications)",
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as { name?: string }).name === "ConditionalCheckFailedException") return false;
+      throw error;
+    }
+  }
 }
+
+/** A notification endpoint as stored on the tenant item. */
+const StoredEndpoint = z.object({
+  url: z.string(),
+  events: z.array(z.enum(NOTIFICATION_TYPES)).optional(),
+  secret: z.unknown(),
+});

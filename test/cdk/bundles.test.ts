@@ -38,7 +38,11 @@ afterAll(() => {
 
 /** The asset directory of a function's code. */
 function assetDir(name: FunctionName): string {
-  const fn = name === "api" ? stack.apiFunction : stack.compactorFunction;
+  const fn = {
+    api: stack.apiFunction,
+    compactor: stack.compactorFunction,
+    notifier: stack.notifierFunction,
+  }[name];
   const resource = template.Resources[stack.getLogicalId(fn.node.defaultChild as never)];
   const code = resource?.Properties.Code as { S3Key?: string; ZipFile?: string };
   expect(code.ZipFile, `${name} must not be inline code`).toBeUndefined();
@@ -47,7 +51,7 @@ function assetDir(name: FunctionName): string {
   return join(outdir, `asset.${hash}`);
 }
 
-describe.each(["api", "compactor"] as const)("the %s bundle", (name) => {
+describe.each(["api", "compactor", "notifier"] as const)("the %s bundle", (name) => {
   it("is a minified ESM file with a linked source map, the AWS SDK left to the runtime", () => {
     const dir = assetDir(name);
     const file = join(dir, "index.mjs");

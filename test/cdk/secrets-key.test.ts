@@ -1,7 +1,9 @@
 /**
  * The KMS key sealing webhook secrets (issue 13 item 6): rotated, kept with
- * the table, found by the CLI through its alias, passed to the api only, and
- * the api may decrypt with it and do nothing else; the compactor may not use it.
+ * the table, found by the CLI through its alias, passed to the api and the
+ * notifier only; the api may decrypt and seal (a notification endpoint's new
+ * secret) with it and do nothing else, the notifier only decrypt, and the
+ * compactor may not use it.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import {
@@ -61,11 +63,15 @@ describe("webhook secrets key", () => {
     expect(variables(s.stack.compactorFunction)).not.toHaveProperty("WEBHOOK_SECRETS_KEY_ARN");
   });
 
-  it("lets the api kms:Decrypt under this key only, and the compactor nothing", () => {
-    const api = kmsActionsOf(s.stack.apiFunction);
-    expect(api).toHaveLength(1);
-    expect(asArray(api[0]?.Action)).toEqual(["kms:Decrypt"]);
-    expect(api[0]?.Resource).toEqual({ "Fn::GetAtt": [keyId(), "Arn"] });
+  it("lets the api kms:Decrypt and kms:GenerateDataKey under this key only, the notifier kms:Decrypt, and the compactor nothing", () => {
+    const actions = (fn: typeof s.stack.apiFunction) => {
+      const statements = kmsActionsOf(fn);
+      for (const statement of statements)
+        expect(statement.Resource).toEqual({ "Fn::GetAtt": [keyId(), "Arn"] });
+      return statements.flatMap((statement) => asArray(statement.Action)).sort();
+    };
+    expect(actions(s.stack.apiFunction)).toEqual(["kms:Decrypt", "kms:GenerateDataKey"]);
+    expect(actions(s.stack.notifierFunction)).toEqual(["kms:Decrypt"]);
     expect(kmsActionsOf(s.stack.compactorFunction)).toEqual([]);
   });
 

@@ -53,24 +53,57 @@ describe("table", () => {
       AttributeDefinitions: [
         { AttributeName: "pk", AttributeType: "S" },
         { AttributeName: "sk", AttributeType: "S" },
+        { AttributeName: "list_pk", AttributeType: "S" },
+        { AttributeName: "active_at", AttributeType: "N" },
       ],
       DeletionProtectionEnabled: true,
-      GlobalSecondaryIndexes: Match.absent(),
     });
     expect(TTL_ATTRIBUTE).toBe("expires_at");
   });
 
-  it("has the keys, billing and TTL attribute of the table the code creates locally (dynamodb-table.ts)", () => {
-    const { KeySchema, AttributeDefinitions, BillingMode } = createTableInput("any");
+  it("has the keys, index, billing and TTL attribute of the table the code creates locally (dynamodb-table.ts)", () => {
+    const { KeySchema, AttributeDefinitions, BillingMode, GlobalSecondaryIndexes } =
+      createTableInput("any");
     s.template.hasResourceProperties("AWS::DynamoDB::Table", {
       KeySchema,
       AttributeDefinitions,
+      GlobalSecondaryIndexes,
       BillingMode,
       TimeToLiveSpecification: {
         AttributeName: tableDefinition.timeToLiveAttribute,
         Enabled: true,
       },
     });
+  });
+
+  it("has one index, by tenant and last activity, projecting only what the list shows", () => {
+    s.template.hasResourceProperties("AWS::DynamoDB::Table", {
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: "by-tenant-activity",
+          KeySchema: [
+            { AttributeName: "list_pk", KeyType: "HASH" },
+            { AttributeName: "active_at", KeyType: "RANGE" },
+          ],
+          Projection: {
+            ProjectionType: "INCLUDE",
+            NonKeyAttributes: [
+              "turn_count",
+              "projected_chars",
+              "model",
+              "bands",
+              "last_fired_at",
+              "deleting",
+            ],
+          },
+        },
+      ],
+    });
+    // Querying an index needs its own resource in the grant.
+    const queried = allowStatements(s)
+      .filter((st) => asArray(st.Action).includes("dynamodb:Query"))
+      .flatMap((st) => asArray(st.Resource));
+    expect(JSON.stringify(queried)).toContain("/index/*");
   });
 
   it("is retained when the stack is deleted or the table replaced", () => {
@@ -89,8 +122,8 @@ describe("queues", () => {
     dlqId = logicalId(s.stack, s.stack.deadLetterQueue);
   });
 
-  it("are both FIFO with SQS-managed SSE", () => {
-    s.template.resourceCountIs("AWS::SQS::Queue", 2);
+  it("are both FIFO with SQS-managed SSE (besides the notification queue and its DLQ)", () => {
+    s.template.resourceCountIs("AWS::SQS::Queue", 4);
     for (const id of [queueId, dlqId]) {
       expect(propsOf(s, id)).toMatchObject({ FifoQueue: true, SqsManagedSseEnabled: true });
     }
@@ -162,8 +195,8 @@ describe("functions", () => {
   });
 
   it("run Node.js 22 or newer on arm64, with X-Ray", () => {
-    s.template.resourceCountIs("AWS::Lambda::Function", 2);
-    for (const fn of [api, compactor]) {
+    s.template.resourceCountIs("AWS::Lambda::Function", 3);
+    for (const fn of [api, compactor, propsOf(s, logicalId(s.stack, s.stack.notifierFunction))]) {
       expect(fn.Runtime).toMatch(/^nodejs(2[2-9]|[3-9]\d)\.x$/);
       expect(fn.Architectures).toEqual(["arm64"]);
       expect(fn.Handler).toBe("index.handler");
@@ -213,8 +246,13 @@ describe("functions", () => {
       POWERTOOLS_SERVICE_NAME: "autocompact-api",
       QUEUE_URL: { Ref: logicalId(s.stack, s.stack.queue) },
       WEBHOOK_SECRETS_KEY_ARN: { "Fn::GetAtt": [logicalId(s.stack, s.stack.secretsKey), "Arn"] },
+      EVENT_BUS_NAME: { Ref: logicalId(s.stack, s.stack.eventBus) },
     });
-    expect(env(compactor)).toEqual({ ...common, POWERTOOLS_SERVICE_NAME: "autocompact-compactor" });
+    expect(env(compactor)).toEqual({
+      ...common,
+      POWERTOOLS_SERVICE_NAME: "autocompact-compactor",
+      EVENT_BUS_NAME: { Ref: logicalId(s.stack, s.stack.eventBus) },
+    });
 
     const configured = synth({
       autoConfig: { conversation: { compaction: { auto: { enabled: true, min_turns: 3 } } } },
@@ -276,7 +314,8 @@ describe("functions", () => {
 
 describe("compactor event source", () => {
   it("reports batch item failures with a bounded concurrency", () => {
-    s.template.resourceCountIs("AWS::Lambda::EventSourceMapping", 1);
+    // The compactor's, and the notifier's (test/cdk/notifications.test.ts).
+    s.template.resourceCountIs("AWS::Lambda::EventSourceMapping", 2);
     s.template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       EventSourceArn: { "Fn::GetAtt": [logicalId(s.stack, s.stack.queue), "Arn"] },
       FunctionName: { Ref: logicalId(s.stack, s.stack.compactorFunction) },
@@ -376,6 +415,7 @@ describe("IAM", () => {
     ).toEqual([
       { "Fn::GetAtt": [logicalId(s.stack, s.stack.logGroups.api), "Arn"] },
       { "Fn::GetAtt": [logicalId(s.stack, s.stack.logGroups.compactor), "Arn"] },
+      { "Fn::GetAtt": [logicalId(s.stack, s.stack.logGroups.notifier), "Arn"] },
     ]);
   });
 
@@ -414,13 +454,15 @@ describe("IAM", () => {
         "dynamodb:ConditionCheckItem",
       ],
     };
-    // Sent only by the local runtime (recovery scan, creating DynamoDB Local's table and its TTL).
+    // Sent only by the local runtime (recovery scan, creating DynamoDB Local's table, its TTL
+    // and its list index).
     const localOnly = new Set([
       "ScanCommand",
       "CreateTableCommand",
       "DescribeTableCommand",
       "DescribeTimeToLiveCommand",
       "UpdateTimeToLiveCommand",
+      "UpdateTableCommand",
       "ListTablesCommand",
     ]);
     const sources = (dir: string): string[] =>
@@ -629,7 +671,8 @@ describe("operations", () => {
   });
 
   it("alarms on DLQ depth > 0, compactor and api errors, api 5xx, queue age and evaluation lag", () => {
-    s.template.resourceCountIs("AWS::CloudWatch::Alarm", 7);
+    // And the notification DLQ's (test/cdk/notifications.test.ts).
+    s.template.resourceCountIs("AWS::CloudWatch::Alarm", 8);
     const alarm = (namespace: string, metricName: string, dimension: Props, expected: Props) =>
       s.template.hasResourceProperties("AWS::CloudWatch::Alarm", {
         ...expected,
@@ -783,6 +826,8 @@ describe("outputs", () => {
         "DashboardName",
         "DeadLetterQueueArn",
         "DeadLetterQueueUrl",
+        "EventBusName",
+        "NotificationDeadLetterQueueUrl",
         "QueueArn",
         "QueueUrl",
         "TableName",

@@ -50,6 +50,9 @@ export function harness(
     bodyLimitBytes?: number;
     retry?: RetryPolicy;
     onServerError?: AppDeps["onServerError"];
+    /** Notification endpoints and URL rules, and where resets are published (issue 16). */
+    notifications?: AppDeps["notifications"];
+    notifier?: AppDeps["notifier"];
     /** Replaces the service's pause between reads of a waiting request (default below). */
     sleep?: (ms: number) => Promise<void>;
   } = {},
@@ -87,6 +90,8 @@ export function harness(
     webhookReceipts,
     ...(options.bodyLimitBytes ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
     ...(options.onServerError ? { onServerError: options.onServerError } : {}),
+    ...(options.notifications ? { notifications: options.notifications } : {}),
+    ...(options.notifier ? { notifier: options.notifier } : {}),
   });
   const evaluatorDeps = {
     store,
