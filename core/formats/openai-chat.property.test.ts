@@ -11,6 +11,7 @@ import { type ChatMessage, openaiChat } from "./openai-chat.ts";
 import { projectedView, rawView } from "./view.ts";
 
 const runs = { numRuns: 300 };
+const NEXT_QUESTION = { role: "user", content: "And now?" } as const;
 
 /** Each turn converted at its own time, the streams concatenated. */
 function streamOf(turns: readonly ChatMessage[][]): Entry[] {
@@ -85,7 +86,9 @@ describe("openai-chat under compaction", () => {
             compaction(Math.min(a, b), Math.max(a, b), 100, policies),
           ];
           const messages = openaiChat.fromView(projectedView(stream)) as AnyMessage[];
-          expect(openaiChatMessageErrors(messages)).toEqual([]);
+          // The request a platform sends: the view, then its next user message (a view
+          // may be empty when every turn was omitted; a request's messages may not).
+          expect(openaiChatMessageErrors([...messages, NEXT_QUESTION])).toEqual([]);
           // A tool message answers the assistant message right before it (tool messages between).
           let open = new Set<string>();
           for (const message of messages) {
