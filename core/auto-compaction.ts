@@ -101,7 +101,10 @@ export function decide(state: TriggerState): Decision {
 
 /** What building a band needs beyond the state: only read when the trigger fires. */
 export interface FiringContext {
-  /** The stream's compactions, in stream order. */
+  /**
+   * Compactions the new band's timestamp must follow: the stream's, or only
+   * its latest-stamped one (all the timestamp reads; `tune` passes just that).
+   */
   readonly compactions: readonly Compaction[];
   /** The clock reading (ms since the epoch) the new band's timestamp starts from. */
   readonly nowMillis: number;

@@ -4,23 +4,16 @@
  * stay a subset of `ModelMessage`, and every body passes the package's own
  * exported `modelMessageSchema`, uncompacted and under random compactions.
  */
-import { type ModelMessage, modelMessageSchema } from "ai";
+import type { ModelMessage } from "ai";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { aiSdk } from "../../core/formats/ai-sdk.ts";
 import { projectedView, rawView } from "../../core/formats/view.ts";
-import { aiSdkConversationArb } from "../helpers/ai-sdk-arbitraries.ts";
+import { aiSdkConversationArb, aiSdkSchemaIssues } from "../helpers/ai-sdk-arbitraries.ts";
 import { compactedStreamArb, compactionArb } from "../helpers/arbitraries.ts";
 import { at } from "../helpers/builders.ts";
 
 const timestamp = "2026-01-01T00:00:00Z";
-const messagesSchema = modelMessageSchema.array();
-
-/** The package's verdict: the issues of its schema (none for a valid body). */
-async function issues(messages: ModelMessage[]): Promise<unknown[]> {
-  const result = await messagesSchema.safeParseAsync(messages);
-  return result.success ? [] : result.error.issues;
-}
 
 describe("ai-sdk output type", () => {
   it("is assignable to the package's ModelMessage[] and carries every kind of part", async () => {
@@ -79,7 +72,7 @@ describe("ai-sdk output type", () => {
     const { events } = aiSdk.toEvents(posted, { timestamp, dropSystem: false });
     const messages: ModelMessage[] = aiSdk.fromView(rawView(events));
     expect(messages).toEqual(posted);
-    expect(await issues(messages)).toEqual([]);
+    expect(await aiSdkSchemaIssues(messages)).toEqual([]);
   });
 
   it("passes modelMessageSchema for any posted conversation under any compactions", async () => {
@@ -95,7 +88,7 @@ describe("ai-sdk output type", () => {
           const messages: ModelMessage[] = aiSdk.fromView(
             projectedView([...stream, ...compactions]),
           );
-          expect(await issues(messages)).toEqual([]);
+          expect(await aiSdkSchemaIssues(messages)).toEqual([]);
         },
       ),
       { numRuns: 200 },
@@ -106,7 +99,7 @@ describe("ai-sdk output type", () => {
     await fc.assert(
       fc.asyncProperty(compactedStreamArb(), async (stream) => {
         const messages: ModelMessage[] = aiSdk.fromView(projectedView(stream));
-        expect(await issues(messages)).toEqual([]);
+        expect(await aiSdkSchemaIssues(messages)).toEqual([]);
       }),
       { numRuns: 200 },
     );
