@@ -19,46 +19,33 @@
  * `providerOptions` (the provider's item ids and encrypted reasoning).
  */
 import { modelMessageSchema } from "ai";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentLoopRuntime,
-  AUTO,
   answerText,
-  autocompactEnv,
   bandedThrough,
   COMPACTED_RESULT,
-  declared,
   distinctSorted,
   inAutoBand,
   QUESTIONS,
-  runSnippet,
-  settle,
+  runAgentLoop,
   startAgentLoopRuntime,
   TOOL,
   typeCheckSnippets,
 } from "../helpers/agent-loops.ts";
-import {
-  type IssuedOutput,
-  type ModelStub,
-  responsesAgentModel,
-  startModelStub,
-} from "../helpers/model-stub.ts";
+import { type IssuedOutput, responsesAgentModel } from "../helpers/model-stub.ts";
 import { openaiResponsesInputErrors } from "../helpers/openai-schema.ts";
 
 const MODEL = "gpt-5";
 const ARGS = { path: "package.json" };
 
 let runtime: AgentLoopRuntime;
-const stubs: ModelStub[] = [];
 
 beforeAll(async () => {
-  vi.stubEnv("POWERTOOLS_METRICS_DISABLED", "true");
   runtime = await startAgentLoopRuntime([MODEL]);
 }, 120_000);
 
 afterAll(async () => {
-  vi.unstubAllEnvs();
-  for (const stub of stubs) await stub.close();
   await runtime?.stop();
 });
 
@@ -85,30 +72,19 @@ function turnsOf(input: readonly Item[]): Item[][] {
 /** Runs a snippet against a new Responses stub: what the stub issued and received. */
 async function runLoop(snippet: string, format: string) {
   const issued: IssuedOutput[] = [];
-  const stub = await startModelStub(
-    responsesAgentModel({ tool: TOOL, args: ARGS, answer: answerText, issued }),
-  );
-  stubs.push(stub);
-  const { file, source } = await runtime.writeSnippet(snippet);
-  const declaration = declared(source);
-  expect([declaration.format, declaration.model]).toEqual([format, MODEL]);
-  const client = runtime.client();
-  await client.putConfig(declaration.id, { conversation: { compaction: { auto: AUTO } } });
-
-  const stdout = await runSnippet(file, {
-    ...autocompactEnv(runtime),
-    OPENAI_BASE_URL: `${stub.url}/v1`,
-    OPENAI_API_KEY: "sk-stub",
+  // Two requests a question (runAgentLoop counts them).
+  const run = await runAgentLoop(runtime, {
+    snippet,
+    format,
+    model: MODEL,
+    stub: responsesAgentModel({ tool: TOOL, args: ARGS, answer: answerText, issued }),
+    env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "sk-stub" }),
   });
-  expect(stdout).toContain(answerText(QUESTIONS.length - 1));
-  const compactions = await settle(client, declaration.id);
   // One function call and one answer per question, each with its reasoning, encrypted: the
   // loop asked for it (`include`, which @ai-sdk/openai adds for `store: false`).
   expect(issued.map((reply) => reply.turn)).toEqual(QUESTIONS.flatMap((_, turn) => [turn, turn]));
   for (const { output } of issued) expect(output[0]).toHaveProperty("encrypted_content");
-  const requests = stub.requests.map((request) => request.body as Item);
-  expect(requests).toHaveLength(2 * QUESTIONS.length);
-  return { id: declaration.id, client, issued, requests, compactions };
+  return { ...run, issued };
 }
 
 /** The items the stub issued for `turn`: its reasoning and call, then its reasoning and answer. */

@@ -18,50 +18,35 @@
  * agent-loops-more.test.ts.
  */
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentLoopRuntime,
-  AUTO,
   answerText,
-  autocompactEnv,
   bandedThrough,
   COMPACTED_RESULT,
-  declared,
   distinctSorted,
   inAutoBand,
   QUESTIONS,
-  runSnippet,
-  settle,
+  runAgentLoop,
   startAgentLoopRuntime,
   TOOL,
   typeCheckSnippets,
 } from "../helpers/agent-loops.ts";
 import { anthropicRuleViolations } from "../helpers/anthropic-rules.ts";
-import {
-  type ModelStub,
-  type StubReply,
-  type StubRequest,
-  startModelStub,
-} from "../helpers/model-stub.ts";
+import type { StubReply, StubRequest } from "../helpers/model-stub.ts";
 import { openaiChatMessageErrors } from "../helpers/openai-schema.ts";
 
 let runtime: AgentLoopRuntime;
 let packageJson: string;
 
 beforeAll(async () => {
-  vi.stubEnv("POWERTOOLS_METRICS_DISABLED", "true");
   runtime = await startAgentLoopRuntime(["gpt-4.1", "claude-sonnet-4-5"]);
   packageJson = runtime.packageJson;
 }, 120_000);
 
 afterAll(async () => {
-  vi.unstubAllEnvs();
   await runtime?.stop();
 });
-
-function client() {
-  return runtime.client();
-}
 
 type Json = Record<string, unknown>;
 
@@ -236,14 +221,6 @@ function blocksOf(message: AnthropicMessage): Block[] {
 // ---------------------------------------------------------------------------
 
 describe("the README's agent loops against the local runtime and stub models", () => {
-  let openaiStub: ModelStub | undefined;
-  let anthropicStub: ModelStub | undefined;
-
-  afterAll(async () => {
-    await openaiStub?.close();
-    await anthropicStub?.close();
-  });
-
   it("type-check as written (strict, with the SDKs' and the client's types)", async () => {
     const files = await Promise.all(
       ["openai-chat-loop", "anthropic-messages-loop"].map(
@@ -255,23 +232,16 @@ describe("the README's agent loops against the local runtime and stub models", (
 
   it("openai-chat: the official openai client's loop gets the compacted view", async () => {
     const issued: IssuedCall[] = [];
-    openaiStub = await startModelStub(openaiModel(issued));
-    const { file, source } = await runtime.writeSnippet("openai-chat-loop");
-    const { id, format, model } = declared(source);
-    expect([format, model]).toEqual(["openai-chat", "gpt-4.1"]);
-    await client().putConfig(id, { conversation: { compaction: { auto: AUTO } } });
-
-    const stdout = await runSnippet(file, {
-      ...autocompactEnv(runtime),
-      OPENAI_BASE_URL: `${openaiStub.url}/v1`,
-      OPENAI_API_KEY: "sk-stub",
+    // One tool call and one answer per question (runAgentLoop counts them).
+    const { id, client, requests, compactions } = await runAgentLoop(runtime, {
+      snippet: "openai-chat-loop",
+      format: "openai-chat",
+      model: "gpt-4.1",
+      stub: openaiModel(issued),
+      env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "sk-stub" }),
     });
-    expect(stdout).toContain(answerText(QUESTIONS.length - 1));
-    const compactions = await settle(client(), id);
 
-    // One tool call and one answer per question, each request a valid Chat Completions body.
-    const requests = openaiStub.requests.map(bodyOf);
-    expect(requests).toHaveLength(2 * QUESTIONS.length);
+    // Each request a valid Chat Completions body.
     for (const body of requests) {
       const messages = body.messages as ChatMessage[];
       expect(body.model).toBe("gpt-4.1");
@@ -328,7 +298,7 @@ describe("the README's agent loops against the local runtime and stub models", (
       if (turn >= 2) expect(results.at(-1)?.content).toBe(packageJson);
     });
     // Nothing was lost: the raw stream still has every result in full, and no system prompt.
-    const raw = await client().events<ChatMessage>(id, { format: "openai-chat" });
+    const raw = await client.events<ChatMessage>(id, { format: "openai-chat" });
     expect(raw.messages.filter((m) => m.role === "system")).toEqual([]);
     expect(raw.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(
       QUESTIONS.map(() => packageJson),
@@ -337,22 +307,14 @@ describe("the README's agent loops against the local runtime and stub models", (
 
   it("anthropic-messages: the official @anthropic-ai/sdk loop gets the compacted view, signatures kept", async () => {
     const issued: IssuedThinking[] = [];
-    anthropicStub = await startModelStub(anthropicModel(issued));
-    const { file, source } = await runtime.writeSnippet("anthropic-messages-loop");
-    const { id, format, model } = declared(source);
-    expect([format, model]).toEqual(["anthropic-messages", "claude-sonnet-4-5"]);
-    await client().putConfig(id, { conversation: { compaction: { auto: AUTO } } });
-
-    const stdout = await runSnippet(file, {
-      ...autocompactEnv(runtime),
-      ANTHROPIC_BASE_URL: anthropicStub.url,
-      ANTHROPIC_API_KEY: "sk-ant-stub",
+    const { id, client, requests, compactions } = await runAgentLoop(runtime, {
+      snippet: "anthropic-messages-loop",
+      format: "anthropic-messages",
+      model: "claude-sonnet-4-5",
+      stub: anthropicModel(issued),
+      env: (url) => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "sk-ant-stub" }),
     });
-    expect(stdout).toContain(answerText(QUESTIONS.length - 1));
-    const compactions = await settle(client(), id);
 
-    const requests = anthropicStub.requests.map(bodyOf);
-    expect(requests).toHaveLength(2 * QUESTIONS.length);
     for (const body of requests) {
       expect(body.model).toBe("claude-sonnet-4-5");
       expect(typeof body.system).toBe("string");
@@ -449,7 +411,7 @@ describe("the README's agent loops against the local runtime and stub models", (
       }
     });
     // Nothing was lost: the raw stream still has every result in full, and every thinking block.
-    const raw = await client().events<AnthropicMessage>(id, { format: "anthropic-messages" });
+    const raw = await client.events<AnthropicMessage>(id, { format: "anthropic-messages" });
     const rawBlocks = raw.messages.flatMap(blocksOf);
     expect(rawBlocks.filter((b) => b.type === "tool_result").map(resultText)).toEqual(
       QUESTIONS.map(() => packageJson),

@@ -7,44 +7,23 @@
  * receiver that fails for a while getting everything once it recovers (the
  * runtime's backoff sleeps are injected: no real 30 s waits); and a reset.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Compaction, Entry } from "../../core/events.ts";
-import { splitTurns } from "../../core/turns.ts";
-import { DEV_TENANT, type LocalService, startLocalService } from "../../functions/local/runtime.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Compaction } from "../../core/events.ts";
+import { DEV_TENANT } from "../../functions/local/runtime.ts";
 import { encodeMessageBody, messageGroupId } from "../../functions/queue/message.ts";
 import { generateConversation } from "../helpers/conversation.ts";
+import { startTestRuntime, type TestRuntime } from "../helpers/local-runtime.ts";
 import { type Receiver, startReceiver } from "../helpers/notification-receiver.ts";
 
-const KEY = "e2e-key";
-const AUTO = {
-  enabled: true,
-  trigger_ratio: 0.55,
-  min_turns: 4,
-  rule: { keep_first: 1, keep_last: 2 },
-};
-const WINDOW = 9_000;
-
-let service: LocalService;
+let runtime: TestRuntime;
 let receiver: Receiver;
-let dir: string;
 /** The runtime's waits between delivery attempts, in ms (slept for no time at all). */
 const waits: number[] = [];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "autocompact-notify-"));
-  vi.stubEnv("POWERTOOLS_METRICS_DISABLED", "true");
   receiver = await startReceiver();
-  service = await startLocalService({
-    port: 0,
-    host: "127.0.0.1",
-    dataDir: dir,
-    inMemory: true,
-    devKey: KEY,
-    logLevel: "ERROR",
+  runtime = await startTestRuntime("autocompact-notify-", {
     notificationBackoff: {
       sleep: async (ms) => {
         waits.push(ms);
@@ -55,53 +34,9 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  vi.unstubAllEnvs();
-  await service?.stop();
+  await runtime?.stop();
   await receiver?.close();
-  await rm(dir, { recursive: true, force: true });
 });
-
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${service.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = (await response.json()) as T;
-  if (!response.ok)
-    throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
-async function waitEvaluated(conversation: string, turn: number): Promise<void> {
-  await expect
-    .poll(
-      async () =>
-        (
-          await api<{ evaluated_through: number | null }>(
-            "GET",
-            `/v1/conversations/${conversation}`,
-          )
-        ).evaluated_through,
-      { timeout: 60_000, interval: 25, message: `turn ${turn} of ${conversation} evaluated` },
-    )
-    .toBeGreaterThanOrEqual(turn);
-}
-
-async function replay(conversation: string, seed: number): Promise<void> {
-  await api("PUT", `/v1/conversations/${conversation}/config`, {
-    conversation: { compaction: { auto: AUTO } },
-  });
-  const stream: Entry[] = JSON.parse(JSON.stringify(generateConversation({ seed, turns: 30 })));
-  for (const [turn, events] of splitTurns(stream).entries()) {
-    await api("POST", `/v1/conversations/${conversation}/turns`, {
-      turn,
-      model: { id: "recorded-model", context_window: WINDOW },
-      events,
-    });
-    await waitEvaluated(conversation, turn);
-  }
-}
 
 type Listed = Compaction & { position: number };
 const bandOf = ({ position: _, ...band }: Listed) => band;
@@ -109,15 +44,15 @@ const bandOf = ({ position: _, ...band }: Listed) => band;
 describe("notifications on the local runtime", () => {
   let secret: string;
   beforeAll(async () => {
-    ({ secret } = await api<{ secret: string }>("PUT", "/v1/notifications", {
+    ({ secret } = await runtime.api<{ secret: string }>("PUT", "/v1/notifications", {
       url: receiver.url,
     }));
   });
 
   it("delivers every firing of a replayed conversation, signed, and a redelivery under the same webhook-id", async () => {
-    await replay("notify-replay", 314);
-    await service.notifications.idle();
-    const { compactions } = await api<{ compactions: Listed[] }>(
+    await runtime.replay("notify-replay", generateConversation({ seed: 314, turns: 30 }));
+    await runtime.service.notifications.idle();
+    const { compactions } = await runtime.api<{ compactions: Listed[] }>(
       "GET",
       "/v1/conversations/notify-replay/compactions",
     );
@@ -157,14 +92,14 @@ describe("notifications on the local runtime", () => {
       turn: first.trigger?.turn as number,
     };
     // Sent again under a deduplication id of its own, as an at-least-once redelivery.
-    await service.queue.send(encodeMessageBody(message), {
+    await runtime.service.queue.send(encodeMessageBody(message), {
       groupId: messageGroupId(message),
       deduplicationId: "redelivered",
     });
     await expect
       .poll(() => receiver.requests.length, { timeout: 30_000, interval: 25 })
       .toBeGreaterThan(before);
-    await service.notifications.idle();
+    await runtime.service.notifications.idle();
     // The same messages as the first time (the firing, and its still-over event
     // if it had one): the same ids, byte for byte the same bodies.
     const again = receiver.requests.slice(before);
@@ -181,16 +116,16 @@ describe("notifications on the local runtime", () => {
     receiver.requests.length = 0;
     waits.length = 0;
     receiver.failing = 7;
-    const { compactions } = await api<{ compactions: Listed[] }>(
+    const { compactions } = await runtime.api<{ compactions: Listed[] }>(
       "GET",
       "/v1/conversations/notify-replay/compactions",
     );
-    const { removed } = await api<{ removed: Listed[] }>(
+    const { removed } = await runtime.api<{ removed: Listed[] }>(
       "DELETE",
       "/v1/conversations/notify-replay/compactions",
     );
     expect(removed).toEqual(compactions);
-    await service.notifications.idle();
+    await runtime.service.notifications.idle();
 
     expect(receiver.requests.map((r) => r.status)).toEqual([...Array(7).fill(503), 204]);
     // Between attempts the runtime waited at most 30 s (doubling from 0.5 s).

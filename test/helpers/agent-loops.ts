@@ -2,28 +2,28 @@
  * The harness of the README's agent loops (test/e2e/agent-loops*.test.ts):
  * the local runtime the snippets talk to, the snippets extracted from
  * README.md by their `<!-- snippet: … -->` markers, type-checked and run as
- * written under tsx in a child process (the user's questions on stdin), and
- * what a test reads back from the service to compare with what the stub
- * models received.
+ * written under tsx in a child process (the user's questions on stdin)
+ * against a stub model ({@link runAgentLoop}), and what a test reads back
+ * from the service to compare with what the stub models received.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { expect } from "vitest";
 import { AutocompactClient, type ListedCompaction } from "../../client/index.ts";
-import { type LocalService, startLocalService } from "../../functions/local/runtime.ts";
+import type { LocalService } from "../../functions/local/runtime.ts";
+import { RUNTIME_KEY, startTestRuntime } from "./local-runtime.ts";
+import { type ModelStub, type StubHandler, startModelStub } from "./model-stub.ts";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const KEY = "agent-loops-key";
 /** The window the runtime's catalog gives the snippets' models, so a few turns fill it. */
 const WINDOW = 3_000;
 
 /** The automatic compaction the tests enable for each snippet's conversation. */
-export const AUTO = {
+const AUTO = {
   enabled: true,
   trigger_ratio: 0.5,
   min_turns: 2,
@@ -60,6 +60,9 @@ export interface AgentLoopRuntime {
   client(): AutocompactClient;
   /** Writes the README's snippet `name` to a file inside the repository. */
   writeSnippet(name: string): Promise<{ file: string; source: string }>;
+  /** Starts a stub model, closed by `stop`. */
+  startStub(handler: StubHandler): Promise<ModelStub>;
+  /** Closes the stubs, stops the runtime, removes its folders and env stubs. */
   stop(): Promise<void>;
 }
 
@@ -70,34 +73,75 @@ export interface AgentLoopRuntime {
  */
 export async function startAgentLoopRuntime(models: readonly string[]): Promise<AgentLoopRuntime> {
   const packageJson = await readFile(join(ROOT, "package.json"), "utf8");
-  const dataDir = await mkdtemp(join(tmpdir(), "autocompact-agent-loops-"));
   // Inside the repository, so the snippets' `autocompact/client` resolves (package self-reference).
   const snippetDir = await mkdtemp(join(ROOT, ".agent-loops-"));
-  const service = await startLocalService({
-    port: 0,
-    host: "127.0.0.1",
-    dataDir,
-    inMemory: true,
-    devKey: KEY,
-    logLevel: "ERROR",
+  const runtime = await startTestRuntime("autocompact-agent-loops-", {
     catalog: Object.fromEntries(models.map((model) => [model, WINDOW])),
   });
+  const stubs: ModelStub[] = [];
   return {
-    service,
+    service: runtime.service,
     packageJson,
-    client: () => new AutocompactClient({ url: service.url, key: KEY }),
+    client: () => new AutocompactClient({ url: runtime.service.url, key: RUNTIME_KEY }),
     async writeSnippet(name) {
       const source = await readmeSnippet(name);
       const file = join(snippetDir, `${name}.ts`);
       await writeFile(file, source);
       return { file, source };
     },
+    async startStub(handler) {
+      const stub = await startModelStub(handler);
+      stubs.push(stub);
+      return stub;
+    },
     async stop() {
-      await service.stop();
-      await rm(dataDir, { recursive: true, force: true });
+      for (const stub of stubs) await stub.close();
+      await runtime.stop();
       await rm(snippetDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A snippet's run: its conversation, the requests its stub model received, the bands at the end. */
+export interface AgentLoopRun {
+  readonly id: string;
+  readonly client: AutocompactClient;
+  /** The request bodies the stub model received, two a question (the call, then the answer). */
+  readonly requests: Record<string, unknown>[];
+  /** The conversation's bands once the last turn is decided ({@link settle}). */
+  readonly compactions: ListedCompaction[];
+}
+
+/**
+ * Runs the README's snippet `snippet` against `runtime` and a stub model
+ * answering with `stub`: checks the format and model it declares, enables
+ * {@link AUTO} on its conversation, runs it with the env `env` gives for the
+ * stub's URL, and checks it printed the last answer and made two model calls
+ * a question.
+ */
+export async function runAgentLoop(
+  runtime: AgentLoopRuntime,
+  options: {
+    readonly snippet: string;
+    readonly format: string;
+    readonly model: string;
+    readonly stub: StubHandler;
+    readonly env: (stubUrl: string) => Record<string, string>;
+  },
+): Promise<AgentLoopRun> {
+  const stub = await runtime.startStub(options.stub);
+  const { file, source } = await runtime.writeSnippet(options.snippet);
+  const declaration = declared(source);
+  expect([declaration.format, declaration.model]).toEqual([options.format, options.model]);
+  const client = runtime.client();
+  await client.putConfig(declaration.id, { conversation: { compaction: { auto: AUTO } } });
+
+  const stdout = await runSnippet(file, { ...autocompactEnv(runtime), ...options.env(stub.url) });
+  expect(stdout).toContain(answerText(QUESTIONS.length - 1));
+  const compactions = await settle(client, declaration.id);
+  const requests = stub.requests.map((request) => request.body as Record<string, unknown>);
+  expect(requests).toHaveLength(2 * QUESTIONS.length);
+  return { id: declaration.id, client, requests, compactions };
 }
 
 /** The body of the ```ts block right after `<!-- snippet: name -->` in README.md. */
@@ -113,7 +157,7 @@ async function readmeSnippet(name: string): Promise<string> {
 }
 
 /** The conversation id, format and model a snippet declares (`const id = "…"`, …). */
-export function declared(source: string): { id: string; format: string; model: string } {
+function declared(source: string): { id: string; format: string; model: string } {
   const value = (name: string) => {
     const match = new RegExp(`^const ${name} = "([^"]+)";`, "m").exec(source);
     if (!match?.[1]) throw new Error(`the snippet declares no ${name}`);
@@ -152,7 +196,7 @@ export async function typeCheckSnippets(files: readonly string[]): Promise<strin
 }
 
 /** Runs a snippet as a platform would: `npx tsx`, the questions on stdin, the SDKs' own env. */
-export async function runSnippet(file: string, env: Record<string, string>): Promise<string> {
+async function runSnippet(file: string, env: Record<string, string>): Promise<string> {
   const pending = run("npx", ["tsx", file], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -168,8 +212,8 @@ export async function runSnippet(file: string, env: Record<string, string>): Pro
 }
 
 /** The env a snippet reads to reach the runtime (`AUTOCOMPACT_URL`, `AUTOCOMPACT_KEY`). */
-export function autocompactEnv(runtime: AgentLoopRuntime): Record<string, string> {
-  return { AUTOCOMPACT_URL: runtime.service.url, AUTOCOMPACT_KEY: KEY };
+function autocompactEnv(runtime: AgentLoopRuntime): Record<string, string> {
+  return { AUTOCOMPACT_URL: runtime.service.url, AUTOCOMPACT_KEY: RUNTIME_KEY };
 }
 
 /**
@@ -178,7 +222,7 @@ export function autocompactEnv(runtime: AgentLoopRuntime): Record<string, string
  * since the loop posts a turn only after the view as evaluated after the
  * previous one (no evaluation of it is stale).
  */
-export async function settle(
+async function settle(
   client: AutocompactClient,
   conversation: string,
 ): Promise<ListedCompaction[]> {

@@ -11,19 +11,22 @@
 import { describePath } from "../../../core/formats/issues.ts";
 import {
   at,
+  contentOf,
+  contentOfType,
   INVALID,
+  indexesOf,
   insertAt,
   type Json,
   type Kind,
   literal,
   MAX_DEPTH,
-  NOT_ARRAYS,
-  NOT_OBJECTS,
+  MESSAGES_NOT_AN_ARRAY,
   nested,
+  notAnObjectKind,
+  overBodyLimitKind,
   path,
   type Rng,
   TOO_DEEP,
-  tooLarge,
   UNSUPPORTED,
 } from "./common.ts";
 
@@ -32,31 +35,6 @@ const ROLE =
 const SYSTEM = "system messages are not conversation turns: pass yours with each call";
 const OUTPUT_TYPES =
   "'text' \\| 'json' \\| 'execution-denied' \\| 'error-text' \\| 'error-json' \\| 'content'";
-
-/** The parts of message `i`, as an array (a string content becomes one text part). */
-function partsOf(turn: Json[], i: number): Json[] {
-  const message = turn[i] as Json;
-  if (typeof message.content === "string") {
-    message.content = [{ type: "text", text: message.content }];
-  }
-  return message.content as Json[];
-}
-
-/** Where the turn's parts of `type` are: [message index, part index]. */
-function partsOfType(turn: Json[], type: string): [number, number][] {
-  const out: [number, number][] = [];
-  turn.forEach((message, i) => {
-    if (Array.isArray(message.content)) {
-      message.content.forEach((part: Json, j: number) => {
-        if (part.type === type) out.push([i, j]);
-      });
-    }
-  });
-  return out;
-}
-
-const indexesOf = (turn: Json[], role: string) =>
-  turn.flatMap((message, i) => (message.role === role ? [i] : []));
 
 function toolCall(id: string): Json {
   return { type: "tool-call", toolCallId: id, toolName: "read_file", input: { path: "README.md" } };
@@ -73,7 +51,7 @@ function toolResult(id: string, value = "a result"): Json {
 
 /** A turn with a tool call and its result, appending a cycle when there is none. */
 function ensureCycle(turn: Json[]): void {
-  if (partsOfType(turn, "tool-call").length > 0) return;
+  if (contentOfType(turn, "tool-call").length > 0) return;
   turn.push({ role: "assistant", content: [toolCall("call_added")] });
   turn.push({ role: "tool", content: [toolResult("call_added")] });
 }
@@ -81,16 +59,16 @@ function ensureCycle(turn: Json[]): void {
 /** A tool call's place [message, part], after {@link ensureCycle}. */
 function someCall(turn: Json[], rng: Rng): [number, number] {
   ensureCycle(turn);
-  return rng.pick(partsOfType(turn, "tool-call"));
+  return rng.pick(contentOfType(turn, "tool-call"));
 }
 
 /** A tool result's place [message, part], after {@link ensureCycle} (every call of a valid turn is answered). */
 function someResult(turn: Json[], rng: Rng): [number, number] {
   ensureCycle(turn);
-  return rng.pick(partsOfType(turn, "tool-result"));
+  return rng.pick(contentOfType(turn, "tool-result"));
 }
 
-const partAt = (turn: Json[], [i, j]: [number, number]) => partsOf(turn, i)[j] as Json;
+const partAt = (turn: Json[], [i, j]: [number, number]) => contentOf(turn, i)[j] as Json;
 
 export const aiSdkKinds: readonly Kind[] = [
   {
@@ -131,7 +109,7 @@ export const aiSdkKinds: readonly Kind[] = [
     mutate(turn, rng) {
       const [i, j] = someCall(turn, rng);
       const id = partAt(turn, [i, j]).toolCallId as string;
-      partsOf(turn, i).splice(j + 1, 0, { ...toolCall(id), toolName: "grep", input: {} });
+      contentOf(turn, i).splice(j + 1, 0, { ...toolCall(id), toolName: "grep", input: {} });
       return {
         variant: `${id} twice in messages[${i}]`,
         messages: turn,
@@ -148,7 +126,7 @@ export const aiSdkKinds: readonly Kind[] = [
     mutate(turn, rng) {
       const [r, k] = someResult(turn, rng);
       const result = partAt(turn, [r, k]);
-      partsOf(turn, r).splice(k + 1, 0, { ...result, output: { type: "text", value: "again" } });
+      contentOf(turn, r).splice(k + 1, 0, { ...result, output: { type: "text", value: "again" } });
       return {
         variant: `messages[${r}].content[${k}] twice`,
         messages: turn,
@@ -295,7 +273,7 @@ export const aiSdkKinds: readonly Kind[] = [
       ] as const);
       let where: (string | number)[] = ["messages", i];
       if (onPart) {
-        const parts = partsOf(turn, i);
+        const parts = contentOf(turn, i);
         const j = rng.int(parts.length);
         (parts[j] as Json).providerOptions = value;
         where = [...where, "content", j];
@@ -407,7 +385,7 @@ export const aiSdkKinds: readonly Kind[] = [
         m = turn.length;
         turn.push({ role: "assistant", content: "Done." });
       }
-      const parts = partsOf(turn, m);
+      const parts = contentOf(turn, m);
       const j = rng.int(parts.length + 1);
       parts.splice(j, 0, part);
       return {
@@ -474,7 +452,7 @@ export const aiSdkKinds: readonly Kind[] = [
     mutate(turn, rng) {
       const i = rng.int(turn.length);
       if (rng.next() < 0.5) {
-        const parts = partsOf(turn, i);
+        const parts = contentOf(turn, i);
         const j = rng.int(parts.length);
         // Anthropic's and Chat's keys on a part.
         const key = rng.pick(["cache_control", "id", "name", "signature"]);
@@ -515,45 +493,14 @@ export const aiSdkKinds: readonly Kind[] = [
       };
     },
   },
-  {
-    name: "messages not an array",
-    mutate(_turn, rng) {
-      const [value, kind] = rng.pick(NOT_ARRAYS);
-      return {
-        variant: kind,
-        messages: value,
-        ...INVALID,
-        detail: at("messages", `Invalid input: expected array, received ${kind}$`),
-      };
-    },
-  },
-  {
-    name: "message not an object",
-    mutate(turn, rng) {
-      const [value, kind] = rng.pick(NOT_OBJECTS);
-      const p = rng.int(turn.length + 1);
-      insertAt(turn, p, value as Json);
-      return {
-        variant: `${kind} at ${p}`,
-        messages: turn,
-        ...INVALID,
-        detail: at(path("messages", p), "expected a message object: .*$"),
-      };
-    },
-  },
-  {
-    name: "huge tool input over the body limit",
-    mutate(turn, rng, { bodyLimitBytes }) {
-      const [i, j] = someCall(turn, rng);
-      const blob = "x".repeat(bodyLimitBytes + rng.int(bodyLimitBytes));
-      partAt(turn, [i, j]).input = { content: blob };
-      return {
-        variant: `${blob.length} bytes of input`,
-        messages: turn,
-        ...tooLarge(bodyLimitBytes),
-      };
-    },
-  },
+  MESSAGES_NOT_AN_ARRAY,
+  notAnObjectKind("message not an object", "messages", "expected a message object: .*$"),
+  overBodyLimitKind("huge tool input over the body limit", "input", (turn, rng) => {
+    const place = someCall(turn, rng);
+    return (blob) => {
+      partAt(turn, place).input = { content: blob };
+    };
+  }),
   {
     name: "JSON nested too deep",
     mutate(turn, rng) {

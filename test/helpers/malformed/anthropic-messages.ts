@@ -1,48 +1,27 @@
 /** Malformed Anthropic Messages turns: the anthropic-messages catalogue of test/helpers/malformed.ts. */
 import {
   at,
+  contentOf,
+  contentOfType,
+  indexesOf,
   insertAt,
   type Json,
   type Kind,
   literal,
   MAX_DEPTH,
-  NOT_ARRAYS,
-  NOT_OBJECTS,
+  MESSAGES_NOT_AN_ARRAY,
   nested,
+  notAnObjectKind,
+  overBodyLimitKind,
   PROBLEM,
   path,
   type Rng,
   TOO_DEEP,
-  tooLarge,
 } from "./common.ts";
-
-/** The blocks of message `i`, as an array (a string content becomes one text block). */
-function blocksOf(turn: Json[], i: number): Json[] {
-  const message = turn[i] as Json;
-  if (typeof message.content === "string")
-    message.content = [{ type: "text", text: message.content }];
-  return message.content as Json[];
-}
-
-/** Where the turn's blocks of `type` are: [message index, block index]. */
-function blocksOfType(turn: Json[], type: string): [number, number][] {
-  const out: [number, number][] = [];
-  turn.forEach((message, i) => {
-    if (Array.isArray(message.content)) {
-      message.content.forEach((block: Json, j: number) => {
-        if (block.type === type) out.push([i, j]);
-      });
-    }
-  });
-  return out;
-}
-
-const indexesOf = (turn: Json[], role: string) =>
-  turn.flatMap((message, i) => (message.role === role ? [i] : []));
 
 /** A turn with a tool call and its result: their places, adding a cycle when there is none. */
 function ensureAnthropicCycle(turn: Json[]): void {
-  if (blocksOfType(turn, "tool_use").length > 0) return;
+  if (contentOfType(turn, "tool_use").length > 0) return;
   turn.push({
     role: "assistant",
     content: [{ type: "tool_use", id: "toolu_added", name: "read", input: { path: "a" } }],
@@ -71,7 +50,7 @@ export const anthropicKinds: readonly Kind[] = [
       const id = rng.pick(["toolu_nowhere", earlierCallId, "call_other_format"]);
       const i = rng.pick(indexesOf(turn, "user"));
       // First in its message: the one rule it breaks is answering no call of the turn.
-      blocksOf(turn, i).unshift({ type: "tool_result", tool_use_id: id, content: "a result" });
+      contentOf(turn, i).unshift({ type: "tool_result", tool_use_id: id, content: "a result" });
       return {
         variant: `result for ${id} in messages[${i}]`,
         messages: turn,
@@ -88,8 +67,8 @@ export const anthropicKinds: readonly Kind[] = [
     name: "duplicate tool_use id",
     mutate(turn, rng) {
       ensureAnthropicCycle(turn);
-      const [i, j] = rng.pick(blocksOfType(turn, "tool_use"));
-      const blocks = blocksOf(turn, i);
+      const [i, j] = rng.pick(contentOfType(turn, "tool_use"));
+      const blocks = contentOf(turn, i);
       const id = (blocks[j] as Json).id as string;
       blocks.splice(j + 1, 0, { type: "tool_use", id, name: "write", input: {} });
       return {
@@ -126,7 +105,7 @@ export const anthropicKinds: readonly Kind[] = [
       const i = rng.int(turn.length);
       const variant = rng.pick(["''", "[]", "text ''"] as const);
       if (variant === "text ''") {
-        const blocks = blocksOf(turn, i);
+        const blocks = contentOf(turn, i);
         const j = blocks.length;
         blocks.push({ type: "text", text: "" });
         return {
@@ -156,16 +135,16 @@ export const anthropicKinds: readonly Kind[] = [
   {
     name: "thinking without signature",
     mutate(turn, rng) {
-      const thinking = blocksOfType(turn, "thinking");
+      const thinking = contentOfType(turn, "thinking");
       let i: number;
       let j: number;
       if (thinking.length > 0 && rng.next() < 0.7) {
         [i, j] = rng.pick(thinking);
-        delete (blocksOf(turn, i)[j] as Json).signature;
+        delete (contentOf(turn, i)[j] as Json).signature;
       } else {
         i = ensureAssistant(turn, rng);
         j = 0;
-        blocksOf(turn, i).unshift({ type: "thinking", thinking: "Let me think." });
+        contentOf(turn, i).unshift({ type: "thinking", thinking: "Let me think." });
       }
       return {
         variant: `messages[${i}].content[${j}]`,
@@ -190,7 +169,7 @@ export const anthropicKinds: readonly Kind[] = [
         "mcp_tool_use",
       ]);
       const i = rng.int(turn.length);
-      const blocks = blocksOf(turn, i);
+      const blocks = contentOf(turn, i);
       const j = blocks.length;
       blocks.push({ type, id: "srvtoolu_1" });
       return {
@@ -209,9 +188,9 @@ export const anthropicKinds: readonly Kind[] = [
     name: "unknown tool result part",
     mutate(turn, rng) {
       ensureAnthropicCycle(turn);
-      const [i, j] = rng.pick(blocksOfType(turn, "tool_result"));
+      const [i, j] = rng.pick(contentOfType(turn, "tool_result"));
       const type = rng.pick(["search_result", "tool_reference", "audio"]);
-      const block = blocksOf(turn, i)[j] as Json;
+      const block = contentOf(turn, i)[j] as Json;
       block.content = [{ type: "text", text: "found" }, { type }];
       return {
         variant: `${type} in messages[${i}].content[${j}]`,
@@ -229,8 +208,8 @@ export const anthropicKinds: readonly Kind[] = [
     name: "tool input not an object",
     mutate(turn, rng) {
       ensureAnthropicCycle(turn);
-      const [i, j] = rng.pick(blocksOfType(turn, "tool_use"));
-      const block = blocksOf(turn, i)[j] as Json;
+      const [i, j] = rng.pick(contentOfType(turn, "tool_use"));
+      const block = contentOf(turn, i)[j] as Json;
       const input = rng.pick<unknown>(['{"path":"a"}', [1, 2], null, 42, undefined]);
       if (input === undefined) delete block.input;
       else block.input = input;
@@ -263,45 +242,23 @@ export const anthropicKinds: readonly Kind[] = [
       };
     },
   },
-  {
-    name: "messages not an array",
-    mutate(_turn, rng) {
-      const [value, kind] = rng.pick(NOT_ARRAYS);
-      return {
-        variant: kind,
-        messages: value,
-        status: 400,
-        type: PROBLEM.invalidMessages,
-        detail: at("messages", `Invalid input: expected array, received ${kind}$`),
-      };
-    },
-  },
-  {
-    name: "message not an object",
-    mutate(turn, rng) {
-      const [value, kind] = rng.pick(NOT_OBJECTS);
-      const p = rng.int(turn.length + 1);
-      insertAt(turn, p, value as Json);
-      return {
-        variant: `${kind} at ${p}`,
-        messages: turn,
-        status: 400,
-        type: PROBLEM.invalidMessages,
-        // The fix is to send an object; saying what its role must be is beside the point.
-        detail: at(path("messages", p), ".*\\bobject\\b"),
-        bug: 'BUG (detail): a message that is not an object (a string, a number, null, an array) is answered `messages[i]: role must be "user" or "assistant"`, not that it must be an object (openai-chat says "expected a message object")',
-      };
-    },
-  },
+  MESSAGES_NOT_AN_ARRAY,
+  notAnObjectKind(
+    "message not an object",
+    "messages",
+    // The fix is to send an object; saying what its role must be is beside the point.
+    ".*\\bobject\\b",
+    'BUG (detail): a message that is not an object (a string, a number, null, an array) is answered `messages[i]: role must be "user" or "assistant"`, not that it must be an object (openai-chat says "expected a message object")',
+  ),
   {
     name: "unanswered tool_use",
     mutate(turn, rng) {
       ensureAnthropicCycle(turn);
-      const [r, k] = rng.pick(blocksOfType(turn, "tool_result"));
-      const results = blocksOf(turn, r);
+      const [r, k] = rng.pick(contentOfType(turn, "tool_result"));
+      const results = contentOf(turn, r);
       const id = (results[k] as Json).tool_use_id as string;
-      const [i, j] = blocksOfType(turn, "tool_use").find(
-        ([a, b]) => (blocksOf(turn, a)[b] as Json).id === id,
+      const [i, j] = contentOfType(turn, "tool_use").find(
+        ([a, b]) => (contentOf(turn, a)[b] as Json).id === id,
       ) as [number, number];
       results.splice(k, 1);
       // A message left empty goes (adjacent messages of one role count as one).
@@ -322,8 +279,8 @@ export const anthropicKinds: readonly Kind[] = [
     name: "tool result after other content",
     mutate(turn, rng) {
       ensureAnthropicCycle(turn);
-      const [i, j] = rng.pick(blocksOfType(turn, "tool_result"));
-      const blocks = blocksOf(turn, i);
+      const [i, j] = rng.pick(contentOfType(turn, "tool_result"));
+      const blocks = contentOf(turn, i);
       blocks.splice(j, 0, { type: "text", text: "Here are the results:" });
       return {
         variant: `text before messages[${i}].content[${j + 1}]`,
@@ -341,8 +298,8 @@ export const anthropicKinds: readonly Kind[] = [
     name: "tool result twice",
     mutate(turn, rng) {
       ensureAnthropicCycle(turn);
-      const [i, j] = rng.pick(blocksOfType(turn, "tool_result"));
-      const blocks = blocksOf(turn, i);
+      const [i, j] = rng.pick(contentOfType(turn, "tool_result"));
+      const blocks = contentOf(turn, i);
       const block = blocks[j] as Json;
       blocks.splice(j + 1, 0, { ...block });
       return {
@@ -364,7 +321,7 @@ export const anthropicKinds: readonly Kind[] = [
       const keys = ["name", "id", "tool_calls", "metadata"];
       const onBlock = rng.next() < 0.5;
       if (onBlock) {
-        const blocks = blocksOf(turn, i);
+        const blocks = contentOf(turn, i);
         const j = rng.int(blocks.length);
         const block = blocks[j] as Json;
         // A key the block does not have (a tool_use's own `id` or `name` is no unknown key).
@@ -389,27 +346,20 @@ export const anthropicKinds: readonly Kind[] = [
       };
     },
   },
-  {
-    name: "huge tool input over the body limit",
-    mutate(turn, rng, { bodyLimitBytes }) {
-      ensureAnthropicCycle(turn);
-      const [i, j] = rng.pick(blocksOfType(turn, "tool_use"));
-      const blob = "x".repeat(bodyLimitBytes + rng.int(bodyLimitBytes));
-      (blocksOf(turn, i)[j] as Json).input = { content: blob };
-      return {
-        variant: `${blob.length} bytes of input`,
-        messages: turn,
-        ...tooLarge(bodyLimitBytes),
-      };
-    },
-  },
+  overBodyLimitKind("huge tool input over the body limit", "input", (turn, rng) => {
+    ensureAnthropicCycle(turn);
+    const [i, j] = rng.pick(contentOfType(turn, "tool_use"));
+    return (blob) => {
+      (contentOf(turn, i)[j] as Json).input = { content: blob };
+    };
+  }),
   {
     name: "tool input nested too deep",
     mutate(turn, rng) {
       ensureAnthropicCycle(turn);
-      const [i, j] = rng.pick(blocksOfType(turn, "tool_use"));
+      const [i, j] = rng.pick(contentOfType(turn, "tool_use"));
       const depth = rng.pick([MAX_DEPTH, 150, 1_000]);
-      (blocksOf(turn, i)[j] as Json).input = nested(depth);
+      (contentOf(turn, i)[j] as Json).input = nested(depth);
       return {
         variant: `${depth} levels at messages[${i}].content[${j}]`,
         messages: turn,

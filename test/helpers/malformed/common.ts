@@ -83,7 +83,7 @@ export interface Context {
 }
 
 /** Values that are not a JSON array, and how zod names their type. */
-export const NOT_ARRAYS: readonly [unknown, string][] = [
+const NOT_ARRAYS: readonly [unknown, string][] = [
   [{ role: "user", content: "hi" }, "object"],
   ["What is in README.md?", "string"],
   [42, "number"],
@@ -92,7 +92,7 @@ export const NOT_ARRAYS: readonly [unknown, string][] = [
 ];
 
 /** Values that are not a JSON object (as messages). */
-export const NOT_OBJECTS: readonly [unknown, string][] = [
+const NOT_OBJECTS: readonly [unknown, string][] = [
   ["hello", "a string"],
   [7, "a number"],
   [null, "null"],
@@ -106,7 +106,7 @@ export const insertAt = <T>(items: T[], index: number, item: T): T[] => {
 };
 
 /** The API's answer to a body over its limit: before any format reads it. */
-export function tooLarge(bodyLimitBytes: number) {
+function tooLarge(bodyLimitBytes: number) {
   return {
     status: 413,
     type: PROBLEM.payloadTooLarge,
@@ -130,3 +130,167 @@ export const TOO_DEEP = {
 /** The status and problem type of a malformed message (400) and of an unsupported one (422). */
 export const INVALID = { status: 400, type: PROBLEM.invalidMessages } as const;
 export const UNSUPPORTED = { status: 422, type: PROBLEM.unsupportedMessage } as const;
+
+/**
+ * The content of message `i` as an array of parts (Anthropic's blocks, the
+ * AI SDK's parts): a string content becomes one text part, in place.
+ */
+export function contentOf(turn: Json[], i: number): Json[] {
+  const message = turn[i] as Json;
+  if (typeof message.content === "string")
+    message.content = [{ type: "text", text: message.content }];
+  return message.content as Json[];
+}
+
+/** Where the turn's content parts of `type` are: [message index, part index]. */
+export function contentOfType(turn: Json[], type: string): [number, number][] {
+  const out: [number, number][] = [];
+  turn.forEach((message, i) => {
+    if (Array.isArray(message.content)) {
+      message.content.forEach((part: Json, j: number) => {
+        if (part.type === type) out.push([i, j]);
+      });
+    }
+  });
+  return out;
+}
+
+/** The indexes of the turn's messages of `role`. */
+export const indexesOf = (turn: Json[], role: string) =>
+  turn.flatMap((message, i) => (message.role === role ? [i] : []));
+
+/**
+ * The kind `name`: a tool call's `what` (its input, its arguments) made
+ * longer than the body limit, which the API refuses before any format reads
+ * it. `place` finds (or adds) the call and answers how to set its `what`
+ * from a long text.
+ */
+export function overBodyLimitKind(
+  name: string,
+  what: "input" | "arguments",
+  place: (turn: Json[], rng: Rng) => (blob: string) => void,
+): Kind {
+  return {
+    name,
+    mutate(turn, rng, { bodyLimitBytes }) {
+      const put = place(turn, rng);
+      const blob = "x".repeat(bodyLimitBytes + rng.int(bodyLimitBytes));
+      put(blob);
+      return {
+        variant: `${blob.length} bytes of ${what}`,
+        messages: turn,
+        ...tooLarge(bodyLimitBytes),
+      };
+    },
+  };
+}
+
+/**
+ * The kind `name`: the turn's `field` (`messages`, Responses' `input`) posted
+ * as a value that is not an array, refused with `rest` (of the value's type).
+ */
+export function notAnArrayKind(
+  name: string,
+  field: "messages" | "input",
+  rest: (kind: string) => string,
+): Kind {
+  return {
+    name,
+    mutate(_turn, rng) {
+      const [value, kind] = rng.pick(NOT_ARRAYS);
+      return { variant: kind, messages: value, ...INVALID, detail: at(field, rest(kind)) };
+    },
+  };
+}
+
+/** `messages` that are not an array: zod's own words, alike in every format that posts `messages`. */
+export const MESSAGES_NOT_AN_ARRAY = notAnArrayKind(
+  "messages not an array",
+  "messages",
+  (kind) => `Invalid input: expected array, received ${kind}$`,
+);
+
+/**
+ * The kind `name`: a value that is not an object inserted among the turn's
+ * `field`, refused at its place with `rest`; `bug` as in {@link Mutated}.
+ */
+export function notAnObjectKind(
+  name: string,
+  field: "messages" | "input",
+  rest: string,
+  bug?: string,
+): Kind {
+  return {
+    name,
+    mutate(turn, rng) {
+      const [value, kind] = rng.pick(NOT_OBJECTS);
+      const p = rng.int(turn.length + 1);
+      insertAt(turn, p, value as Json);
+      return {
+        variant: `${kind} at ${p}`,
+        messages: turn,
+        ...INVALID,
+        detail: at(path(field, p), rest),
+        ...(bug ? { bug } : {}),
+      };
+    },
+  };
+}
+
+/** Where a function call's `arguments` string is: the OpenAI formats' one place to break it. */
+export interface ArgumentsSlot {
+  /** Replaces the arguments string. */
+  readonly set: (text: string) => void;
+  /** Its path, as a regex fragment ({@link path}). */
+  readonly path: string;
+  /** How a variant names the call (`messages[2].tool_calls[0]`, `input[3]`). */
+  readonly where: string;
+}
+
+/**
+ * The kinds "arguments not JSON" and "arguments not an object" of the
+ * OpenAI formats (Chat and Responses carry a call's arguments as a JSON
+ * object encoded as a string, and refuse alike what is not one), for the
+ * call `slot` finds (or adds) in a turn.
+ */
+export function argumentsKinds(slot: (turn: Json[], rng: Rng) => ArgumentsSlot): Kind[] {
+  return [
+    {
+      name: "arguments not JSON",
+      mutate(turn, rng) {
+        const call = slot(turn, rng);
+        const text = rng.pick(["{path: README.md}", "", '{"path":"README.md"', "{'a':1}", "NaN"]);
+        call.set(text);
+        return {
+          variant: `${JSON.stringify(text)} at ${call.where}`,
+          messages: turn,
+          ...INVALID,
+          detail: at(
+            call.path,
+            "is not valid JSON \\(.+\\): arguments must be a JSON object encoded as a string$",
+          ),
+        };
+      },
+    },
+    {
+      name: "arguments not an object",
+      mutate(turn, rng) {
+        const call = slot(turn, rng);
+        const [text, kind] = rng.pick([
+          ["[1,2]", "an array"],
+          ["42", "a number"],
+          ["null", "null"],
+          ['"README.md"', "a string"],
+          ["true", "a boolean"],
+        ] as const);
+        call.set(text);
+        return {
+          variant: `${text} at ${call.where}`,
+          messages: turn,
+          ...INVALID,
+          detail: at(call.path, `must be a JSON object encoded as a string \\(got ${kind}\\)$`),
+        };
+      },
+    },
+  ];
+}

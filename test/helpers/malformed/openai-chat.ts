@@ -1,18 +1,19 @@
 /** Malformed OpenAI Chat turns: the openai-chat catalogue of test/helpers/malformed.ts. */
 import {
+  argumentsKinds,
   at,
   insertAt,
   type Json,
   type Kind,
   literal,
   MAX_DEPTH,
-  NOT_ARRAYS,
-  NOT_OBJECTS,
+  MESSAGES_NOT_AN_ARRAY,
   nested,
+  notAnObjectKind,
+  overBodyLimitKind,
   PROBLEM,
   path,
   type Rng,
-  tooLarge,
 } from "./common.ts";
 
 const CHAT_ROLES = "system, developer, user, assistant, tool, function";
@@ -245,48 +246,16 @@ export const chatKinds: readonly Kind[] = [
       };
     },
   },
-  {
-    name: "arguments not JSON",
-    mutate(turn, rng) {
-      const place = ensureChatCall(turn, rng);
-      const text = rng.pick(["{path: README.md}", "", '{"path":"README.md"', "{'a':1}", "NaN"]);
-      (callOf(turn, place).function as Json).arguments = text;
-      return {
-        variant: `${JSON.stringify(text)} at messages[${place[0]}].tool_calls[${place[1]}]`,
-        messages: turn,
-        status: 400,
-        type: PROBLEM.invalidMessages,
-        detail: at(
-          path("messages", place[0], "tool_calls", place[1], "function", "arguments"),
-          "is not valid JSON \\(.+\\): arguments must be a JSON object encoded as a string$",
-        ),
-      };
-    },
-  },
-  {
-    name: "arguments not an object",
-    mutate(turn, rng) {
-      const place = ensureChatCall(turn, rng);
-      const [text, kind] = rng.pick([
-        ["[1,2]", "an array"],
-        ["42", "a number"],
-        ["null", "null"],
-        ['"README.md"', "a string"],
-        ["true", "a boolean"],
-      ] as const);
-      (callOf(turn, place).function as Json).arguments = text;
-      return {
-        variant: `${text} at messages[${place[0]}].tool_calls[${place[1]}]`,
-        messages: turn,
-        status: 400,
-        type: PROBLEM.invalidMessages,
-        detail: at(
-          path("messages", place[0], "tool_calls", place[1], "function", "arguments"),
-          `must be a JSON object encoded as a string \\(got ${kind}\\)$`,
-        ),
-      };
-    },
-  },
+  ...argumentsKinds((turn, rng) => {
+    const [i, j] = ensureChatCall(turn, rng);
+    return {
+      set: (text) => {
+        (callOf(turn, [i, j]).function as Json).arguments = text;
+      },
+      path: path("messages", i, "tool_calls", j, "function", "arguments"),
+      where: `messages[${i}].tool_calls[${j}]`,
+    };
+  }),
   {
     name: "system prompt without drop_system",
     mutate(turn, rng) {
@@ -379,47 +348,14 @@ export const chatKinds: readonly Kind[] = [
       };
     },
   },
-  {
-    name: "messages not an array",
-    mutate(_turn, rng) {
-      const [value, kind] = rng.pick(NOT_ARRAYS);
-      return {
-        variant: kind,
-        messages: value,
-        status: 400,
-        type: PROBLEM.invalidMessages,
-        detail: at("messages", `Invalid input: expected array, received ${kind}$`),
-      };
-    },
-  },
-  {
-    name: "message not an object",
-    mutate(turn, rng) {
-      const [value, kind] = rng.pick(NOT_OBJECTS);
-      const p = rng.int(turn.length + 1);
-      insertAt(turn, p, value as Json);
-      return {
-        variant: `${kind} at ${p}`,
-        messages: turn,
-        status: 400,
-        type: PROBLEM.invalidMessages,
-        detail: at(path("messages", p), "expected a message object$"),
-      };
-    },
-  },
-  {
-    name: "huge arguments over the body limit",
-    mutate(turn, rng, { bodyLimitBytes }) {
-      const place = ensureChatCall(turn, rng);
-      const blob = "x".repeat(bodyLimitBytes + rng.int(bodyLimitBytes));
+  MESSAGES_NOT_AN_ARRAY,
+  notAnObjectKind("message not an object", "messages", "expected a message object$"),
+  overBodyLimitKind("huge arguments over the body limit", "arguments", (turn, rng) => {
+    const place = ensureChatCall(turn, rng);
+    return (blob) => {
       (callOf(turn, place).function as Json).arguments = JSON.stringify({ content: blob });
-      return {
-        variant: `${blob.length} bytes of arguments`,
-        messages: turn,
-        ...tooLarge(bodyLimitBytes),
-      };
-    },
-  },
+    };
+  }),
   {
     name: "arguments nested too deep",
     mutate(turn, rng) {

@@ -6,6 +6,7 @@
  * schema (a required field missing, a field of the wrong type or value).
  */
 import {
+  argumentsKinds,
   at,
   INVALID,
   insertAt,
@@ -13,12 +14,12 @@ import {
   type Kind,
   literal,
   MAX_DEPTH,
-  NOT_ARRAYS,
-  NOT_OBJECTS,
   nested,
+  notAnArrayKind,
+  notAnObjectKind,
+  overBodyLimitKind,
   path,
   type Rng,
-  tooLarge,
   UNSUPPORTED,
 } from "./common.ts";
 
@@ -201,46 +202,16 @@ export const responsesKinds: readonly Kind[] = [
       };
     },
   },
-  {
-    name: "arguments not JSON",
-    mutate(turn, rng) {
-      const c = ensureCall(turn, rng);
-      const text = rng.pick(["{path: README.md}", "", '{"path":"README.md"', "{'a':1}", "NaN"]);
-      (turn[c] as Json).arguments = text;
-      return {
-        variant: `${JSON.stringify(text)} at input[${c}]`,
-        messages: turn,
-        ...INVALID,
-        detail: at(
-          path("input", c, "arguments"),
-          "is not valid JSON \\(.+\\): arguments must be a JSON object encoded as a string$",
-        ),
-      };
-    },
-  },
-  {
-    name: "arguments not an object",
-    mutate(turn, rng) {
-      const c = ensureCall(turn, rng);
-      const [text, kind] = rng.pick([
-        ["[1,2]", "an array"],
-        ["42", "a number"],
-        ["null", "null"],
-        ['"README.md"', "a string"],
-        ["true", "a boolean"],
-      ] as const);
-      (turn[c] as Json).arguments = text;
-      return {
-        variant: `${text} at input[${c}]`,
-        messages: turn,
-        ...INVALID,
-        detail: at(
-          path("input", c, "arguments"),
-          `must be a JSON object encoded as a string \\(got ${kind}\\)$`,
-        ),
-      };
-    },
-  },
+  ...argumentsKinds((turn, rng) => {
+    const c = ensureCall(turn, rng);
+    return {
+      set: (text) => {
+        (turn[c] as Json).arguments = text;
+      },
+      path: path("input", c, "arguments"),
+      where: `input[${c}]`,
+    };
+  }),
   {
     name: "arguments as JSON, not a string",
     mutate(turn, rng) {
@@ -594,43 +565,12 @@ export const responsesKinds: readonly Kind[] = [
       };
     },
   },
-  {
-    name: "input not an array",
-    mutate(_turn, rng) {
-      const [value, kind] = rng.pick(NOT_ARRAYS);
-      return {
-        variant: kind,
-        messages: value,
-        ...INVALID,
-        detail: at("input", "expected an array of input items$"),
-      };
-    },
-  },
-  {
-    name: "item not an object",
-    mutate(turn, rng) {
-      const [value, kind] = rng.pick(NOT_OBJECTS);
-      const p = rng.int(turn.length + 1);
-      insertAt(turn, p, value as Json);
-      return {
-        variant: `${kind} at ${p}`,
-        messages: turn,
-        ...INVALID,
-        detail: at(path("input", p), "expected an input item object$"),
-      };
-    },
-  },
-  {
-    name: "huge arguments over the body limit",
-    mutate(turn, rng, { bodyLimitBytes }) {
-      const c = ensureCall(turn, rng);
-      const blob = "x".repeat(bodyLimitBytes + rng.int(bodyLimitBytes));
+  notAnArrayKind("input not an array", "input", () => "expected an array of input items$"),
+  notAnObjectKind("item not an object", "input", "expected an input item object$"),
+  overBodyLimitKind("huge arguments over the body limit", "arguments", (turn, rng) => {
+    const c = ensureCall(turn, rng);
+    return (blob) => {
       (turn[c] as Json).arguments = JSON.stringify({ content: blob });
-      return {
-        variant: `${blob.length} bytes of arguments`,
-        messages: turn,
-        ...tooLarge(bodyLimitBytes),
-      };
-    },
-  },
+    };
+  }),
 ];
