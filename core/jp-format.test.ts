@@ -114,6 +114,15 @@ describe("JP's on-disk form", () => {
     expect(decodeBase64Text("")).toBe("");
   });
 
+  it("drops one leading byte order mark, as a TextDecoder does, and only a whole one", () => {
+    // The behaviour since the first decoder (a TextDecoder), kept as it is.
+    expect(decodeBase64Text("77u/YQ==")).toBe("a"); // EF BB BF 61
+    expect(decodeBase64Text("77u/77u/")).toBe("\ufeff"); // two marks
+    expect(decodeBase64Text("74K/")).toBe("\uf0bf"); // EF 82 BF, a private-use character
+    expect(decodeBase64Text("77uA")).toBe("\ufec0"); // EF BB 80, an Arabic letter form
+    expect(decodeBase64Text("47u/")).toBe("\u3eff"); // E3 BB BF, a CJK ideograph
+  });
+
   it("accepts the URL-safe alphabet only where asked, padded like the standard one", () => {
     expect(decodeBase64Text("Pz8/")).toBe("???");
     expect(decodeBase64Text("Pz8_")).toBeUndefined();
@@ -209,6 +218,50 @@ describe("JP's on-disk form", () => {
     fc.assert(
       fc.property(nearlyBase64, (text) => {
         expect(decodeBase64Text(text)).toBe(reference(text));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("decodes the bytes of any text, near-UTF-8 and byte order marks as a fatal TextDecoder does (property)", () => {
+    const utf8 = new TextDecoder("utf-8", { fatal: true });
+    const reference = (bytes: Uint8Array): string | undefined => {
+      try {
+        return utf8.decode(bytes);
+      } catch {
+        return undefined;
+      }
+    };
+    const encoder = new TextEncoder();
+    const text = fc.string({ unit: "binary", maxLength: 12 }).map((value) => encoder.encode(value));
+    const awkward = fc.constantFrom(
+      [0xef, 0xbb, 0xbf], // byte order mark
+      [0xed, 0xa0, 0x80], // a surrogate
+      [0xc0, 0x80], // overlong
+      [0xf4, 0x90, 0x80, 0x80], // past U+10FFFF
+      [0xe3, 0x81], // cut short
+      [0x80],
+      [0xff],
+    );
+    /** Text with awkward byte sequences put in, or one of its bytes replaced. */
+    const nearText = fc.oneof(
+      fc
+        .array(
+          fc.oneof(
+            text,
+            awkward.map((bytes) => Uint8Array.from(bytes)),
+          ),
+          { maxLength: 4 },
+        )
+        .map((parts) => Uint8Array.from(parts.flatMap((part) => [...part]))),
+      fc
+        .tuple(text, fc.nat(40), fc.integer({ min: 0, max: 255 }))
+        .map(([bytes, at, byte]) => bytes.map((value, i) => (i === at ? byte : value))),
+      fc.uint8Array({ maxLength: 16 }),
+    );
+    fc.assert(
+      fc.property(nearText, (bytes) => {
+        expect(decodeBase64Text(Buffer.from(bytes).toString("base64"))).toBe(reference(bytes));
       }),
       { numRuns: 2_000 },
     );

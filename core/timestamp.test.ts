@@ -1,7 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "./errors.ts";
-import { canonicalTimestamp, formatTimestamp, timestampNanos } from "./timestamp.ts";
+import {
+  canonicalTimestamp,
+  fastCanonicalTimestamp,
+  formatTimestamp,
+  timestampNanos,
+} from "./timestamp.ts";
 
 /** The error `timestampNanos` throws for `text`, as a log line shows it. */
 function failure(text: string): string {
@@ -175,6 +180,145 @@ describe("timestamps", () => {
     ]) {
       expect(failure(bad)).toMatch(/": expected RFC 3339 \(/);
     }
+  });
+
+  it("keep canonical text and JP's microsecond form, checked field by field", () => {
+    expect(canonicalTimestamp("2024-02-29T23:59:59.999999Z")).toBe("2024-02-29T23:59:59.999999Z");
+    expect(canonicalTimestamp("2000-02-29 12:00:00.000001")).toBe("2000-02-29T12:00:00.000001Z");
+    expect(canonicalTimestamp("2026-03-18T13:19:07.123456789Z")).toBe(
+      "2026-03-18T13:19:07.123456789Z",
+    );
+    expect(canonicalTimestamp("2026-03-18T13:19:07.123456000Z")).toBe(
+      "2026-03-18T13:19:07.123456Z",
+    );
+    expect(canonicalTimestamp("0001-01-01 00:00:00.000000")).toBe("0001-01-01T00:00:00.000000Z");
+    for (const bad of [
+      "2026-02-29T00:00:00.000000Z",
+      "1900-02-29 00:00:00.000000",
+      "2026-04-31T00:00:00.000000Z",
+      "2026-00-10 00:00:00.000000",
+      "2026-01-01T24:00:00.000000Z",
+      "2026-01-01 00:00:60.000000",
+    ]) {
+      expect(failure(bad)).toBe(
+        `InvalidInputError: invalid timestamp "${bad}": date or time out of range`,
+      );
+    }
+    expect(failure("0000-06-01T00:00:00.000000Z")).toMatch(/falls in year 0;/);
+    expect(failure("2026-01-01T00:00:00.00000aZ")).toMatch(/": expected RFC 3339 \(/);
+  });
+
+  it("take the fast path for canonical text and JP's microsecond form, up to every field's bounds", () => {
+    for (const text of [
+      "0001-01-01T00:00:00.000000Z",
+      "9999-12-31T23:59:59.999999999Z",
+      "2000-02-29T00:00:00.000001Z",
+      "2024-02-29T12:30:30.123456789Z",
+      "2026-04-30T09:09:09.000000Z",
+      "2026-01-31T19:49:59.999999Z",
+    ]) {
+      expect(fastCanonicalTimestamp(text)).toBe(text);
+      const jp = `${text.slice(0, 10)} ${text.slice(11, 26)}`;
+      expect(fastCanonicalTimestamp(jp)).toBe(`${text.slice(0, 26)}Z`);
+    }
+    // Left to the general path: other shapes, even when valid.
+    for (const text of [
+      "2026-03-18T13:19:07.360486000Z",
+      "2026-03-18t13:19:07.360486Z",
+      "2026-03-18T13:19:07.360486+00:00",
+      "2026-03-18 13:19:07.3604",
+      "2026-03-18T13:19:07Z",
+    ]) {
+      expect(fastCanonicalTimestamp(text)).toBeUndefined();
+    }
+  });
+
+  it("take the fast path for every canonical timestamp and its JP form (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -62_135_596_800_000_000_000n, max: 253_402_300_799_999_999_999n }),
+        (nanos) => {
+          const text = formatTimestamp(nanos);
+          expect(fastCanonicalTimestamp(text)).toBe(text);
+          if (text.length === 27) {
+            expect(fastCanonicalTimestamp(text.replace("T", " ").slice(0, -1))).toBe(text);
+          }
+        },
+      ),
+    );
+  });
+
+  it("normalize as the general parser and formatter do, on near-canonical text (property)", () => {
+    /** The general path: parse to nanoseconds, format; or the error it throws. */
+    const general = (text: string): string => {
+      try {
+        return formatTimestamp(timestampNanos(text));
+      } catch (error) {
+        return String(error);
+      }
+    };
+    const canonical = (text: string): string => {
+      try {
+        return canonicalTimestamp(text);
+      } catch (error) {
+        return String(error);
+      }
+    };
+    const digits = (count: number, max: number) =>
+      fc.integer({ min: 0, max }).map((n) => String(n).padStart(count, "0"));
+    const nearCanonical = fc
+      .tuple(
+        fc.oneof(digits(4, 9999), fc.constantFrom("0000", "0001", "1900", "2000", "2024", "9999")),
+        fc.oneof(digits(2, 13), fc.constant("02")),
+        fc.oneof(digits(2, 32), fc.constantFrom("28", "29", "30", "31")),
+        digits(2, 25),
+        digits(2, 60),
+        digits(2, 61),
+        fc.oneof(
+          fc.constantFrom(".360486", ".360486789", ".360486000"),
+          fc.stringMatching(/^(\.\d{0,10})?$/),
+        ),
+        // The two shapes of the fast path, as often as all others together.
+        fc.oneof(
+          fc.constantFrom(["T", "Z"], [" ", ""]),
+          fc.tuple(
+            fc.constantFrom("T", " ", "t", "_"),
+            fc.constantFrom("Z", "", "z", "+00:00", "-01:30", "Zx"),
+          ),
+        ),
+      )
+      .map(
+        ([y, mo, d, h, mi, s, fraction, [sep, zone]]) =>
+          `${y}-${mo}-${d}${sep}${h}:${mi}:${s}${fraction}${zone}`,
+      );
+    const inRange = fc.bigInt({
+      min: -62_135_596_800_000_000_000n,
+      max: 253_402_300_799_999_999_999n,
+    });
+    const jpForm = inRange
+      .filter((nanos) => nanos % 1_000n === 0n)
+      .map((nanos) => formatTimestamp(nanos).replace("T", " ").slice(0, -1));
+    /** One character of a canonical timestamp replaced. */
+    const mutated = fc
+      .tuple(inRange, fc.nat(29), fc.constantFrom(..."09-:.TZ /a"))
+      .map(([nanos, at, char]) => {
+        const text = formatTimestamp(nanos);
+        return text.slice(0, at) + char + text.slice(at + 1);
+      });
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          { arbitrary: nearCanonical, weight: 4 },
+          inRange.map(formatTimestamp),
+          jpForm,
+          mutated,
+        ),
+        (text) => {
+          expect(canonical(text)).toBe(general(text));
+        },
+      ),
+      { numRuns: 5_000 },
+    );
   });
 
   it("round-trip through the canonical form, years 0001 to 9999 (property)", () => {

@@ -88,7 +88,66 @@ export function formatTimestamp(nanos: bigint): string {
   return `${base}.${fraction}Z`;
 }
 
+/** The value of the `count` ASCII digits of `text` from `at`, or -1 when one is not a digit. */
+function digitsAt(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) {
+    const digit = text.charCodeAt(i) - 48; // "0"
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * The canonical form of the two shapes nearly every stream holds, without the
+ * regular expression, `Date` and bigint work of the general path (77 ms, 4%,
+ * of a profiled `autocompact estimate` on the 74 MB JP stream of `npm run
+ * bench -- cli`; 10 ms with this): text already canonical
+ * (`2026-03-18T13:19:07.360486Z`, or nine fraction digits not ending in 000),
+ * returned as it is, and JP's stored form with microseconds
+ * (`2026-03-18 13:19:07.360486`), whose canonical form only swaps the
+ * separator and adds the zone. Checked exactly: every field in range, the day
+ * within its month, no year 0000. Anything else, valid or not, is
+ * `undefined`, left to the general path.
+ */
+export function fastCanonicalTimestamp(text: string): string | undefined {
+  const { length } = text;
+  const jp = length === 26;
+  if (jp ? text.charCodeAt(10) !== 32 : length !== 27 && length !== 30) return undefined; // " "
+  if (!jp && (text.charCodeAt(10) !== 84 || text.charCodeAt(length - 1) !== 90)) return undefined; // "T", "Z"
+  if (
+    text.charCodeAt(4) !== 45 || // "-"
+    text.charCodeAt(7) !== 45 ||
+    text.charCodeAt(13) !== 58 || // ":"
+    text.charCodeAt(16) !== 58 ||
+    text.charCodeAt(19) !== 46 // "."
+  ) {
+    return undefined;
+  }
+  const fractionDigits = jp ? 6 : length - 21;
+  const fraction = digitsAt(text, 20, fractionDigits);
+  // Nine digits ending in 000 are written canonically with six.
+  if (fraction < 0 || (fractionDigits === 9 && fraction % 1000 === 0)) return undefined;
+  const year = digitsAt(text, 0, 4);
+  const month = digitsAt(text, 5, 2);
+  const day = digitsAt(text, 8, 2);
+  const hour = digitsAt(text, 11, 2);
+  const minute = digitsAt(text, 14, 2);
+  const second = digitsAt(text, 17, 2);
+  if (year < 1 || month < 1 || month > 12 || day < 1) return undefined;
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) {
+    return undefined;
+  }
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] as number);
+  if (day > days) return undefined;
+  return jp ? `${text.slice(0, 10)}T${text.slice(11)}Z` : text;
+}
+
 /** Normalizes any accepted timestamp form to canonical RFC 3339 UTC. */
 export function canonicalTimestamp(text: string): string {
-  return formatTimestamp(timestampNanos(text));
+  return fastCanonicalTimestamp(text) ?? formatTimestamp(timestampNanos(text));
 }
