@@ -593,8 +593,7 @@ describe("fault injection", () => {
       // Every operation the service sent was throttled at least once.
       expect([...storms.throttled.keys()].sort()).toEqual([...storms.sent.keys()].sort());
       expect([...storms.sent.keys()]).toEqual(
-        // The evaluated mark is a transaction too: it writes the turn's timeline record beside the head.
-        expect.arrayContaining(["GetItem", "Query", "TransactWriteItems"]),
+        expect.arrayContaining(["GetItem", "Query", "TransactWriteItems", "UpdateItem"]),
       );
       expect(s.deliveries.every((d) => d.ok)).toBe(true);
       expect(s.leftAtAnswer.every((left) => left > 0)).toBe(true);
