@@ -4,12 +4,8 @@
  * of every configuration and, per conversation, its size per turn under the
  * recommended and the default configuration.
  */
-import {
-  type ConfigResult,
-  type ConversationMetrics,
-  rankCost,
-  type TuneConfig,
-} from "../core/tune.ts";
+import { type ConfigResult, type ConversationMetrics, rankCost } from "../core/tune.ts";
+import type { TuneConfig } from "../core/tune-grid.ts";
 
 /** What the page shows. */
 export interface TunePage {

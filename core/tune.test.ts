@@ -19,17 +19,13 @@ import { prepareStream, type SummarizeBand, simulateStream } from "./replay.ts";
 import {
   type ConfigResult,
   cachedSummaries,
-  configLayer,
-  DEFAULT_GRID,
-  expandGrid,
-  parseGrid,
   rankResults,
   STAND_IN_MODEL,
   standInSummary,
   summarizeConfig,
-  type TuneConfig,
   tuneConversation,
 } from "./tune.ts";
+import { configLayer, DEFAULT_GRID, expandGrid, parseGrid, type TuneConfig } from "./tune-grid.ts";
 import { indexTurns } from "./turns.ts";
 
 const MECHANICAL: TuneConfig = {

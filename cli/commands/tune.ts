@@ -11,19 +11,21 @@ import {
   type ConfigResult,
   type ConversationMetrics,
   cachedSummaries,
-  configLayer,
-  DEFAULT_TUNE_CONFIG,
-  expandGrid,
-  isDefaultConfig,
-  parseGrid,
   rankCost,
   rankResults,
   STAND_IN_SUMMARY_RATIO,
   standInSummary,
   summarizeConfig,
-  type TuneConfig,
   tuneConversation,
 } from "../../core/tune.ts";
+import {
+  configLayer,
+  DEFAULT_TUNE_CONFIG,
+  expandGrid,
+  isDefaultConfig,
+  parseGrid,
+  type TuneConfig,
+} from "../../core/tune-grid.ts";
 import { SERVICE_HELP, serviceClient } from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";

@@ -1,0 +1,199 @@
+/**
+ * The grid `autocompact tune` replays (ARCHITECTURE §12): the D50 keys it
+ * varies, the default grid, `--grid` parsing, its expansion into
+ * configurations, and the config layer that applies one.
+ */
+import {
+  type AutoConfigLayer,
+  DEFAULT_AUTO_CONFIG,
+  type SummaryRuleConfig,
+  ToolCallMode,
+} from "./config.ts";
+import { InvalidInputError } from "./errors.ts";
+/** One configuration of the grid: the D50 keys `tune` varies. */
+export interface TuneConfig {
+  readonly trigger_ratio: number;
+  readonly keep_first: number;
+  readonly keep_last: number;
+  readonly reasoning: "strip" | null;
+  readonly tool_calls: ToolCallMode | null;
+  /** The summary block of a summary rule, `null` for a mechanical rule. */
+  readonly summary: SummaryRuleConfig | null;
+}
+
+/** The values each key of {@link TuneConfig} takes in a grid (`summary`: off and/or on). */
+export interface Grid {
+  readonly trigger_ratio: readonly number[];
+  readonly keep_first: readonly number[];
+  readonly keep_last: readonly number[];
+  readonly reasoning: readonly ("strip" | null)[];
+  readonly tool_calls: readonly (ToolCallMode | null)[];
+  readonly summary: readonly boolean[];
+}
+
+/** The default grid of issue 17: 9 ratios x 5 keep_last x 3 keep_first x strip/omit = 270. */
+export const DEFAULT_GRID: Grid = Object.freeze<Grid>({
+  trigger_ratio: [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9],
+  keep_first: [0, 1, 2],
+  keep_last: [1, 2, 3, 4, 5],
+  reasoning: ["strip"],
+  tool_calls: ["strip", "omit"],
+  summary: [false],
+});
+
+const GRID_KEYS = Object.keys(DEFAULT_GRID) as (keyof Grid)[];
+
+/** A number range `a:b:step`, inclusive, rounded to 6 decimals so 0.05 steps land on 0.9. */
+function numberRange(key: string, text: string): number[] {
+  const parts = text.split(":").map(Number);
+  const [from, to, step] = parts as [number, number, number];
+  if (parts.length !== 3 || parts.some((n) => !Number.isFinite(n)) || step <= 0 || to < from) {
+    throw new InvalidInputError(`--grid ${key}=${text}: a range is FROM:TO:STEP with STEP > 0`);
+  }
+  const values: number[] = [];
+  for (let i = 0; from + i * step <= to + 1e-9; i++) {
+    values.push(Math.round((from + i * step) * 1e6) / 1e6);
+  }
+  return values;
+}
+
+function numbers(key: string, text: string, integer: boolean): number[] {
+  let values: number[];
+  const span = /^(\d+)\.\.(\d+)$/.exec(text);
+  if (span) {
+    values = [];
+    for (let n = Number(span[1]); n <= Number(span[2]); n++) values.push(n);
+  } else if (text.includes(":")) values = numberRange(key, text);
+  else values = text.split(",").map((part) => (part.trim() === "" ? Number.NaN : Number(part)));
+  for (const value of values) {
+    const ok = integer
+      ? Number.isInteger(value) && value >= 0
+      : Number.isFinite(value) && value > 0 && value <= 1;
+    if (!ok) {
+      throw new InvalidInputError(
+        `--grid ${key}=${text}: ${integer ? "turns are whole numbers, 0 or more" : "a ratio is in (0, 1]"}`,
+      );
+    }
+  }
+  if (values.length === 0) throw new InvalidInputError(`--grid ${key}=${text}: no values`);
+  return values;
+}
+
+function choices<T>(key: string, text: string, allowed: Record<string, T>): T[] {
+  return text.split(",").map((word) => {
+    if (!Object.hasOwn(allowed, word)) {
+      throw new InvalidInputError(
+        `--grid ${key}=${text}: each value is one of ${Object.keys(allowed).join(", ")}`,
+      );
+    }
+    return allowed[word] as T;
+  });
+}
+
+const TOOL_CALL_CHOICES: Record<string, ToolCallMode | null> = {
+  ...Object.fromEntries(ToolCallMode.options.map((mode) => [mode, mode])),
+  keep: null,
+};
+
+/**
+ * Parses `--grid` arguments over `base` (the default grid): each argument
+ * holds `KEY=VALUES` items separated by spaces or `;`; a key given replaces
+ * its default values. Numbers: `0.6,0.7`, `FROM:TO:STEP`, or for turns
+ * `1..5`; `reasoning=strip,keep`; `tool_calls=strip,strip-requests,
+ * strip-responses,omit,keep`; `summary=off,on`.
+ */
+export function parseGrid(specs: readonly string[], base: Grid = DEFAULT_GRID): Grid {
+  const grid: Record<keyof Grid, unknown[]> = { ...base } as Record<keyof Grid, unknown[]>;
+  for (const item of specs.flatMap((spec) => spec.split(/[\s;]+/)).filter(Boolean)) {
+    const [key, text] = item.split("=", 2) as [string, string | undefined];
+    if (!(GRID_KEYS as string[]).includes(key) || text === undefined || text === "") {
+      throw new InvalidInputError(
+        `--grid "${item}": expected KEY=VALUES with KEY one of ${GRID_KEYS.join(", ")}`,
+      );
+    }
+    switch (key as keyof Grid) {
+      case "trigger_ratio":
+        grid.trigger_ratio = numbers(key, text, false);
+        break;
+      case "keep_first":
+      case "keep_last":
+        grid[key as "keep_first"] = numbers(key, text, true);
+        break;
+      case "reasoning":
+        grid.reasoning = choices(key, text, { strip: "strip", keep: null });
+        break;
+      case "tool_calls":
+        grid.tool_calls = choices(key, text, TOOL_CALL_CHOICES);
+        break;
+      case "summary":
+        grid.summary = choices(key, text, { off: false, on: true });
+        break;
+    }
+  }
+  return grid as unknown as Grid;
+}
+
+/**
+ * Every configuration of a grid, in a fixed order. A summary rule replaces
+ * whole turns, so its reasoning and tool policies are not varied (`null`);
+ * a mechanical rule with no policy at all is not a valid configuration and
+ * is left out. `summaryRule` is the summary block summary configurations use.
+ */
+export function expandGrid(grid: Grid, summaryRule: SummaryRuleConfig = {}): TuneConfig[] {
+  const configs: TuneConfig[] = [];
+  for (const summary of new Set(grid.summary)) {
+    for (const trigger_ratio of new Set(grid.trigger_ratio)) {
+      for (const keep_first of new Set(grid.keep_first)) {
+        for (const keep_last of new Set(grid.keep_last)) {
+          const base = { trigger_ratio, keep_first, keep_last };
+          if (summary) {
+            configs.push({ ...base, reasoning: null, tool_calls: null, summary: summaryRule });
+            continue;
+          }
+          for (const reasoning of new Set(grid.reasoning)) {
+            for (const tool_calls of new Set(grid.tool_calls)) {
+              if (reasoning === null && tool_calls === null) continue;
+              configs.push({ ...base, reasoning, tool_calls, summary: null });
+            }
+          }
+        }
+      }
+    }
+  }
+  if (configs.length === 0) {
+    throw new InvalidInputError("--grid leaves no configuration (every rule needs a policy)");
+  }
+  return configs;
+}
+
+/** The auto config layer that applies a configuration (enabled, with every key it varies). */
+export function configLayer(config: TuneConfig): AutoConfigLayer {
+  return {
+    enabled: true,
+    trigger_ratio: config.trigger_ratio,
+    rule: {
+      keep_first: config.keep_first,
+      keep_last: config.keep_last,
+      reasoning: config.reasoning,
+      tool_calls: config.tool_calls,
+      summary: config.summary,
+    },
+  };
+}
+
+/** The service's defaults (D50's rule at its trigger_ratio) as a configuration of the grid. */
+export const DEFAULT_TUNE_CONFIG: TuneConfig = Object.freeze({
+  trigger_ratio: DEFAULT_AUTO_CONFIG.trigger_ratio,
+  keep_first: DEFAULT_AUTO_CONFIG.rule.keep_first,
+  keep_last: DEFAULT_AUTO_CONFIG.rule.keep_last,
+  reasoning: DEFAULT_AUTO_CONFIG.rule.reasoning,
+  tool_calls: DEFAULT_AUTO_CONFIG.rule.tool_calls,
+  summary: null,
+});
+
+/** Whether a configuration is the service's defaults ({@link DEFAULT_TUNE_CONFIG}). */
+export function isDefaultConfig(config: TuneConfig): boolean {
+  return (Object.keys(DEFAULT_TUNE_CONFIG) as (keyof TuneConfig)[]).every(
+    (key) => config[key] === DEFAULT_TUNE_CONFIG[key],
+  );
+}
