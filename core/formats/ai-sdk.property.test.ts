@@ -8,7 +8,8 @@ import {
 import { compactedStreamArb, compactionArb } from "../../test/helpers/arbitraries.ts";
 import { at } from "../../test/helpers/builders.ts";
 import type { Entry } from "../events.ts";
-import { type AiSdkMessage, aiSdk } from "./ai-sdk.ts";
+import type { AiSdkMessage } from "./ai-sdk.schema.ts";
+import { aiSdk } from "./ai-sdk.ts";
 import { projectedView, rawView } from "./view.ts";
 
 const runs = { numRuns: 300 };

@@ -13,7 +13,8 @@ import {
 } from "../../test/helpers/arbitraries.ts";
 import { at } from "../../test/helpers/builders.ts";
 import type { Entry } from "../events.ts";
-import { type AnthropicMessage, anthropicMessages } from "./anthropic-messages.ts";
+import type { AnthropicMessage } from "./anthropic-messages.schema.ts";
+import { anthropicMessages } from "./anthropic-messages.ts";
 import { projectedView, rawView } from "./view.ts";
 
 const runs = { numRuns: 300 };

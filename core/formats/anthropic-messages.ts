@@ -53,14 +53,27 @@
  * absent.
  */
 import * as z from "zod";
-import {
-  type ChatRequest,
-  type ChatResponse,
-  type Entry,
-  JsonObject,
-  type ToolCallRequest,
-  type ToolCallResponse,
+import type {
+  ChatRequest,
+  ChatResponse,
+  Entry,
+  ToolCallRequest,
+  ToolCallResponse,
 } from "../events.ts";
+import {
+  type AnthropicMessage,
+  AnthropicMessageSchema,
+  type AssistantBlock,
+  LocatedMessage,
+  RedactedThinkingBlock,
+  refuseUnmodelled,
+  TextBlock,
+  ThinkingBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+  type UserBlock,
+  UserContentBlock,
+} from "./anthropic-messages.schema.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
 import {
   describePath,
@@ -69,245 +82,11 @@ import {
   parseMessages,
   unsupportedMessage,
 } from "./issues.ts";
-import { type ContentWording, documentedContent, isJsonObject, locatedContent } from "./shared.ts";
+import { isJsonObject } from "./shared.ts";
 import type { ProviderEvent, ProviderView } from "./view.ts";
 
 const NAME = "anthropic-messages";
 const FIELD = "messages";
-
-// Opaque nested data (cache control, sources, citations) is validated as the
-// SDK types it and kept verbatim; loose objects keep fields newer than us.
-const CacheControl = z
-  .looseObject({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() })
-  .nullable()
-  .optional();
-
-const citationBase = { cited_text: z.string() };
-const documentCitation = {
-  ...citationBase,
-  document_index: z.number(),
-  document_title: z.string().nullable(),
-};
-const Citation = z.discriminatedUnion("type", [
-  z.looseObject({
-    type: z.literal("char_location"),
-    ...documentCitation,
-    start_char_index: z.number(),
-    end_char_index: z.number(),
-  }),
-  z.looseObject({
-    type: z.literal("page_location"),
-    ...documentCitation,
-    start_page_number: z.number(),
-    end_page_number: z.number(),
-  }),
-  z.looseObject({
-    type: z.literal("content_block_location"),
-    ...documentCitation,
-    start_block_index: z.number(),
-    end_block_index: z.number(),
-  }),
-  z.looseObject({
-    type: z.literal("web_search_result_location"),
-    ...citationBase,
-    encrypted_index: z.string(),
-    title: z.string().nullable(),
-    url: z.string(),
-  }),
-  z.looseObject({
-    type: z.literal("search_result_location"),
-    ...citationBase,
-    search_result_index: z.number(),
-    source: z.string(),
-    title: z.string().nullable(),
-    start_block_index: z.number(),
-    end_block_index: z.number(),
-  }),
-]);
-
-/** A text block (either role; also a tool result part). */
-export const TextBlock = z.strictObject({
-  type: z.literal("text"),
-  text: z.string().min(1, "a text block must not be empty (the API refuses it)"),
-  cache_control: CacheControl,
-  citations: z.array(Citation).nullable().optional(),
-});
-
-/** A media source by URL or by uploaded file id (images and documents alike). */
-const UrlSource = z.looseObject({ type: z.literal("url"), url: z.string() });
-const FileSource = z.looseObject({ type: z.literal("file"), file_id: z.string() });
-
-const ImageSource = z.discriminatedUnion("type", [
-  z.looseObject({
-    type: z.literal("base64"),
-    media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]),
-    data: z.string(),
-  }),
-  UrlSource,
-  FileSource,
-]);
-
-/** An image block, kept verbatim in metadata. */
-export const ImageBlock = z.strictObject({
-  type: z.literal("image"),
-  source: ImageSource,
-  cache_control: CacheControl,
-  transformations: z
-    .looseObject({ oversized_image: z.enum(["downsize", "error"]).optional() })
-    .nullable()
-    .optional(),
-});
-
-const DocumentSource = z.discriminatedUnion("type", [
-  z.looseObject({
-    type: z.literal("base64"),
-    media_type: z.literal("application/pdf"),
-    data: z.string(),
-  }),
-  z.looseObject({ type: z.literal("text"), media_type: z.literal("text/plain"), data: z.string() }),
-  z.looseObject({
-    type: z.literal("content"),
-    content: z.union([z.string(), z.array(z.discriminatedUnion("type", [TextBlock, ImageBlock]))]),
-  }),
-  UrlSource,
-  FileSource,
-]);
-
-/** A document block, kept verbatim in metadata. */
-export const DocumentBlock = z.strictObject({
-  type: z.literal("document"),
-  source: DocumentSource,
-  cache_control: CacheControl,
-  citations: z.looseObject({ enabled: z.boolean().optional() }).nullable().optional(),
-  context: z.string().nullable().optional(),
-  title: z.string().nullable().optional(),
-});
-
-/** What a user message holds besides tool results (one `chat_request` per message). */
-export const UserContentBlock = z.discriminatedUnion("type", [
-  TextBlock,
-  ImageBlock,
-  DocumentBlock,
-]);
-
-/** A tool result part: text, image or document. */
-const ToolResultPart = UserContentBlock;
-
-/** A tool result, answering a `tool_use` of the assistant message right before. */
-export const ToolResultBlock = z.strictObject({
-  type: z.literal("tool_result"),
-  tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(ToolResultPart)]).optional(),
-  is_error: z.boolean().optional(),
-  cache_control: CacheControl,
-  toolset_name: z.string().nullable().optional(),
-});
-
-/** A thinking block: its signature is required because the API wants it back unchanged. */
-export const ThinkingBlock = z.strictObject({
-  type: z.literal("thinking"),
-  thinking: z.string(),
-  signature: z.string({
-    error: "a thinking block needs its signature: the API requires thinking blocks back unchanged",
-  }),
-});
-
-/** A redacted thinking block: opaque `data` only. */
-export const RedactedThinkingBlock = z.strictObject({
-  type: z.literal("redacted_thinking"),
-  data: z.string(),
-});
-
-/** A client tool call. */
-export const ToolUseBlock = z.strictObject({
-  type: z.literal("tool_use"),
-  id: z.string().min(1),
-  name: z.string().min(1),
-  // Not z.record: the very object posted is kept (no copy, no recursion).
-  input: JsonObject,
-  cache_control: CacheControl,
-  caller: z
-    .discriminatedUnion("type", [
-      z.looseObject({ type: z.literal("direct") }),
-      z.looseObject({ type: z.literal("code_execution_20250825"), tool_id: z.string() }),
-      z.looseObject({ type: z.literal("code_execution_20260120"), tool_id: z.string() }),
-    ])
-    .optional(),
-  toolset_name: z.string().nullable().optional(),
-});
-
-/** Any block of a user message. */
-export const UserBlock = z.discriminatedUnion(
-  "type",
-  [TextBlock, ImageBlock, DocumentBlock, ToolResultBlock],
-  { error: "a user message takes text, image, document and tool_result blocks" },
-);
-
-/** Any block of an assistant message. */
-export const AssistantBlock = z.discriminatedUnion(
-  "type",
-  [TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock],
-  { error: "an assistant message takes text, thinking, redacted_thinking and tool_use blocks" },
-);
-
-const EMPTY_CONTENT = "content must not be empty (the API refuses it)";
-const CONTENT: ContentWording = { empty: EMPTY_CONTENT, items: "content blocks" };
-
-/** A message that is not an object has no role to complain about: say what a message is. */
-function roleError(issue: { input: unknown }): string {
-  return isJsonObject(issue.input)
-    ? 'role must be "user" or "assistant"'
-    : 'expected a message object: {"role": "user" | "assistant", "content": …}';
-}
-
-/** One Messages API message (the subset the service models), as the API documents it. */
-export const AnthropicMessageSchema = z.discriminatedUnion(
-  "role",
-  [
-    z.strictObject({ role: z.literal("user"), content: documentedContent(UserBlock, CONTENT) }),
-    z.strictObject({
-      role: z.literal("assistant"),
-      content: documentedContent(AssistantBlock, CONTENT),
-    }),
-  ],
-  { error: roleError },
-);
-
-/** The same, locating every issue inside the content (what posted turns are parsed with). */
-const LocatedMessage = z.discriminatedUnion(
-  "role",
-  [
-    z.strictObject({ role: z.literal("user"), content: locatedContent(UserBlock, CONTENT) }),
-    z.strictObject({
-      role: z.literal("assistant"),
-      content: locatedContent(AssistantBlock, CONTENT),
-    }),
-  ],
-  { error: roleError },
-);
-
-/** A text block. */
-export type TextBlock = z.infer<typeof TextBlock>;
-/** An image block. */
-export type ImageBlock = z.infer<typeof ImageBlock>;
-/** A document block. */
-export type DocumentBlock = z.infer<typeof DocumentBlock>;
-/** A user message block other than a tool result. */
-export type UserContentBlock = z.infer<typeof UserContentBlock>;
-/** A tool result block. */
-export type ToolResultBlock = z.infer<typeof ToolResultBlock>;
-/** A thinking block. */
-export type ThinkingBlock = z.infer<typeof ThinkingBlock>;
-/** A redacted thinking block. */
-export type RedactedThinkingBlock = z.infer<typeof RedactedThinkingBlock>;
-/** A tool use block. */
-export type ToolUseBlock = z.infer<typeof ToolUseBlock>;
-/** Any user message block. */
-export type UserBlock = z.infer<typeof UserBlock>;
-/** Any assistant message block. */
-export type AssistantBlock = z.infer<typeof AssistantBlock>;
-/** One Messages API message, assignable to the SDK's `MessageParam`. */
-export type AnthropicMessage = z.infer<typeof AnthropicMessageSchema>;
 
 /** What an event carries under `metadata["anthropic-messages"]` (see the module table). */
 export interface AnthropicMetadata {
@@ -318,17 +97,6 @@ export interface AnthropicMetadata {
 }
 
 // ---------------------------------------------------------------- toEvents
-
-const MODELLED_BLOCKS: ReadonlySet<string> = new Set([
-  "text",
-  "image",
-  "document",
-  "tool_result",
-  "thinking",
-  "redacted_thinking",
-  "tool_use",
-]);
-const MODELLED_PARTS: ReadonlySet<string> = new Set(["text", "image", "document"]);
 
 const SYSTEM_DETAIL =
   "system prompts are not conversation turns: send yours with each call (the Messages API's `system` parameter), " +
@@ -356,45 +124,6 @@ function droppedSystem(value: unknown, dropSystem: boolean): number {
     );
   }
   return leading;
-}
-
-function unmodelled(path: MessagePath, type: string, where: string): never {
-  throw unsupportedMessage(
-    path,
-    `block type "${type}" is not supported: ${where}; leave it out of the posted messages ` +
-      "(server tool calls and their results, search results, container uploads, … are not modelled), " +
-      "or post the turn as JP events",
-  );
-}
-
-/** Refuses (422) block types the service does not model, before the schema would call them invalid (400). */
-function refuseUnmodelled(value: unknown, from: number): void {
-  if (!Array.isArray(value)) return;
-  for (let i = from; i < value.length; i++) {
-    const message: unknown = value[i];
-    const content = isJsonObject(message) ? message.content : undefined;
-    if (!Array.isArray(content)) continue;
-    content.forEach((block: unknown, j) => {
-      if (!isJsonObject(block) || typeof block.type !== "string") return;
-      if (!MODELLED_BLOCKS.has(block.type)) {
-        unmodelled(
-          [FIELD, i, "content", j],
-          block.type,
-          "the service models text, image, document, tool_use, tool_result, thinking and redacted_thinking blocks",
-        );
-      }
-      if (block.type !== "tool_result" || !Array.isArray(block.content)) return;
-      block.content.forEach((part: unknown, k) => {
-        if (isJsonObject(part) && typeof part.type === "string" && !MODELLED_PARTS.has(part.type)) {
-          unmodelled(
-            [FIELD, i, "content", j, "content", k],
-            part.type,
-            "a tool result's content may hold text, image and document parts",
-          );
-        }
-      });
-    });
-  }
 }
 
 /** The block's fields the event has no place for, with its `type`; `undefined` when only `type` remains. */

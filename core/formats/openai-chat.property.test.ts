@@ -7,7 +7,8 @@ import {
 } from "../../test/helpers/openai-chat-arbitraries.ts";
 import { openaiChatMessageErrors } from "../../test/helpers/openai-schema.ts";
 import type { Entry } from "../events.ts";
-import { type ChatMessage, openaiChat } from "./openai-chat.ts";
+import type { ChatMessage } from "./openai-chat.schema.ts";
+import { openaiChat } from "./openai-chat.ts";
 import { projectedView, rawView } from "./view.ts";
 
 const runs = { numRuns: 300 };

@@ -14,7 +14,8 @@ import { openaiChatMessageErrors } from "../../test/helpers/openai-schema.ts";
 import { AutocompactError, InvalidInputError, UnprocessableError } from "../errors.ts";
 import type { Entry } from "../events.ts";
 import { providerFormat } from "./index.ts";
-import { type ChatMessage, openaiChat } from "./openai-chat.ts";
+import type { ChatMessage } from "./openai-chat.schema.ts";
+import { openaiChat } from "./openai-chat.ts";
 import { projectedView, rawView } from "./view.ts";
 
 const T = at(0);

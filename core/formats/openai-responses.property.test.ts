@@ -7,7 +7,8 @@ import {
 } from "../../test/helpers/openai-responses-arbitraries.ts";
 import { openaiResponsesInputErrors } from "../../test/helpers/openai-schema.ts";
 import type { Entry } from "../events.ts";
-import { openaiResponses, type ResponsesItem } from "./openai-responses.ts";
+import type { ResponsesItem } from "./openai-responses.schema.ts";
+import { openaiResponses } from "./openai-responses.ts";
 import { projectedView, rawView } from "./view.ts";
 
 const runs = { numRuns: 300 };

@@ -14,7 +14,7 @@ import type {
   AiSdkToolResultOutput,
   AiSdkToolResultPart,
   AiSdkUserPart,
-} from "../../core/formats/ai-sdk.ts";
+} from "../../core/formats/ai-sdk.schema.ts";
 
 /** Text with the characters that matter: multi-byte, newlines (the joiner of parts), JSON. */
 export const aiSdkTextArb = fc.string({

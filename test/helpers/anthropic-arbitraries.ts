@@ -12,7 +12,7 @@ import type {
   ToolResultBlock,
   UserBlock,
   UserContentBlock,
-} from "../../core/formats/anthropic-messages.ts";
+} from "../../core/formats/anthropic-messages.schema.ts";
 
 /** Text with the characters that matter: multi-byte, newlines (the joiner of parts). */
 export const anthropicTextArb = fc.string({

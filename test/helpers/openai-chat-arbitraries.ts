@@ -4,7 +4,7 @@
  * ARCHITECTURE §15 allows for their round trips.
  */
 import fc from "fast-check";
-import type { ChatMessage } from "../../core/formats/openai-chat.ts";
+import type { ChatMessage } from "../../core/formats/openai-chat.schema.ts";
 
 const textArb = fc.string({
   unit: fc.constantFrom("a", "b", " ", "é", "日", "🚀", "\n", '"', "{"),

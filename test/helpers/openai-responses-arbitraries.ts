@@ -4,7 +4,7 @@
  * comparison ARCHITECTURE §15 allows for their round trips.
  */
 import fc from "fast-check";
-import type { ResponsesItem } from "../../core/formats/openai-responses.ts";
+import type { ResponsesItem } from "../../core/formats/openai-responses.schema.ts";
 
 const textArb = fc.string({
   unit: fc.constantFrom("a", "b", " ", "é", "日", "🚀", "\n", '"', "{"),

@@ -185,7 +185,8 @@ describe.each(FORMATS)("100 malformed %s turns", (format) => {
   // was answered `role must be "user" or "assistant"`, which names no fix; "arguments nested too
   // deep" (openai-chat) was stored (202) or answered a 500 at 8f900d2; "annotation in Chat's
   // shape" and a `phase` outside OpenAI's enum (openai-responses) were stored and re-emitted, so
-  // the projection was no valid Responses input (the schemas in core/formats/openai-responses.ts).
+  // the projection was no valid Responses input (the schemas in
+  // core/formats/openai-responses.schema.ts).
   it.each(payloads)("$name", async (payload) => {
     const n = payload.name.slice(0, 2);
     h.queue.take();

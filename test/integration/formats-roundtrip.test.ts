@@ -11,11 +11,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AiSdkMessage } from "../../core/formats/ai-sdk.ts";
-import type { AnthropicMessage } from "../../core/formats/anthropic-messages.ts";
+import type { AiSdkMessage } from "../../core/formats/ai-sdk.schema.ts";
+import type { AnthropicMessage } from "../../core/formats/anthropic-messages.schema.ts";
 import { PROVIDER_FORMATS, type ProviderFormatName } from "../../core/formats/index.ts";
-import type { ChatMessage } from "../../core/formats/openai-chat.ts";
-import type { ResponsesItem } from "../../core/formats/openai-responses.ts";
+import type { ChatMessage } from "../../core/formats/openai-chat.schema.ts";
+import type { ResponsesItem } from "../../core/formats/openai-responses.schema.ts";
 import {
   aiSdkConversationArb,
   aiSdkSchemaIssues,
