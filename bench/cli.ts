@@ -1,5 +1,5 @@
 /**
- * The installed CLI's cost over plain Node (ARCHITECTURE §13, issue 18),
+ * The installed CLI's cost over plain Node (docs/architecture.md §13, issue 18),
  * as paired whole-process runs (each pair runs its two commands back to
  * back, so load on the machine hits both alike; the ratio is the median of
  * the pairs' ratios):
@@ -81,7 +81,7 @@ function streamOf(bytes: number) {
  * The built `autocompact tune` on 50 generated conversations of 200 turns
  * under the default grid (270 configurations), end to end, median of 3. The window is
  * the median conversation's final raw size over 4, so every conversation
- * outgrows it and most configurations fire often (ARCHITECTURE §13).
+ * outgrows it and most configurations fire often (docs/architecture.md §13).
  */
 async function benchTune(dir: string, bin: string): Promise<Record<string, unknown>> {
   const corpus = join(dir, "tune");

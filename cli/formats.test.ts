@@ -1,5 +1,5 @@
 /**
- * Provider transcripts on the command line (ARCHITECTURE §15): a JSON array
+ * Provider transcripts on the command line (docs/architecture.md §15): a JSON array
  * of turns, each the array of messages that turn added, in OpenAI Chat or
  * Anthropic Messages format. Detection and `--format`, the same numbers as
  * the equivalent JP stream, `convert` round trips, `project --to`, and the

@@ -1,5 +1,5 @@
 /**
- * A typed client of the autocompact HTTP API (ARCHITECTURE §8), importable as
+ * A typed client of the autocompact HTTP API (docs/architecture.md §8), importable as
  * `autocompact/client`: one method per route, each answering the route's body
  * as documented in ./types.ts. It needs only `fetch` (Node 20+, browsers,
  * workers; or the `fetch` option): nothing of the service, no provider SDK.

@@ -1,5 +1,5 @@
 /**
- * The bodies of the autocompact HTTP API (ARCHITECTURE §8, §15) as plain
+ * The bodies of the autocompact HTTP API (docs/architecture.md §8, §15) as plain
  * TypeScript types, for {@link AutocompactClient} and its users. They are
  * written by hand so that the client depends on nothing of the service (no
  * zod, no hono); test/client/types.test.ts checks at compile time that each
@@ -15,7 +15,7 @@
 export type JsonObject = Record<string, unknown>;
 
 // ---------------------------------------------------------------------------
-// Events: the JP-compatible stream (ARCHITECTURE §4), as the service answers it
+// Events: the JP-compatible stream (docs/architecture.md §4), as the service answers it
 
 /** Fields every known entry has; unmodelled fields are kept (and answered) verbatim. */
 interface EntryFields {
@@ -140,7 +140,7 @@ export interface EventInput {
 }
 
 // ---------------------------------------------------------------------------
-// Formats (ARCHITECTURE §15)
+// Formats (docs/architecture.md §15)
 
 /** The provider formats a turn can be posted and read in besides JP events. */
 export type ProviderFormatName =

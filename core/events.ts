@@ -1,6 +1,6 @@
 /**
  * The JP-compatible event stream: one zod schema per entry type, the single
- * source of the wire format (ARCHITECTURE §4). Known entries keep fields we do
+ * source of the wire format (docs/architecture.md §4). Known entries keep fields we do
  * not model (loose objects) and unknown entry types are kept verbatim, so a
  * stream round-trips through us without losing anything JP or a platform wrote.
  */

@@ -1,5 +1,5 @@
 /**
- * Projection (RFD 064 "Projection Layer", ARCHITECTURE §5): a pure function
+ * Projection (RFD 064 "Projection Layer", docs/architecture.md §5): a pure function
  * from the raw stream to the view a provider should see. Raw events are never
  * changed; compaction entries are overlays that this function consumes.
  */

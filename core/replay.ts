@@ -196,7 +196,7 @@ export function prepareStream(entries: readonly Entry[]): PreparedStream {
   return { entries, boundaries, compactions, layers };
 }
 
-/** What the replay saw at one turn boundary (ARCHITECTURE §12's `U_t` and `V_t`). */
+/** What the replay saw at one turn boundary (docs/architecture.md §12's `U_t` and `V_t`). */
 export interface ReplayedTurn {
   /** The turn (0-based) just stored and evaluated. */
   readonly turn: number;

@@ -2,7 +2,7 @@
  * Per-turn size counts: the estimate of a projected view computed from a few
  * numbers per turn instead of the event bodies. The store keeps these so an
  * evaluation never has to read a conversation's events to decide not to fire
- * (ARCHITECTURE §13), and `simulate` replays long streams in linear time.
+ * (docs/architecture.md §13), and `simulate` replays long streams in linear time.
  * `estimateFromSizes(sizes, compactions)` equals `estimateStream` exactly.
  */
 

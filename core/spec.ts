@@ -2,7 +2,7 @@
  * The `--compact=SPEC` DSL of RFD 064: `POLICIES[:RANGE]`, e.g. `s:..-3`,
  * `r+t=strip-responses:5..-3`, `t=omit:-10..-3`.
  *
- * Bounds are 0-based turn indices as ARCHITECTURE §5 specifies (JP's own CLI
+ * Bounds are 0-based turn indices as docs/architecture.md §5 specifies (JP's own CLI
  * has since moved to 1-based); a negative bound `-N` is N turns before the
  * last one, so `..-3` keeps the last three turns, like `keep_last = 3`.
  */

@@ -1,6 +1,6 @@
 /**
  * The transcript a summarizer reads (RFD 064 "LLM-Assisted Strategies",
- * ARCHITECTURE §9): rendered from the RAW events of a band, never from a
+ * docs/architecture.md §9): rendered from the RAW events of a band, never from a
  * projected view ("Raw-Stream Invariant"), and the prompt around it.
  *
  * What is rendered, in stream order, under a `## Turn N` heading per turn

@@ -1,5 +1,5 @@
 /**
- * The grid `autocompact tune` replays (ARCHITECTURE §12): the D50 keys it
+ * The grid `autocompact tune` replays (docs/architecture.md §12): the D50 keys it
  * varies, the default grid, `--grid` parsing, its expansion into
  * configurations, and the config layer that applies one.
  */

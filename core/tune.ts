@@ -1,5 +1,5 @@
 /**
- * `autocompact tune` (ARCHITECTURE §12): replays conversations under a grid
+ * `autocompact tune` (docs/architecture.md §12): replays conversations under a grid
  * of D50 configurations and measures what each costs a platform. The replay
  * is core's own ({@link replayPrepared}, the one `simulate` runs); this module
  * adds, on the grid of tune-grid.ts, the per-turn metrics (`U_t`, `V_t`, the prompt-cache misses
@@ -83,7 +83,7 @@ function toolResponseUnder(
   return { ...response, content: strippedResponseContent(toolName(), response.is_error) };
 }
 
-/** The metrics of one conversation under one configuration (ARCHITECTURE §12). */
+/** The metrics of one conversation under one configuration (docs/architecture.md §12). */
 export interface ConversationMetrics {
   readonly turns: number;
   readonly firings: number;
@@ -338,7 +338,7 @@ export function cachedSummaries(summarize: SummarizeBand): SummarizeBand {
   };
 }
 
-/** One configuration's line of `tune --json` (ARCHITECTURE §12). */
+/** One configuration's line of `tune --json` (docs/architecture.md §12). */
 export interface ConfigResult {
   readonly config: TuneConfig;
   readonly conversations: number;

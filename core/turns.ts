@@ -1,5 +1,5 @@
 /**
- * Turn indexing (ARCHITECTURE §5, JP's `ConversationStream` turn walk).
+ * Turn indexing (docs/architecture.md §5, JP's `ConversationStream` turn walk).
  *
  * A counter starts at 0; a `turn_start` opens a new turn only when the current
  * turn already holds a conversation event, so events before the first

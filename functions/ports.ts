@@ -475,7 +475,7 @@ export interface Clock {
 /** The wall clock. */
 export const systemClock: Clock = { nowMillis: () => Date.now() };
 
-/** The events a tenant's notification endpoint can receive (ARCHITECTURE §16). */
+/** The events a tenant's notification endpoint can receive (docs/architecture.md §16). */
 export const NOTIFICATION_TYPES = [
   "compaction.fired",
   "compaction.still_over_threshold",

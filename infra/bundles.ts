@@ -1,5 +1,5 @@
 /**
- * The Lambda bundle report (`npm run bundles`; ARCHITECTURE §13 "report KB
+ * The Lambda bundle report (`npm run bundles`; docs/architecture.md §13 "report KB
  * per function"): builds each function with exactly the stack's esbuild
  * options (infra/bundling.ts) and prints its minified size, its source map's,
  * a zipped estimate of the deployment package, and what dominates it (bytes

@@ -15,13 +15,13 @@ export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 /**
  * The newest Node.js runtime aws-cdk-lib offers (cdk-nag's AwsSolutions-L1
  * and Serverless-LambdaLatestVersion require the newest of the family). The
- * code stays Node 20-compatible (ARCHITECTURE §14), so an older runtime works
+ * code stays Node 20-compatible (docs/architecture.md §14), so an older runtime works
  * too.
  */
 export const RUNTIME = Runtime.NODEJS_24_X;
 
 /** Graviton: 20% cheaper per GB-second than x86_64; the bundles are pure JavaScript (no native modules). */
-export const ARCHITECTURE = Architecture.ARM_64;
+export const LAMBDA_ARCH = Architecture.ARM_64;
 
 /** esbuild's target, matching the runtime. */
 export const ESBUILD_TARGET = `node${RUNTIME.name.replace(/^nodejs(\d+)\.x$/, "$1")}`;

@@ -1,5 +1,5 @@
 /**
- * Where notifications travel on AWS (ARCHITECTURE §16): the stack's
+ * Where notifications travel on AWS (docs/architecture.md §16): the stack's
  * EventBridge bus, where the api and the compactor put them (and AWS-side
  * consumers may attach rules of their own), a rule forwarding autocompact's
  * events to the notifier's queue, and that queue's dead-letter queue, which

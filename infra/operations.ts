@@ -1,5 +1,5 @@
 /**
- * What an operator watches (ARCHITECTURE §10): the dashboard, the alarms and
+ * What an operator watches (docs/architecture.md §10): the dashboard, the alarms and
  * the saved Logs Insights queries over the compactor's JSON log lines.
  *
  * The compactor's metrics are Powertools Metrics (EMF): namespace
@@ -121,7 +121,7 @@ export interface OperationsProps {
   readonly compactorFunction: IFunction;
   readonly httpApi: HttpApi;
   readonly compactorLogGroup: ILogGroup;
-  /** The notifications that failed every delivery attempt (ARCHITECTURE §16). */
+  /** The notifications that failed every delivery attempt (docs/architecture.md §16). */
   readonly notificationDeadLetterQueue: Queue;
   readonly notifierFunction: IFunction;
 }

@@ -1,8 +1,8 @@
 /**
- * The whole service in one stack (ARCHITECTURE §2): the table, the FIFO
+ * The whole service in one stack (docs/architecture.md §2): the table, the FIFO
  * evaluation queue and its DLQ, the api function behind an HTTP API, the
  * compactor on the queue, the notifications' EventBridge bus, queue, DLQ and
- * notifier function (ARCHITECTURE §16), and what operators watch
+ * notifier function (docs/architecture.md §16), and what operators watch
  * (infra/operations.ts).
  *
  * Environment-agnostic (no `env`, no lookups): one template deploys to any
@@ -57,10 +57,10 @@ import {
 import type { Construct } from "constructs";
 import { bedrockModelResources } from "./bedrock.ts";
 import {
-  ARCHITECTURE,
   bundlingOptions,
   entryPath,
   type FunctionName,
+  LAMBDA_ARCH,
   REPO_ROOT,
   RUNTIME,
 } from "./bundling.ts";
@@ -269,7 +269,7 @@ export class AutocompactStack extends Stack {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 5 },
     });
 
-    // --- notifications (ARCHITECTURE §16): bus, rule, queue, DLQ ---
+    // --- notifications (docs/architecture.md §16): bus, rule, queue, DLQ ---
     const channel = notificationChannel(this, NOTIFIER_TIMEOUT);
     this.eventBus = channel.eventBus;
     this.notificationRule = channel.rule;
@@ -482,7 +482,7 @@ export class AutocompactStack extends Stack {
     options.logGroup.grantWrite(role);
     const common = {
       runtime: RUNTIME,
-      architecture: ARCHITECTURE,
+      architecture: LAMBDA_ARCH,
       handler: "index.handler",
       description: options.description,
       memorySize: options.memorySize,

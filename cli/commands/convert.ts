@@ -1,7 +1,7 @@
 /**
  * `autocompact convert`: a stream or provider transcript in, another format
  * out, offline. Converting to a provider format and back gives the same
- * messages up to the normalizations of ARCHITECTURE §15.
+ * messages up to the normalizations of docs/architecture.md §15.
  */
 import { streamToTranscript } from "../../core/formats/transcripts.ts";
 import { defineCommand, EXIT, write } from "../command.ts";

@@ -1,5 +1,5 @@
 /**
- * The AI SDK format (ARCHITECTURE §15): a turn posted as the `ai` package's
+ * The AI SDK format (docs/architecture.md §15): a turn posted as the `ai` package's
  * `ModelMessage[]` (the version the project pins, `ai@6`), and views read
  * back as the same. Types and schemas are our own (core imports no SDK);
  * `test/formats/ai-sdk-types.test.ts` checks that what {@link aiSdk}`.fromView`

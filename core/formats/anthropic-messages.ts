@@ -1,5 +1,5 @@
 /**
- * The Anthropic Messages API format (ARCHITECTURE §15): a turn posted as the
+ * The Anthropic Messages API format (docs/architecture.md §15): a turn posted as the
  * `messages` (`MessageParam[]`) the platform sends to `POST /v1/messages`,
  * and views read back as the same. Types and schemas are our own (core
  * imports no SDK); `test/formats/anthropic-types.test.ts` proves with `tsc`

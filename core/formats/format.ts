@@ -1,5 +1,5 @@
 /**
- * Provider message formats (ARCHITECTURE §15). A platform posts a turn as the
+ * Provider message formats (docs/architecture.md §15). A platform posts a turn as the
  * message array it already holds for its provider and reads the projected
  * view back in the same shape. JP events stay the stored form: a format is a
  * pair of pure functions, one turn's messages → JP events, and a

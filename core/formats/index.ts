@@ -1,5 +1,5 @@
 /**
- * The provider formats the service speaks besides JP events (ARCHITECTURE
+ * The provider formats the service speaks besides JP events (docs/architecture.md
  * §15): adding a format is adding its module here.
  */
 import { InvalidInputError, PROBLEM_VARIANTS } from "../errors.ts";

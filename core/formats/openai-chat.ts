@@ -1,5 +1,5 @@
 /**
- * OpenAI Chat Completions `messages` (ARCHITECTURE §15).
+ * OpenAI Chat Completions `messages` (docs/architecture.md §15).
  *
  * | Chat message                                  | JP events                                    |
  * |-----------------------------------------------|----------------------------------------------|

@@ -1,5 +1,5 @@
 /**
- * OpenAI Responses API `input` items (ARCHITECTURE §15): a turn posted as the
+ * OpenAI Responses API `input` items (docs/architecture.md §15): a turn posted as the
  * `input` items the platform sends to `POST /v1/responses`, and views read
  * back as the same.
  *

@@ -1,5 +1,5 @@
 /**
- * The HTTP API (ARCHITECTURE §8): one Hono app, served by `handle(app)` on
+ * The HTTP API (docs/architecture.md §8): one Hono app, served by `handle(app)` on
  * Lambda and by @hono/node-server locally. The routes are @hono/zod-openapi
  * definitions (routes.ts), from which `GET /v1/openapi.json` is generated;
  * keys are checked by `hono/bearer-auth`. Handlers are thin: parse with zod,
@@ -72,7 +72,7 @@ export interface AppDeps {
   readonly webhookReceipts: WebhookReceipts;
   readonly bodyLimitBytes?: number;
   /**
-   * Tenants' notification endpoints and the URLs allowed (ARCHITECTURE §16);
+   * Tenants' notification endpoints and the URLs allowed (docs/architecture.md §16);
    * default: in memory, deployed rules (the tests' apps).
    */
   readonly notifications?: NotificationSettings;

@@ -1,5 +1,5 @@
 /**
- * The routes of the HTTP API (ARCHITECTURE §8) as @hono/zod-openapi route
+ * The routes of the HTTP API (docs/architecture.md §8) as @hono/zod-openapi route
  * definitions: app.ts serves them and the OpenAPI document is generated from
  * them, so the two cannot drift. Every response a route can give is declared;
  * errors are RFC 9457 problems (`application/problem+json`).

@@ -85,7 +85,7 @@ export const ModelInfoSchema = z.strictObject({
 // `.openapi()` exists on schemas built after @hono/zod-openapi loaded (zod
 // copies prototype additions at construction): core's schemas are cloned first.
 
-/** An entry of the stream (ARCHITECTURE §4): core's wire-format schemas. */
+/** An entry of the stream (docs/architecture.md §4): core's wire-format schemas. */
 export const Event = Entry.clone().openapi("Event", {
   description: "An entry of the JP-compatible event stream; unknown entry types are kept verbatim.",
 });
@@ -117,7 +117,7 @@ export const FormatName = z
   .enum(FORMAT_NAMES as [string, ...string[]], {
     error: `unknown format: use one of ${FORMAT_NAMES.join(", ")}`,
   })
-  .openapi({ description: "The format of the answer (ARCHITECTURE §15); default `jp`." });
+  .openapi({ description: "The format of the answer (docs/architecture.md §15); default `jp`." });
 
 /** The options of a turn posted in a provider format. */
 const FormatOptions = {
@@ -157,7 +157,7 @@ const MESSAGE_SCHEMAS: Readonly<Record<string, z.ZodType>> = Object.fromEntries(
   Object.values(PROVIDER_FORMATS).map((format) => [
     format.name,
     format.messageSchema.clone().openapi(`${pascal(format.name)}Message`, {
-      description: `One message of the ${format.name} format (ARCHITECTURE §15).`,
+      description: `One message of the ${format.name} format (docs/architecture.md §15).`,
     }),
   ]),
 );
@@ -626,7 +626,7 @@ export const EvaluationPendingProblem = ProblemSchema.extend({
 /** What API Gateway answers when it throttles (its own body, not a problem). */
 export const GatewayMessage = z.object({ message: z.string() }).openapi("GatewayMessage");
 
-/** A notification event type (ARCHITECTURE §16). */
+/** A notification event type (docs/architecture.md §16). */
 const NotificationTypeSchema = z.enum(NOTIFICATION_TYPES);
 
 /** Body of `PUT /v1/notifications`. */

@@ -251,7 +251,7 @@ describe("compactor handler: logs", () => {
     ]);
   });
 
-  it("logs skips at INFO, the default level, so the saved query finds them (ARCHITECTURE §10)", async () => {
+  it("logs skips at INFO, the default level, so the saved query finds them (docs/architecture.md §10)", async () => {
     const logger = new Logger({ serviceName: "compactor-test", logLevel: "INFO" });
     const metrics = new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" });
     const handler = createCompactorHandler({

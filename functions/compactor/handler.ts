@@ -1,6 +1,6 @@
 /**
  * The compactor's Lambda handler: one SQS FIFO batch of evaluation messages,
- * answered with a partial batch response (ARCHITECTURE §2, §10).
+ * answered with a partial batch response (docs/architecture.md §2, §10).
  *
  * Records are processed in order by Powertools' FIFO processor with
  * `skipGroupOnError`: a failed record fails the later records of its own
@@ -19,7 +19,7 @@
  * evaluation is also recorded on its conversation (turn, error class,
  * message, time), which `autocompact dlq list` shows beside a dead letter.
  * A firing is then published as notifications (`compaction.fired`, and
- * `compaction.still_over_threshold`, ARCHITECTURE §16); a redelivery of a
+ * `compaction.still_over_threshold`, docs/architecture.md §16); a redelivery of a
  * turn that fired publishes them again, under the same `webhook-id`s, so a
  * publish that failed (and failed the record) is made good by the retry.
  */
@@ -253,7 +253,7 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
         new SqsFifoPartialProcessorAsync(),
         {
           ...(lambda ? { context: lambda } : {}),
-          // A failure holds back its own group (conversation) only (ARCHITECTURE §2);
+          // A failure holds back its own group (conversation) only (docs/architecture.md §2);
           // without it every later record of the batch fails, other conversations' too.
           skipGroupOnError: true,
           // Report every record as failed instead of throwing: same redelivery,

@@ -1,6 +1,6 @@
 /**
  * A turn as a platform posts it — JP events, or one turn of a provider
- * format's messages (ARCHITECTURE §15) — made ready to store: its events, the
+ * format's messages (docs/architecture.md §15) — made ready to store: its events, the
  * digest that makes a re-post an idempotent replay, and the latest event
  * time the head keeps so the service never stamps a later turn earlier.
  *

@@ -425,7 +425,7 @@ export class ConversationService {
   }
 
   /**
-   * A view in a provider format (ARCHITECTURE §15): the projected one, ready
+   * A view in a provider format (docs/architecture.md §15): the projected one, ready
    * for the next call, with its turns' origins and estimate; or the raw one,
    * compactions left out (read them at `/compactions`).
    */

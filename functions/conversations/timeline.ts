@@ -1,6 +1,6 @@
 /**
  * A conversation's timeline (`GET /v1/conversations/{id}/timeline`,
- * ARCHITECTURE §8): per turn, the raw size so far, what the evaluation after
+ * docs/architecture.md §8): per turn, the raw size so far, what the evaluation after
  * it saw (projected estimate, threshold) and what it did (the band it fired,
  * or why it skipped). Computed from the turns' size records, where the
  * compactor keeps each evaluation, and the band audits (CMP items): never

@@ -9,7 +9,7 @@
  * has not been evaluated gets a message again, so a SIGKILL at any moment
  * loses no acknowledged turn and leaves no evaluation unfinished.
  *
- * Notifications (ARCHITECTURE §16) are delivered by the runtime itself, with
+ * Notifications (docs/architecture.md §16) are delivered by the runtime itself, with
  * retries, to endpoints that may be plain HTTP and on this machine.
  */
 import { mkdir } from "node:fs/promises";

@@ -1,6 +1,6 @@
 /**
  * A tenant's notification endpoint (`PUT`/`GET`/`DELETE /v1/notifications`,
- * ARCHITECTURE §8, §16): the URL is checked against the deployment's
+ * docs/architecture.md §8, §16): the URL is checked against the deployment's
  * {@link UrlPolicy} (its name resolved now), a fresh signing secret is
  * generated for every PUT and answered only then, and the endpoint is
  * stored with the secret sealed. Reads never show the secret again.

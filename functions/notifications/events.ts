@@ -1,5 +1,5 @@
 /**
- * The notifications of ARCHITECTURE §16, built from what was stored: a band
+ * The notifications of docs/architecture.md §16, built from what was stored: a band
  * the compactor wrote (`compaction.fired`, and `compaction.still_over_threshold`
  * when its own `trigger` audit says the view is still over the threshold) and
  * the bands a reset removed (`compactions.reset`). Everything in a

@@ -1,7 +1,7 @@
 /**
  * The local runtime's notification publisher: no bus and no queue, it
  * delivers each notification itself, in the background, retrying a failed
- * attempt after a full-jitter backoff capped at 30 s (ARCHITECTURE §16), so a
+ * attempt after a full-jitter backoff capped at 30 s (docs/architecture.md §16), so a
  * receiver that comes back gets everything within a minute. Every attempt
  * reads the tenant's endpoint as registered then (a removed endpoint stops
  * the retries). Pending deliveries live in memory: a restart drops them.

@@ -1,5 +1,5 @@
 /**
- * Which notification endpoints the service POSTs to (ARCHITECTURE §16): on
+ * Which notification endpoints the service POSTs to (docs/architecture.md §16): on
  * AWS only HTTPS URLs whose every address is public unicast: never private,
  * loopback, link-local (the instance metadata service 169.254.169.254 among
  * them), unique-local (fd00:ec2::254), CGNAT, unspecified, multicast or

@@ -1,5 +1,5 @@
 /**
- * The notifier Lambda's handler (ARCHITECTURE §16): one SQS batch of
+ * The notifier Lambda's handler (docs/architecture.md §16): one SQS batch of
  * notifications, each an EventBridge event the bus's rule forwarded, answered
  * with a partial batch response. Each record is delivered on its own: the
  * tenant's endpoint is read as registered now, the URL checked again after

@@ -1,6 +1,6 @@
 /**
  * The evaluation queue of the local runtime: SQS FIFO and a Lambda event
- * source mapping, in process (ARCHITECTURE §11).
+ * source mapping, in process (docs/architecture.md §11).
  *
  * - At-least-once: a received message is hidden for the visibility timeout;
  *   it is deleted only when the handler reports it done, and becomes visible

@@ -1,6 +1,6 @@
 /**
  * The {@link ConversationStore} on DynamoDB: one table, `pk` + `sk` strings
- * (ARCHITECTURE §7). Every read is strongly consistent and follows every
+ * (docs/architecture.md §7). Every read is strongly consistent and follows every
  * page; every write is conditional on the head.
  *
  * Items of one conversation (`pk = T#<tenant>#C#<conversation>`, with `%`

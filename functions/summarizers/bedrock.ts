@@ -1,5 +1,5 @@
 /**
- * The Amazon Bedrock summarizer (ARCHITECTURE §9, the default in AWS): one
+ * The Amazon Bedrock summarizer (docs/architecture.md §9, the default in AWS): one
  * Converse API call per summary, authorized by the Lambda's IAM role. The
  * client is given by the caller (created at cold start), never built here.
  */

@@ -1,5 +1,5 @@
 /**
- * The notifications' part of the stack (issue 16, ARCHITECTURE §16): the
+ * The notifications' part of the stack (issue 16, docs/architecture.md §16): the
  * EventBridge bus the api and the compactor put events on, the rule to the
  * notifier's queue, the queue's DLQ, the notifier function and what it may
  * do, and the alarm on failed deliveries.

@@ -12,7 +12,7 @@
  * valid `input` by OpenAI's published schema; the turns the bands fired
  * through the previous turn compacted in Responses terms (the result
  * `[compacted] read_file: success`, arguments `"{}"`, no reasoning and, the
- * turn's reasoning being stripped, no item ids: ARCHITECTURE §15); the other
+ * turn's reasoning being stripped, no item ids: docs/architecture.md §15); the other
  * turns as the model issued them, encrypted reasoning and ids included. For
  * the AI SDK loop, what it read from autocompact passes the `ai` package's
  * own `modelMessageSchema`, and the raw stream keeps each part's
@@ -144,7 +144,7 @@ function expectCompactedView(
     turns.slice(0, current).forEach((items, turn) => {
       const { call } = issuedFor(issued, turn);
       if (banded.includes(turn)) {
-        // Its reasoning stripped, no item of the turn keeps its id (ARCHITECTURE §15).
+        // Its reasoning stripped, no item of the turn keeps its id (docs/architecture.md §15).
         expect(items.filter((item) => "id" in item)).toEqual([]);
         expect(items, `turn ${turn} in request ${n}`).toEqual(view.compacted(turn, call));
       } else {

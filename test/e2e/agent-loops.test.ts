@@ -9,7 +9,7 @@
  * Anthropic stub with a signed thinking block in each reply. The stubs
  * record every request body, so the test sees exactly what the model would
  * have received: automatic compaction fires, later calls carry the compacted
- * turns in the provider's terms (ARCHITECTURE §15) and are valid requests for
+ * turns in the provider's terms (docs/architecture.md §15) and are valid requests for
  * the provider, and recent turns come back as posted, signatures included.
  * The loops read the projection with `afterTurn` (issue 12), so each call
  * compacts exactly the turns of the bands fired through the previous turn:

@@ -43,7 +43,7 @@ export const QUESTIONS = [
 /** The one tool of every snippet; the stubs call it with `{path: "package.json"}`. */
 export const TOOL = "read_file";
 
-/** A stripped result of {@link TOOL}, in every format (ARCHITECTURE §15). */
+/** A stripped result of {@link TOOL}, in every format (docs/architecture.md §15). */
 export const COMPACTED_RESULT = `[compacted] ${TOOL}: success`;
 
 /** The final answer the stubs give to question `turn`. */

@@ -1,6 +1,6 @@
 /**
  * Headless Chromium for the console's browser tests: Debian's `chromium`
- * (ARCHITECTURE §14) driven by playwright-core, started with the flags this
+ * (docs/architecture.md §14) driven by playwright-core, started with the flags this
  * machine's closed network needs (no background or component traffic), and a
  * watch on every page for requests that leave the app's origin and for
  * Content-Security-Policy violations.

@@ -1,6 +1,6 @@
 /**
  * A seeded, deterministic generator of malformed turn posts in a provider
- * format (ARCHITECTURE §15): it samples valid turns from the format's
+ * format (docs/architecture.md §15): it samples valid turns from the format's
  * arbitraries and applies exactly one mutation to each, from a catalogue of
  * kinds. Every payload carries what the API must answer: the status, the
  * problem type, and a regex for the `detail`, which must start with the path

@@ -1,7 +1,7 @@
 /**
  * fast-check arbitraries for OpenAI Chat Completions conversations, turn by
  * turn, as a platform posts them (format `openai-chat`), and the comparison
- * ARCHITECTURE §15 allows for their round trips.
+ * docs/architecture.md §15 allows for their round trips.
  */
 import fc from "fast-check";
 import type { ChatMessage } from "../../core/formats/openai-chat.schema.ts";
@@ -166,7 +166,7 @@ export const chatConversationArb = (maxTurns = 5): fc.Arbitrary<ChatMessage[][]>
   fc.array(chatTurnArb, { minLength: 1, maxLength: maxTurns });
 
 /**
- * `messages` up to the normalizations ARCHITECTURE §15 allows: tool
+ * `messages` up to the normalizations docs/architecture.md §15 allows: tool
  * arguments as JSON values, a single text part as its string, and a
  * text-less assistant message's absent `content` as `null`.
  */

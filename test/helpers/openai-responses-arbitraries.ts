@@ -1,7 +1,7 @@
 /**
  * fast-check arbitraries for OpenAI Responses conversations, turn by turn, as
  * a platform posts its `input` items (format `openai-responses`), and the
- * comparison ARCHITECTURE §15 allows for their round trips.
+ * comparison docs/architecture.md §15 allows for their round trips.
  */
 import fc from "fast-check";
 import type { ResponsesItem } from "../../core/formats/openai-responses.schema.ts";
@@ -204,7 +204,7 @@ export const responsesConversationArb = (maxTurns = 5): fc.Arbitrary<ResponsesIt
   fc.array(responsesTurnArb, { minLength: 1, maxLength: maxTurns });
 
 /**
- * `input` items up to the normalizations ARCHITECTURE §15 allows: function
+ * `input` items up to the normalizations docs/architecture.md §15 allows: function
  * arguments as JSON values, and an output message's defaults (`status`
  * `"completed"`, each part's `annotations` and `logprobs` `[]`) filled in.
  */

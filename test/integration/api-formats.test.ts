@@ -1,6 +1,6 @@
 /**
  * Turns posted and read in provider formats through the HTTP API (issue 11,
- * ARCHITECTURE §15): the body's rules, the timestamps the service assigns,
+ * docs/architecture.md §15): the body's rules, the timestamps the service assigns,
  * replays that ignore them, and the reads in each format. Expectations are
  * literals.
  */

@@ -1,5 +1,5 @@
 /**
- * The D50 decisions do not depend on the format (ARCHITECTURE §15: every
+ * The D50 decisions do not depend on the format (docs/architecture.md §15: every
  * rule runs on the JP view). For each provider format (openai-chat,
  * openai-responses, anthropic-messages, ai-sdk), a long, tool-heavy
  * conversation is posted in the format to one conversation and as the JP

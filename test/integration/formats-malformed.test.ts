@@ -1,5 +1,5 @@
 /**
- * Malformed turns in each provider format (ARCHITECTURE §15, §8): 100
+ * Malformed turns in each provider format (docs/architecture.md §15, §8): 100
  * seeded payloads per format, one mutation of a valid turn each (see
  * test/helpers/malformed.ts and test/helpers/malformed/<format>.ts for the
  * catalogues and where each expectation comes from). Every one gets its 4xx problem with a detail that locates the

@@ -1,5 +1,5 @@
 /**
- * Round trips through the service (ARCHITECTURE §15): any valid conversation
+ * Round trips through the service (docs/architecture.md §15): any valid conversation
  * posted turn by turn in a provider format through the HTTP API comes back
  * from `GET …/projection?format=X` (no compaction) and `GET …/events?format=X`
  * as the same messages, in the format's own field (`messages`, or `input` for

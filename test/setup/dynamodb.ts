@@ -30,7 +30,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // The AWS SDK's Node 22 notice (ARCHITECTURE §14); vitest.config.ts sets it for the workers.
+  // The AWS SDK's Node 22 notice (docs/architecture.md §14); vitest.config.ts sets it for the workers.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
   const external = process.env.AUTOCOMPACT_TEST_DYNAMODB_ENDPOINT;
   if (external) {

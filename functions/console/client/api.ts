@@ -1,5 +1,5 @@
 /**
- * The console's reads and writes of the API (ARCHITECTURE §8), with the key
+ * The console's reads and writes of the API (docs/architecture.md §8), with the key
  * the user signed in with. The key lives in sessionStorage only: it goes
  * with the tab, never into localStorage or a cookie.
  */
