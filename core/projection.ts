@@ -118,8 +118,8 @@ export function toolNameFor(names: ToolNames, id: string, turn: number): string 
   return names.get(id)?.findLast((request) => request.turn <= turn)?.name;
 }
 
-/** The compacted form of a tool request, or `undefined` when it is omitted. */
-function projectToolRequest(
+/** The compacted form of a tool request under its turn's tool policy, or `undefined` when it is omitted. */
+export function projectToolRequest(
   request: ToolCallRequest,
   policy: ToolCallPolicy | undefined,
 ): ToolCallRequest | undefined {
@@ -128,7 +128,12 @@ function projectToolRequest(
   return policy.request ? { ...request, arguments: {} } : request;
 }
 
-function projectToolResponse(
+/**
+ * The compacted form of a tool response under its turn's tool policy (its
+ * content stripped to the placeholder naming `toolName()`), or `undefined`
+ * when it is omitted.
+ */
+export function projectToolResponse(
   response: ToolCallResponse,
   policy: ToolCallPolicy | undefined,
   toolName: () => string | undefined,

@@ -9,17 +9,11 @@
 import type { BandSummary } from "./auto-compaction.ts";
 import type { AutoConfigLayer } from "./config.ts";
 import { entryChars, estimateView, tokensFromChars } from "./estimate.ts";
-import {
-  type Compaction,
-  type Entry,
-  isKnown,
-  type ToolCallPolicy,
-  type ToolCallRequest,
-  type ToolCallResponse,
-} from "./events.ts";
+import { type Compaction, type Entry, isKnown, type ToolCallRequest } from "./events.ts";
 import {
   project,
-  strippedResponseContent,
+  projectToolRequest,
+  projectToolResponse,
   summaryEntries,
   summaryTextOf,
   type ToolNames,
@@ -64,23 +58,6 @@ function commonPrefix(a: readonly Entry[], b: readonly Entry[]): number {
   let i = 0;
   while (i < length && sameJson(a[i], b[i])) i++;
   return i;
-}
-
-function toolRequestUnder(request: ToolCallRequest, policy: ToolCallPolicy | undefined) {
-  if (!policy) return request;
-  if (policy.policy === "omit") return undefined;
-  return policy.request ? { ...request, arguments: {} } : request;
-}
-
-function toolResponseUnder(
-  response: ToolCallResponse,
-  policy: ToolCallPolicy | undefined,
-  toolName: () => string | undefined,
-) {
-  if (!policy) return response;
-  if (policy.policy === "omit") return undefined;
-  if (!policy.response) return response;
-  return { ...response, content: strippedResponseContent(toolName(), response.is_error) };
 }
 
 /** The metrics of one conversation under one configuration (docs/architecture.md §12). */
@@ -214,9 +191,9 @@ class ViewTracker {
         } else if (entry.type === "chat_response") {
           if (entry.reasoning === undefined || band.reasoning === undefined) keep(entry);
         } else if (entry.type === "tool_call_request") {
-          keep(toolRequestUnder(entry, band.tool_calls));
+          keep(projectToolRequest(entry, band.tool_calls));
         } else if (entry.type === "tool_call_response") {
-          keep(toolResponseUnder(entry, band.tool_calls, () => toolNameFor(names, entry.id, k)));
+          keep(projectToolResponse(entry, band.tool_calls, () => toolNameFor(names, entry.id, k)));
         } else keep(entry);
       }
     }
