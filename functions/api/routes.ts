@@ -11,42 +11,46 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import {
-  AppendQuery,
+  EvaluationPendingProblem,
+  GatewayMessage,
+  ProblemSchema,
+  TurnConflictProblem,
+  WebhookIdReusedProblem,
+} from "./problem-schemas.ts";
+import {
   AppendResponse,
+  CompactionsResponse,
+  ConfigResponse,
+  ConversationListResponse,
+  ConversationSummary,
+  DryRunResponse,
+  EventsInAnyFormat,
+  HealthResponse,
+  ListedCompaction,
+  NotificationEndpointResponse,
+  OpenApiDocument,
+  ProjectionInAnyFormat,
+  RegisteredEndpointResponse,
+  RemovedResponse,
+  TimelineResponse,
+  VerifyResponse,
+} from "./response-schemas.ts";
+import {
+  AppendQuery,
   CompactionBody,
   CompactionParams,
   CompactionQuery,
-  CompactionsResponse,
   ConfigBody,
-  ConfigResponse,
-  ConversationListResponse,
   ConversationParams,
-  ConversationSummary,
-  DryRunResponse,
-  EvaluationPendingProblem,
-  EventsInAnyFormat,
   FormatQuery,
-  GatewayMessage,
-  HealthResponse,
-  ListedCompaction,
   ListQuery,
   NotificationBody,
-  NotificationEndpointResponse,
-  OpenApiDocument,
-  ProblemSchema,
-  ProjectionInAnyFormat,
   ProjectionQuery,
-  RegisteredEndpointResponse,
-  RemovedResponse,
   ResetQuery,
   SummaryQuery,
-  TimelineResponse,
-  TurnConflictProblem,
   TurnRequest,
   VerifyQuery,
-  VerifyResponse,
   WebhookHeaders,
-  WebhookIdReusedProblem,
 } from "./schemas.ts";
 
 /** The request bodies, registered as components under these names. */
@@ -314,19 +318,22 @@ export const addCompaction = createRoute({
   },
 });
 
+/** Answers of the routes that remove compactions. */
+const removal = (description: string) => ({
+  200: json(description, RemovedResponse),
+  ...conversation,
+  404: notFound,
+  413: tooLarge,
+  503: contention,
+});
+
 export const resetCompactions = createRoute({
   method: "delete",
   path: "/v1/conversations/{id}/compactions",
   operationId: "resetCompactions",
   summary: "Remove all compactions, or all of one source",
   request: { params: ConversationParams, query: ResetQuery },
-  responses: {
-    200: json("The compactions removed.", RemovedResponse),
-    ...conversation,
-    404: notFound,
-    413: tooLarge,
-    503: contention,
-  },
+  responses: removal("The compactions removed."),
 });
 
 export const removeCompaction = createRoute({
@@ -336,12 +343,8 @@ export const removeCompaction = createRoute({
   summary: "Remove one compaction by its 1-based position",
   request: { params: CompactionParams },
   responses: {
-    200: json("The compaction removed.", RemovedResponse),
-    ...conversation,
-    404: notFound,
-    413: tooLarge,
+    ...removal("The compaction removed."),
     422: problem("No compaction at that position."),
-    503: contention,
   },
 });
 

@@ -1,22 +1,15 @@
 /**
- * Request and response schemas of the HTTP API: zod is the single source of
- * validation and of the OpenAPI document, which @hono/zod-openapi generates
- * from the routes (routes.ts) that use these schemas. Names given with
- * `.openapi("Name")` become components of the document.
+ * Request schemas of the HTTP API (path, query, headers, bodies) and the
+ * wire pieces both sides share (`Event`, each format's message): zod is the
+ * single source of validation and of the OpenAPI document, which
+ * @hono/zod-openapi generates from the routes (routes.ts) that use these
+ * schemas. Responses are in response-schemas.ts, problems in
+ * problem-schemas.ts. Names given with `.openapi("Name")` become components
+ * of the document.
  */
 import { z } from "@hono/zod-openapi";
-import { SKIP_REASONS } from "../../core/auto-compaction.ts";
-import {
-  type AutoConfig,
-  AutoConfigLayer,
-  boundedText,
-  MAX_MODEL_ID_LENGTH,
-  RuleLayer,
-  SummaryRuleConfig,
-  ToolCallMode,
-} from "../../core/config.ts";
-import { MAX_LISTED_ISSUES } from "../../core/errors.ts";
-import { Compaction, Entry, JsonObject, Timestamp, UnknownEntry } from "../../core/events.ts";
+import { AutoConfigLayer, boundedText, MAX_MODEL_ID_LENGTH, RuleLayer } from "../../core/config.ts";
+import { Entry, JsonObject, Timestamp, UnknownEntry } from "../../core/events.ts";
 import {
   FORMAT_NAMES,
   PROVIDER_FORMATS,
@@ -149,11 +142,11 @@ export const FormatTurnBody = z.strictObject({
 });
 
 /** PascalCase of a format name, for component names (`openai-chat` → `OpenaiChat`). */
-const pascal = (name: string) =>
+export const pascal = (name: string) =>
   name.replace(/(^|-)([a-z])/g, (_, _dash: string, letter: string) => letter.toUpperCase());
 
 /** Each provider format's message, a named component (cloned: see the note above {@link Event}). */
-const MESSAGE_SCHEMAS: Readonly<Record<string, z.ZodType>> = Object.fromEntries(
+export const MESSAGE_SCHEMAS: Readonly<Record<string, z.ZodType>> = Object.fromEntries(
   Object.values(PROVIDER_FORMATS).map((format) => [
     format.name,
     format.messageSchema.clone().openapi(`${pascal(format.name)}Message`, {
@@ -222,36 +215,6 @@ export const VerifyQuery = z.strictObject({
     .openapi({ description: "`true`: rewrite a drifted head's counters (default `false`)." }),
 });
 
-/** Response of `POST …/verify`. */
-export const VerifyResponse = z
-  .object({
-    drift: z
-      .array(
-        z.object({
-          field: z.string().openapi({
-            description:
-              "A head counter (`turn_count`, `projected_chars`, `max_compacted_turn`, `compactions_version`, `evaluated_through`) or a stored turn size (`turns[3].size.tool_responses`).",
-          }),
-          stored: z.number().int(),
-          expected: z.number().int(),
-        }),
-      )
-      .openapi({ description: "Every stored number that differs from its recomputed value." }),
-    repaired: z.boolean().openapi({
-      description:
-        "Whether the head's counters were rewritten (only with `repair=true` and a drifted head; turn sizes are never rewritten).",
-    }),
-  })
-  .openapi("Verification");
-
-/** A compaction as listed, with its 1-based position in stream order. */
-export const ListedCompaction = z
-  .intersection(
-    z.object({ position: z.number().int().positive() }),
-    Compaction.clone().openapi("Compaction"),
-  )
-  .openapi("ListedCompaction");
-
 /** `wait=S`: seconds to wait for an evaluation, at most {@link MAX_WAIT_SECONDS} (API Gateway gives up at 30 s). */
 const WaitSeconds = z
   .string()
@@ -297,69 +260,6 @@ export const ProjectionQuery = z.strictObject({
 /** The query of `POST …/turns`: `wait=S` answers once the posted turn has been evaluated. */
 export const AppendQuery = z.strictObject({ wait: WaitSeconds.optional() });
 
-/** How far evaluations had got when an answer was made. */
-const ProgressFields = {
-  evaluated_through: z.number().int().nullable().openapi({
-    description:
-      "The latest turn whose evaluation finished (fired or skipped for any reason, `stale` included).",
-  }),
-  decided_through: z.number().int().nullable().openapi({
-    description:
-      "The latest turn an evaluation decided on a stored state holding it (fired or skipped, not `stale`): a view read now reflects it.",
-  }),
-};
-
-/** What an evaluation decided. */
-export const EvaluationDecisionSchema = z
-  .union([
-    z.object({
-      turn: z.number().int(),
-      outcome: z.literal("fired"),
-      band: z.object({
-        key: z.string(),
-        from_turn: z.number().int(),
-        to_turn: z.number().int(),
-      }),
-    }),
-    z.object({
-      turn: z.number().int(),
-      outcome: z.literal("skipped"),
-      reason: z.enum(SKIP_REASONS),
-    }),
-  ])
-  .openapi("EvaluationDecision", {
-    description:
-      "The decision of the evaluation that covered the turn: its own, or a newer turn's when this one's was skipped as stale (`turn` says which).",
-  });
-
-/** Response of `POST …/turns`. */
-export const AppendResponse = z
-  .object({
-    status: z.enum(["created", "replayed"]),
-    turn: z.number().int(),
-    turn_count: z.number().int(),
-    evaluation_enqueued: z.boolean(),
-    dropped_system: z.number().int().positive().optional().openapi({
-      description: "How many leading system/developer messages `drop_system` dropped.",
-    }),
-    ...ProgressFields,
-    decision: EvaluationDecisionSchema.optional().openapi({
-      description:
-        "With `wait`: the latest decision once the posted turn is decided. Its `turn` is the posted one, or a later turn's when one was posted and decided first (the head keeps the latest decision only).",
-    }),
-  })
-  .openapi("AppendOutcome");
-
-/** Response of `GET /v1/conversations/{id}`. */
-export const ConversationSummary = z
-  .object({
-    turn_count: z.number().int(),
-    ...ProgressFields,
-    estimated_tokens: z.number(),
-    compactions: z.array(ListedCompaction),
-  })
-  .openapi("ConversationSummary");
-
 /** Conversations per page when `limit` is not given. */
 export const DEFAULT_LIST_LIMIT = 20;
 
@@ -385,78 +285,6 @@ export const ListQuery = z.strictObject({
   }),
 });
 
-/** Response of `GET /v1/conversations`. */
-export const ConversationListResponse = z
-  .object({
-    conversations: z.array(
-      z.object({
-        id: ConversationId,
-        turn_count: z.number().int(),
-        estimated_tokens: z.number(),
-        context_window: z.number().int().nullable().openapi({
-          description:
-            "The latest turn's model's window (its `context_window`, else the catalog's); `null` when unknown.",
-        }),
-        utilization: z.number().nullable().openapi({
-          description: "`estimated_tokens / context_window`; `null` when the window is unknown.",
-        }),
-        bands: z
-          .object({ auto: z.number().int(), manual: z.number().int() })
-          .openapi({ description: "How many compactions of each source it has." }),
-        last_fired_at: z.string().nullable().openapi({
-          description:
-            "The timestamp of the latest automatic band written (kept after a reset); `null` when none was.",
-        }),
-      }),
-    ),
-    next_cursor: z.string().nullable().openapi({
-      description: "Pass as `cursor` for the next page; `null` on the last page.",
-    }),
-  })
-  .openapi("ConversationList", {
-    description:
-      "The tenant's conversations, most recently active first (a turn posted, a compaction added or removed, a config set).",
-  });
-
-/** One turn of `GET …/timeline`. */
-export const TimelineTurn = z
-  .object({
-    turn: z.number().int(),
-    raw_tokens: z.number().openapi({
-      description: "The estimate of turns 0..turn with no compaction (a running total).",
-    }),
-    projected_tokens: z.number().nullable().openapi({
-      description:
-        "The estimate the evaluation after this turn saw, before its own band; `null` where unknown (not evaluated yet, skipped as stale, or evaluated before evaluations were recorded).",
-    }),
-    threshold: z.number().nullable().openapi({
-      description:
-        "`context_window * trigger_ratio` as that evaluation saw it; `null` where unknown or the window was.",
-    }),
-    fired: z
-      .object({
-        position: z.number().int().positive().nullable().openapi({
-          description:
-            "The band's 1-based position among the compactions now; `null` once it has been removed.",
-        }),
-        from_turn: z.number().int(),
-        to_turn: z.number().int(),
-        source: z.literal("auto"),
-      })
-      .nullable()
-      .openapi({ description: "The band the evaluation after this turn appended." }),
-    skip_reason: z.enum(SKIP_REASONS).nullable().openapi({
-      description: "Why that evaluation did not fire; `null` when it fired or is unknown.",
-    }),
-  })
-  .openapi("TimelineTurn");
-
-/** Response of `GET …/timeline`. */
-export const TimelineResponse = z.object({ turns: z.array(TimelineTurn) }).openapi("Timeline", {
-  description:
-    "Per turn: raw and projected size, threshold, and what the evaluation after it did. Computed from each turn's size record and the band audits, never from event bodies.",
-});
-
 /** The query of `POST …/compactions`. */
 export const CompactionQuery = z.strictObject({
   dry_run: z.enum(["true", "false"]).optional().openapi({
@@ -464,170 +292,11 @@ export const CompactionQuery = z.strictObject({
   }),
 });
 
-/** Response of `POST …/compactions?dry_run=true`. */
-export const DryRunResponse = z
-  .object({
-    compaction: ListedCompaction,
-    estimated_tokens_before: z.number(),
-    estimated_tokens_after: z.number(),
-  })
-  .openapi("CompactionDryRun", {
-    description:
-      "The compaction that would be added (at the position it would take; a summary is generated as it would be) and the estimate of the projected view before and after it.",
-  });
-
 /** `?format=` of `GET …/events` and `GET …/projection`. */
 export const FormatQuery = z.strictObject({ format: FormatName.optional() });
 
-const TurnOrigins = z.array(
-  z.union([
-    z.object({ kept: z.number().int() }),
-    z.object({ summary: z.object({ from: z.number().int(), to: z.number().int() }) }),
-  ]),
-);
-
-/** A read answered in a provider format: `{format, <messages field>, …fields}`. */
-const inEachFormat = (suffix: string, fields: Record<string, z.ZodType>) =>
-  Object.values(PROVIDER_FORMATS).map((format) =>
-    z
-      .object({
-        format: z.literal(format.name),
-        [format.field]: z.array(MESSAGE_SCHEMAS[format.name] as z.ZodType),
-        ...fields,
-      })
-      .openapi(`${pascal(format.name)}${suffix}`),
-  );
-
-/** Response of `GET …/events` (JP events): the raw stream. */
-export const EventsResponse = z.object({ events: z.array(Event) }).openapi("Events");
-
-/** Response of `GET …/projection` (JP events). */
-export const ProjectionResponse = z
-  .object({
-    events: z.array(Event),
-    turns: TurnOrigins,
-    estimated_tokens: z.number(),
-    ...ProgressFields,
-  })
-  .openapi("Projection");
-
-/** Response of `GET …/events`: the raw stream, or (`?format=`) its messages, compactions left out. */
-export const EventsInAnyFormat = z
-  .union([EventsResponse, ...inEachFormat("Events", {})])
-  .openapi("EventsInAnyFormat");
-
-/** Response of `GET …/projection`: the JP view, or (`?format=`) the next request's messages. */
-export const ProjectionInAnyFormat = z
-  .union([
-    ProjectionResponse,
-    ...inEachFormat("Projection", {
-      turns: TurnOrigins,
-      estimated_tokens: z.number(),
-      ...ProgressFields,
-    }),
-  ])
-  .openapi("ProjectionInAnyFormat");
-
-/** Response of `GET …/compactions`. */
-export const CompactionsResponse = z
-  .object({ compactions: z.array(ListedCompaction) })
-  .openapi("Compactions");
-
-/** Response of the `DELETE …/compactions` routes. */
-export const RemovedResponse = z
-  .object({ removed: z.array(ListedCompaction) })
-  .openapi("RemovedCompactions");
-
-/** The resolved `conversation.compaction.auto` (core's {@link AutoConfig}). */
-export const EffectiveConfig = z
-  .object({
-    enabled: z.boolean(),
-    trigger_ratio: z.number(),
-    min_turns: z.number().int(),
-    rule: z.object({
-      keep_first: z.number().int(),
-      keep_last: z.number().int(),
-      reasoning: z.enum(["strip"]).nullable(),
-      tool_calls: ToolCallMode.nullable(),
-      summary: SummaryRuleConfig.nullable(),
-    }),
-  })
-  .openapi("EffectiveConfig");
-
-// The schema and core's type must not drift apart (checked by the compiler).
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const effectiveConfigMatchesCore: Same<z.infer<typeof EffectiveConfig>, AutoConfig> = true;
-void effectiveConfigMatchesCore;
-
-/** Response of `GET`/`PUT …/config`. */
-export const ConfigResponse = z
-  .object({
-    conversation: z.object({ compaction: z.object({ auto: AutoConfigLayer }) }),
-    effective: EffectiveConfig,
-  })
-  .openapi("ConversationConfig");
-
-/** Response of `GET /healthz`. */
-export const HealthResponse = z.object({ ok: z.literal(true) });
-
-/** Response of `GET /v1/openapi.json`. */
-export const OpenApiDocument = z
-  .record(z.string(), z.unknown())
-  .openapi({ description: "An OpenAPI 3.1 document." });
-
-/** An RFC 9457 problem. */
-export const ProblemSchema = z
-  .looseObject({
-    type: z.string().openapi({ example: "/problems/invalid-request" }),
-    title: z.string(),
-    status: z.number().int(),
-    detail: z.string().openapi({ description: "What went wrong and how to fix it." }),
-    errors: z
-      .array(z.object({ pointer: z.string().optional(), detail: z.string() }))
-      .max(MAX_LISTED_ISSUES)
-      .optional()
-      .openapi({
-        description: `Each problem of an invalid request, located by JSON pointer: the first ${MAX_LISTED_ISSUES}.`,
-      }),
-    errors_omitted: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .openapi({
-        description: `How many problems are not listed in \`errors\` (only past ${MAX_LISTED_ISSUES}).`,
-      }),
-  })
-  .openapi("Problem", { description: "An RFC 9457 problem document." });
-
-/** The 409 of a turn post: the problem and the turn to post next. */
-export const TurnConflictProblem = ProblemSchema.extend({
-  expected_turn: z.number().int().nonnegative(),
-}).openapi("TurnConflictProblem");
-
-/** The 409 of a signed turn post whose `webhook-id` was already used for another message. */
-export const WebhookIdReusedProblem = ProblemSchema.extend({
-  type: z.literal("/problems/webhook-id-reused"),
-}).openapi("WebhookIdReusedProblem", {
-  description:
-    "An RFC 9457 problem: the `webhook-id` of a signed post was already used for another message; nothing was stored.",
-});
-
-/** The 503 of a read (or a post with `wait`) whose wait for a turn's evaluation ran out. */
-export const EvaluationPendingProblem = ProblemSchema.extend({
-  type: z.literal("/problems/evaluation-pending"),
-  after_turn: z.number().int().nonnegative(),
-  ...ProgressFields,
-}).openapi("EvaluationPendingProblem", {
-  description:
-    "An RFC 9457 problem: no evaluation had decided on `after_turn` when the wait ran out (`Retry-After` says when to ask again); `evaluated_through` and `decided_through` say how far evaluations got.",
-});
-
-/** What API Gateway answers when it throttles (its own body, not a problem). */
-export const GatewayMessage = z.object({ message: z.string() }).openapi("GatewayMessage");
-
 /** A notification event type (docs/architecture.md §16). */
-const NotificationTypeSchema = z.enum(NOTIFICATION_TYPES);
+export const NotificationTypeSchema = z.enum(NOTIFICATION_TYPES);
 
 /** Body of `PUT /v1/notifications`. */
 export const NotificationBody = z
@@ -642,16 +311,3 @@ export const NotificationBody = z
     }),
   })
   .openapi("NotificationRequest");
-
-/** Response of `GET /v1/notifications`. */
-export const NotificationEndpointResponse = z
-  .object({ url: z.string(), events: z.array(NotificationTypeSchema).optional() })
-  .openapi("NotificationEndpoint");
-
-/** Response of `PUT /v1/notifications`: the endpoint and its signing secret, shown this once. */
-export const RegisteredEndpointResponse = NotificationEndpointResponse.extend({
-  secret: z.string().openapi({
-    description:
-      "The Standard Webhooks signing secret (`whsec_…`) every event is signed with; shown only in this answer. A new PUT replaces it.",
-  }),
-}).openapi("RegisteredNotificationEndpoint");

@@ -10,7 +10,9 @@ import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import type * as Client from "../../client/index.ts";
-import type * as Schemas from "../../functions/api/schemas.ts";
+import type * as Problems from "../../functions/api/problem-schemas.ts";
+import type * as Responses from "../../functions/api/response-schemas.ts";
+import type * as Requests from "../../functions/api/schemas.ts";
 import type { DeadLetterEntry } from "../../functions/queue/dead-letters.ts";
 
 /** Each assignable to the other (as functions/api/schemas.ts checks core's config type). */
@@ -33,43 +35,49 @@ type Out<T extends z.ZodType> = z.output<T>;
 
 // Responses: the client's type is the schema's, field for field.
 const responses = {
-  AppendOutcome: true satisfies Exactly<Client.AppendOutcome, Out<typeof Schemas.AppendResponse>>,
+  AppendOutcome: true satisfies Exactly<Client.AppendOutcome, Out<typeof Responses.AppendResponse>>,
   ConversationSummary: true satisfies Exactly<
     Client.ConversationSummary,
-    Out<typeof Schemas.ConversationSummary>
+    Out<typeof Responses.ConversationSummary>
   >,
-  Events: true satisfies Exactly<Client.Events, Out<typeof Schemas.EventsResponse>>,
-  JpEvent: true satisfies Exactly<Client.JpEvent, Out<typeof Schemas.Event>>,
-  Projection: true satisfies Exactly<Client.Projection, Out<typeof Schemas.ProjectionResponse>>,
-  Compactions: true satisfies Exactly<Client.Compactions, Out<typeof Schemas.CompactionsResponse>>,
+  Events: true satisfies Exactly<Client.Events, Out<typeof Responses.EventsResponse>>,
+  JpEvent: true satisfies Exactly<Client.JpEvent, Out<typeof Requests.Event>>,
+  Projection: true satisfies Exactly<Client.Projection, Out<typeof Responses.ProjectionResponse>>,
+  Compactions: true satisfies Exactly<
+    Client.Compactions,
+    Out<typeof Responses.CompactionsResponse>
+  >,
   ListedCompaction: true satisfies Exactly<
     Client.ListedCompaction,
-    Out<typeof Schemas.ListedCompaction>
+    Out<typeof Responses.ListedCompaction>
   >,
   RemovedCompactions: true satisfies Exactly<
     Client.RemovedCompactions,
-    Out<typeof Schemas.RemovedResponse>
+    Out<typeof Responses.RemovedResponse>
   >,
   ConversationConfig: true satisfies Exactly<
     Client.ConversationConfig,
-    Out<typeof Schemas.ConfigResponse>
+    Out<typeof Responses.ConfigResponse>
   >,
   EffectiveConfig: true satisfies Exactly<
     Client.EffectiveConfig,
-    Out<typeof Schemas.EffectiveConfig>
+    Out<typeof Responses.EffectiveConfig>
   >,
-  Verification: true satisfies Exactly<Client.Verification, Out<typeof Schemas.VerifyResponse>>,
-  Health: true satisfies Exactly<Client.Health, Out<typeof Schemas.HealthResponse>>,
-  Problem: true satisfies Exactly<Client.Problem, Out<typeof Schemas.ProblemSchema>>,
+  Verification: true satisfies Exactly<Client.Verification, Out<typeof Responses.VerifyResponse>>,
+  Health: true satisfies Exactly<Client.Health, Out<typeof Responses.HealthResponse>>,
+  Problem: true satisfies Exactly<Client.Problem, Out<typeof Problems.ProblemSchema>>,
   TurnConflictProblem: true satisfies Exactly<
     Client.TurnConflictProblem,
-    Out<typeof Schemas.TurnConflictProblem>
+    Out<typeof Problems.TurnConflictProblem>
   >,
   EvaluationPendingProblem: true satisfies Exactly<
     Client.EvaluationPendingProblem,
-    Out<typeof Schemas.EvaluationPendingProblem>
+    Out<typeof Problems.EvaluationPendingProblem>
   >,
-  GatewayMessage: true satisfies Exactly<Client.GatewayMessage, Out<typeof Schemas.GatewayMessage>>,
+  GatewayMessage: true satisfies Exactly<
+    Client.GatewayMessage,
+    Out<typeof Problems.GatewayMessage>
+  >,
   // The local runtime's admin route answers the queue module's type.
   DeadLetterEntry: true satisfies Exactly<Client.DeadLetterEntry, DeadLetterEntry>,
 };
@@ -78,23 +86,23 @@ const responses = {
 const requests = {
   CompactionRequest: true satisfies Exactly<
     Client.CompactionRequest,
-    Out<typeof Schemas.CompactionBody>
+    Out<typeof Requests.CompactionBody>
   >,
-  ConfigTree: true satisfies Exactly<Client.ConfigTree, Out<typeof Schemas.ConfigBody>>,
-  ModelInfo: true satisfies Exactly<Client.ModelInfo, Out<typeof Schemas.ModelInfoSchema>>,
+  ConfigTree: true satisfies Exactly<Client.ConfigTree, Out<typeof Requests.ConfigBody>>,
+  ModelInfo: true satisfies Exactly<Client.ModelInfo, Out<typeof Requests.ModelInfoSchema>>,
   // Every JP turn the documented schema takes is a client TurnRequest (whose
   // events are looser: the service checks each entry and locates every problem).
   // Turns in a provider format are not checked here: their messages are the
   // providers' types, which the client leaves generic.
   TurnRequest: true satisfies Covers<
     Client.TurnRequest,
-    Extract<z.input<typeof Schemas.TurnRequest>, { events: unknown }>
+    Extract<z.input<typeof Requests.TurnRequest>, { events: unknown }>
   >,
   // ...and what the client sends passes the body's first check (events are unknown there).
-  TurnBody: true satisfies Covers<z.input<typeof Schemas.TurnBody>, Client.TurnRequest>,
+  TurnBody: true satisfies Covers<z.input<typeof Requests.TurnBody>, Client.TurnRequest>,
   ResetSource: true satisfies Exactly<
     Exclude<Extract<Client.ResetRequest, { source?: unknown }>["source"], undefined>,
-    Exclude<Out<typeof Schemas.ResetQuery>["source"], undefined>
+    Exclude<Out<typeof Requests.ResetQuery>["source"], undefined>
   >,
 };
 

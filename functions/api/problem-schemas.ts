@@ -1,0 +1,58 @@
+/**
+ * The RFC 9457 problems the HTTP API answers with (routes.ts declares them
+ * per route), and the API gateway's own throttling body.
+ */
+import { z } from "@hono/zod-openapi";
+import { MAX_LISTED_ISSUES } from "../../core/errors.ts";
+import { ProgressFields } from "./response-schemas.ts";
+
+/** An RFC 9457 problem. */
+export const ProblemSchema = z
+  .looseObject({
+    type: z.string().openapi({ example: "/problems/invalid-request" }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().openapi({ description: "What went wrong and how to fix it." }),
+    errors: z
+      .array(z.object({ pointer: z.string().optional(), detail: z.string() }))
+      .max(MAX_LISTED_ISSUES)
+      .optional()
+      .openapi({
+        description: `Each problem of an invalid request, located by JSON pointer: the first ${MAX_LISTED_ISSUES}.`,
+      }),
+    errors_omitted: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .openapi({
+        description: `How many problems are not listed in \`errors\` (only past ${MAX_LISTED_ISSUES}).`,
+      }),
+  })
+  .openapi("Problem", { description: "An RFC 9457 problem document." });
+
+/** The 409 of a turn post: the problem and the turn to post next. */
+export const TurnConflictProblem = ProblemSchema.extend({
+  expected_turn: z.number().int().nonnegative(),
+}).openapi("TurnConflictProblem");
+
+/** The 409 of a signed turn post whose `webhook-id` was already used for another message. */
+export const WebhookIdReusedProblem = ProblemSchema.extend({
+  type: z.literal("/problems/webhook-id-reused"),
+}).openapi("WebhookIdReusedProblem", {
+  description:
+    "An RFC 9457 problem: the `webhook-id` of a signed post was already used for another message; nothing was stored.",
+});
+
+/** The 503 of a read (or a post with `wait`) whose wait for a turn's evaluation ran out. */
+export const EvaluationPendingProblem = ProblemSchema.extend({
+  type: z.literal("/problems/evaluation-pending"),
+  after_turn: z.number().int().nonnegative(),
+  ...ProgressFields,
+}).openapi("EvaluationPendingProblem", {
+  description:
+    "An RFC 9457 problem: no evaluation had decided on `after_turn` when the wait ran out (`Retry-After` says when to ask again); `evaluated_through` and `decided_through` say how far evaluations got.",
+});
+
+/** What API Gateway answers when it throttles (its own body, not a problem). */
+export const GatewayMessage = z.object({ message: z.string() }).openapi("GatewayMessage");
