@@ -1,18 +1,59 @@
 import { defineConfig } from "vitest/config";
 
+// Two projects (docs/architecture.md §11). `unit` needs nothing but Node:
+// core, the formats, the functions' own tests, the CLI run in process, the
+// routes through `app.request()` on the memory store (`npm run test:unit`,
+// no Java). `integration` needs DynamoDB Local (started once per run by its
+// global setup), Chromium, or the service running: the storage contract,
+// reliability, end-to-end and CDK suites. `npm test` runs both.
+const INTEGRATION = [
+  "test/integration/**/*.test.ts",
+  "test/contract/**/*.test.ts",
+  "test/reliability/**/*.test.ts",
+  "test/e2e/**/*.test.ts",
+  "test/cdk/**/*.test.ts",
+  "test/package/**/*.test.ts",
+];
+
+const shared = {
+  // One run-count setting for every property (test/helpers/property.ts).
+  setupFiles: ["test/setup/property-runs.ts"],
+  // The AWS SDK's "releases after January 2027 need Node 22" notice, once per worker (docs/architecture.md §14).
+  env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+  testTimeout: 30_000,
+  hookTimeout: 120_000,
+};
+
 export default defineConfig({
   test: {
-    include: [
-      "core/**/*.test.ts",
-      "functions/**/*.test.ts",
-      "cli/**/*.test.ts",
-      "test/**/*.test.ts",
+    // Vitest's default is one worker per core less one: a single worker on
+    // this project's 2-core machines. The integration suites mostly wait
+    // (DynamoDB Local, a child process, a server), so three workers keep
+    // both cores busy; the unit suites are CPU-bound and run as many as cores.
+    maxWorkers: 3,
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: "unit",
+          include: [
+            "core/**/*.test.ts",
+            "functions/**/*.test.ts",
+            "cli/**/*.test.ts",
+            "test/**/*.test.ts",
+          ],
+          exclude: ["**/node_modules/**", ...INTEGRATION],
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: "integration",
+          include: INTEGRATION,
+          // One in-memory DynamoDB Local for the whole run (needs Java 17+).
+          globalSetup: ["test/setup/dynamodb.ts"],
+        },
+      },
     ],
-    // One in-memory DynamoDB Local for the whole run (needs Java 17+).
-    globalSetup: ["test/setup/dynamodb.ts"],
-    // The AWS SDK's "releases after January 2027 need Node 22" notice, once per worker (§14).
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
   },
 });

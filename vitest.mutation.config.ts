@@ -5,6 +5,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["core/**/*.test.ts"],
+    setupFiles: ["test/setup/property-runs.ts"],
     testTimeout: 30_000,
   },
 });

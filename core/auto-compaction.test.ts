@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compaction } from "../test/helpers/builders.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
+import { propertyRuns } from "../test/helpers/property.ts";
 import {
   buildBand,
   type Decision,
@@ -265,7 +266,7 @@ describe("evaluateStream", () => {
           }
         },
       ),
-      { numRuns: 60 },
+      propertyRuns(60),
     );
   });
 

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { generateConversation } from "../test/helpers/conversation.ts";
+import { propertyRuns } from "../test/helpers/property.ts";
 import { decodeBase64Text, decodeIfJp, decodeJpEntries, encodeJpEntries } from "./jp-format.ts";
 
 /** The format `decodeIfJp` decides on. */
@@ -219,7 +220,7 @@ describe("JP's on-disk form", () => {
       fc.property(nearlyBase64, (text) => {
         expect(decodeBase64Text(text)).toBe(reference(text));
       }),
-      { numRuns: 2_000 },
+      propertyRuns(2_000),
     );
   });
 
@@ -263,7 +264,7 @@ describe("JP's on-disk form", () => {
       fc.property(nearText, (bytes) => {
         expect(decodeBase64Text(Buffer.from(bytes).toString("base64"))).toBe(reference(bytes));
       }),
-      { numRuns: 2_000 },
+      propertyRuns(2_000),
     );
   });
 

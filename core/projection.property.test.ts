@@ -6,6 +6,7 @@ import {
   stackedStreamArb,
   streamArb,
 } from "../test/helpers/arbitraries.ts";
+import { propertyRuns } from "../test/helpers/property.ts";
 import {
   referenceChars,
   referenceProject,
@@ -16,7 +17,7 @@ import { parseStream } from "./events.ts";
 import { compactionsOf, project } from "./projection.ts";
 import { measureStream, projectedCharsFromSizes } from "./sizes.ts";
 
-const runs = { numRuns: 400 };
+const runs = propertyRuns(400);
 
 describe("projection properties", () => {
   it("never throws and consumes every compaction", () => {
@@ -83,7 +84,7 @@ describe("projection properties", () => {
       fc.property(stackedStreamArb(), (stream) => {
         expect(project(stream).entries).toEqual(referenceProject(stream));
       }),
-      { numRuns: 1_000 },
+      propertyRuns(1_000),
     );
   });
 
@@ -94,7 +95,7 @@ describe("projection properties", () => {
         expect(chars).toBe(referenceChars(referenceProject(stream)));
         expect(measureStream(stream)).toHaveLength(referenceTurns(stream).count);
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 

@@ -10,6 +10,7 @@ import {
   turnStart,
 } from "../test/helpers/builders.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
+import { propertyRuns } from "../test/helpers/property.ts";
 import { SummaryRequiredError } from "./errors.ts";
 import { estimateStream } from "./estimate.ts";
 import type { Entry } from "./events.ts";
@@ -51,7 +52,7 @@ describe("simulateStream", () => {
           if (firings.length > 0) runsThatFired++;
         },
       ),
-      { numRuns: 60 },
+      propertyRuns(60),
     );
     // The property is only worth something if the bands it checks exist: about
     // 90% of these conversations outgrow their window (542 of 600 sampled).

@@ -10,6 +10,7 @@ import {
   twoTurnStream,
 } from "../test/helpers/builders.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
+import { propertyRuns } from "../test/helpers/property.ts";
 import { estimateStream } from "./estimate.ts";
 import { compactionsOf } from "./projection.ts";
 import { measureStream, projectedCharsFromSizes } from "./sizes.ts";
@@ -49,7 +50,7 @@ describe("per-turn sizes", () => {
         const fromSizes = projectedCharsFromSizes(measureStream(stream), compactionsOf(stream));
         expect(fromSizes).toBe(estimateStream(stream).chars);
       }),
-      { numRuns: 500 },
+      propertyRuns(500),
     );
   });
 

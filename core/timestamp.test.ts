@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyRuns } from "../test/helpers/property.ts";
 import { InvalidInputError } from "./errors.ts";
 import {
   canonicalTimestamp,
@@ -317,7 +318,7 @@ describe("timestamps", () => {
           expect(canonical(text)).toBe(general(text));
         },
       ),
-      { numRuns: 5_000 },
+      propertyRuns(5_000),
     );
   });
 

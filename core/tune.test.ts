@@ -10,6 +10,7 @@ import {
   turnStart,
 } from "../test/helpers/builders.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
+import { propertyRuns } from "../test/helpers/property.ts";
 import type { AutoConfigLayer } from "./config.ts";
 import { InvalidInputError } from "./errors.ts";
 import { estimateView } from "./estimate.ts";
@@ -164,7 +165,7 @@ describe("tuneConversation", () => {
           expect(metrics.cache_miss_tokens).toBe(expected.miss);
         },
       ),
-      { numRuns: 50 },
+      propertyRuns(50),
     );
   });
 

@@ -7,12 +7,13 @@ import {
 } from "../../test/helpers/ai-sdk-arbitraries.ts";
 import { compactedStreamArb, compactionArb } from "../../test/helpers/arbitraries.ts";
 import { at } from "../../test/helpers/builders.ts";
+import { propertyRuns } from "../../test/helpers/property.ts";
 import type { Entry } from "../events.ts";
 import type { AiSdkMessage } from "./ai-sdk.schema.ts";
 import { aiSdk } from "./ai-sdk.ts";
 import { projectedView, rawView } from "./view.ts";
 
-const runs = { numRuns: 300 };
+const runs = propertyRuns(300);
 
 /** The stored stream of a conversation posted turn by turn. */
 function post(turns: readonly AiSdkMessage[][]): Entry[] {

@@ -12,12 +12,13 @@ import {
   stackedStreamArb,
 } from "../../test/helpers/arbitraries.ts";
 import { at } from "../../test/helpers/builders.ts";
+import { propertyRuns } from "../../test/helpers/property.ts";
 import type { Entry } from "../events.ts";
 import type { AnthropicMessage } from "./anthropic-messages.schema.ts";
 import { anthropicMessages } from "./anthropic-messages.ts";
 import { projectedView, rawView } from "./view.ts";
 
-const runs = { numRuns: 300 };
+const runs = propertyRuns(300);
 
 /** The stored stream of a conversation posted turn by turn. */
 function post(turns: readonly AnthropicMessage[][]): Entry[] {

@@ -6,12 +6,13 @@ import {
   normalizeChatMessages,
 } from "../../test/helpers/openai-chat-arbitraries.ts";
 import { openaiChatMessageErrors } from "../../test/helpers/openai-schema.ts";
+import { propertyRuns } from "../../test/helpers/property.ts";
 import type { Entry } from "../events.ts";
 import type { ChatMessage } from "./openai-chat.schema.ts";
 import { openaiChat } from "./openai-chat.ts";
 import { projectedView, rawView } from "./view.ts";
 
-const runs = { numRuns: 300 };
+const runs = propertyRuns(300);
 const NEXT_QUESTION = { role: "user", content: "And now?" } as const;
 
 /** Each turn converted at its own time, the streams concatenated. */
@@ -46,7 +47,7 @@ describe("openai-chat round trips", () => {
       fc.property(chatConversationArb(), (turns) => {
         expect(openaiChatMessageErrors(openaiChat.fromView(rawView(streamOf(turns))))).toEqual([]);
       }),
-      { numRuns: 100 },
+      propertyRuns(100),
     );
   });
 

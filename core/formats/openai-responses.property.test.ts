@@ -6,12 +6,13 @@ import {
   responsesConversationArb,
 } from "../../test/helpers/openai-responses-arbitraries.ts";
 import { openaiResponsesInputErrors } from "../../test/helpers/openai-schema.ts";
+import { propertyRuns } from "../../test/helpers/property.ts";
 import type { Entry } from "../events.ts";
 import type { ResponsesItem } from "./openai-responses.schema.ts";
 import { openaiResponses } from "./openai-responses.ts";
 import { projectedView, rawView } from "./view.ts";
 
-const runs = { numRuns: 300 };
+const runs = propertyRuns(300);
 
 /** Each turn converted at its own time, the streams concatenated. */
 function streamOf(turns: readonly ResponsesItem[][]): Entry[] {
@@ -45,7 +46,7 @@ describe("openai-responses round trips", () => {
         const input = openaiResponses.fromView(rawView(streamOf(turns)));
         expect(openaiResponsesInputErrors(input)).toEqual([]);
       }),
-      { numRuns: 100 },
+      propertyRuns(100),
     );
   });
 

@@ -12,6 +12,7 @@ import { projectedView, rawView } from "../../core/formats/view.ts";
 import { aiSdkConversationArb, aiSdkSchemaIssues } from "../helpers/ai-sdk-arbitraries.ts";
 import { compactedStreamArb, compactionArb } from "../helpers/arbitraries.ts";
 import { at } from "../helpers/builders.ts";
+import { propertyRuns } from "../helpers/property.ts";
 
 const timestamp = "2026-01-01T00:00:00Z";
 
@@ -91,7 +92,7 @@ describe("ai-sdk output type", () => {
           expect(await aiSdkSchemaIssues(messages)).toEqual([]);
         },
       ),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 
@@ -101,7 +102,7 @@ describe("ai-sdk output type", () => {
         const messages: ModelMessage[] = aiSdk.fromView(projectedView(stream));
         expect(await aiSdkSchemaIssues(messages)).toEqual([]);
       }),
-      { numRuns: 200 },
+      propertyRuns(200),
     );
   });
 });

@@ -24,9 +24,10 @@ import { anthropicRuleViolations } from "../helpers/anthropic-rules.ts";
 import { chatTurnArb } from "../helpers/openai-chat-arbitraries.ts";
 import { responsesTurnArb } from "../helpers/openai-responses-arbitraries.ts";
 import { openaiChatMessageErrors, openaiResponsesInputErrors } from "../helpers/openai-schema.ts";
+import { propertyRuns } from "../helpers/property.ts";
 import { harness } from "../helpers/service.ts";
 
-const RUNS = { numRuns: 5, seed: 20261201 };
+const RUNS = propertyRuns(5, 20261201);
 /** How many times over the raw conversation fills the context window. */
 const SHARE = fc.constantFrom(1.2, 1.6, 2, 3);
 const KEEP_FIRST = 1;

@@ -32,9 +32,10 @@ import {
   responsesConversationArb,
 } from "../helpers/openai-responses-arbitraries.ts";
 import { openaiChatMessageErrors, openaiResponsesInputErrors } from "../helpers/openai-schema.ts";
+import { propertyRuns } from "../helpers/property.ts";
 import { harness } from "../helpers/service.ts";
 
-const RUNS = { numRuns: 30, seed: 20261201 };
+const RUNS = propertyRuns(30, 20261201);
 const CONVERSATION = "/v1/conversations/round-trip";
 
 /** What a platform actually sends: the messages as JSON (no `undefined`, `-0` as `0`). */
