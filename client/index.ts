@@ -23,10 +23,12 @@
 import { isEvaluationPending, ServiceError } from "./errors.ts";
 import type {
   AppendOutcome,
+  CompactionDryRun,
   CompactionRequest,
   Compactions,
   ConfigTree,
   ConversationConfig,
+  ConversationList,
   ConversationSummary,
   DeadLetters,
   Events,
@@ -35,13 +37,17 @@ import type {
   FormatTurnRequest,
   Health,
   ListedCompaction,
+  NotificationEndpoint,
+  NotificationRequest,
   Problem,
   Projection,
   ProviderFormatIn,
   ProviderFormatName,
   Redriven,
+  RegisteredNotificationEndpoint,
   RemovedCompactions,
   ResetRequest,
+  Timeline,
   TurnRequest,
   Verification,
 } from "./types.ts";
@@ -169,6 +175,18 @@ export class AutocompactClient {
   }
 
   /**
+   * `GET /v1/conversations`: one page of the tenant's conversations, most
+   * recently active first (`limit` per page, 1 to 100, default 20). Pass the
+   * page's `next_cursor` as `cursor` for the next one; it is null on the last.
+   */
+  listConversations(options: { limit?: number; cursor?: string } = {}): Promise<ConversationList> {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set("limit", String(options.limit));
+    if (options.cursor !== undefined) query.set("cursor", options.cursor);
+    return this.#request("GET", withQuery("/v1/conversations", query));
+  }
+
+  /**
    * `GET /v1/conversations/{id}`: turn count, evaluation progress, estimate
    * and compactions; with `afterTurn`, as they are once that turn's
    * evaluation has decided (see {@link AfterTurnOptions}).
@@ -240,9 +258,28 @@ export class AutocompactClient {
     return this.#request("GET", `${conversationPath(conversation)}/compactions`);
   }
 
+  /**
+   * `GET …/timeline`: per stored turn, the raw and projected size, the
+   * threshold, and the band the evaluation after it fired or why it skipped.
+   */
+  timeline(conversation: string): Promise<Timeline> {
+    return this.#request("GET", `${conversationPath(conversation)}/timeline`);
+  }
+
   /** `POST …/compactions`: adds a manual compaction from a DSL spec or a rule. */
   compact(conversation: string, request: CompactionRequest): Promise<ListedCompaction> {
     return this.#request("POST", `${conversationPath(conversation)}/compactions`, {
+      body: request,
+    });
+  }
+
+  /**
+   * `POST …/compactions?dry_run=true`: the compaction {@link compact} would
+   * add (at the position it would take; a summary is generated as it would
+   * be) and the estimate before and after it. Nothing is written.
+   */
+  previewCompaction(conversation: string, request: CompactionRequest): Promise<CompactionDryRun> {
+    return this.#request("POST", `${conversationPath(conversation)}/compactions?dry_run=true`, {
       body: request,
     });
   }
@@ -284,6 +321,25 @@ export class AutocompactClient {
   verify(conversation: string, options: { repair?: boolean } = {}): Promise<Verification> {
     const query = options.repair ? "?repair=true" : "";
     return this.#request("POST", `${conversationPath(conversation)}/verify${query}`);
+  }
+
+  /**
+   * `PUT /v1/notifications`: registers (or replaces) the tenant's
+   * notification endpoint; the answer carries its signing secret, shown only
+   * this once.
+   */
+  putNotifications(request: NotificationRequest): Promise<RegisteredNotificationEndpoint> {
+    return this.#request("PUT", "/v1/notifications", { body: request });
+  }
+
+  /** `GET /v1/notifications`: the tenant's endpoint, without its secret (a 404 when none is registered). */
+  getNotifications(): Promise<NotificationEndpoint> {
+    return this.#request("GET", "/v1/notifications");
+  }
+
+  /** `DELETE /v1/notifications`: removes the tenant's endpoint; idempotent. */
+  async deleteNotifications(): Promise<void> {
+    await this.#request("DELETE", "/v1/notifications");
   }
 
   /** `GET /healthz`. */

@@ -1,9 +1,11 @@
 /**
  * The bodies of the autocompact HTTP API (docs/architecture.md §8, §15) as plain
  * TypeScript types, for {@link AutocompactClient} and its users. They are
- * written by hand so that the client depends on nothing of the service (no
- * zod, no hono); test/client/types.test.ts checks at compile time that each
- * response type is the very type of the API's schema (functions/api/schemas.ts),
+ * written by hand so that the client (and its published declarations)
+ * depends on nothing of the service (no zod, no hono); test/client/types.test.ts
+ * checks at compile time (`npm run typecheck`) that each type and the route
+ * schema it stands for (functions/api/schemas.ts for requests,
+ * response-schemas.ts, problem-schemas.ts) are each assignable to the other,
  * so the two cannot drift apart.
  *
  * Provider messages (`openai-chat`, `anthropic-messages`) are kept generic
@@ -357,6 +359,55 @@ export interface EffectiveConfig {
   };
 }
 
+/** A conversation as `GET /v1/conversations` lists it. */
+export interface ListedConversation {
+  id: string;
+  turn_count: number;
+  estimated_tokens: number;
+  /** The latest turn's model's window (its `context_window`, else the catalog's); null when unknown. */
+  context_window: number | null;
+  /** `estimated_tokens / context_window`; null when the window is unknown. */
+  utilization: number | null;
+  /** How many compactions of each source it has. */
+  bands: { auto: number; manual: number };
+  /** The timestamp of the latest automatic band written (kept after a reset); null when none was. */
+  last_fired_at: string | null;
+}
+
+/** `GET /v1/conversations`: one page of the tenant's conversations, most recently active first. */
+export interface ConversationList {
+  conversations: ListedConversation[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+/** One turn of `GET …/timeline`: its sizes and what the evaluation after it did. */
+export interface TimelineTurn {
+  turn: number;
+  /** The estimate of turns 0..turn with no compaction (a running total). */
+  raw_tokens: number;
+  /** The estimate the evaluation after this turn saw, before its own band; null where unknown. */
+  projected_tokens: number | null;
+  /** `context_window * trigger_ratio` as that evaluation saw it; null where unknown. */
+  threshold: number | null;
+  /** The band that evaluation appended; its `position` is null once the band has been removed. */
+  fired: { position: number | null; from_turn: number; to_turn: number; source: "auto" } | null;
+  /** Why that evaluation did not fire; null when it fired or is unknown. */
+  skip_reason: SkipReason | null;
+}
+
+/** `GET …/timeline`: one entry per stored turn. */
+export interface Timeline {
+  turns: TimelineTurn[];
+}
+
+/** `POST …/compactions?dry_run=true`: the compaction that would be added, and the estimate before and after it. */
+export interface CompactionDryRun {
+  compaction: ListedCompaction;
+  estimated_tokens_before: number;
+  estimated_tokens_after: number;
+}
+
 /** `GET`/`PUT …/config`: the conversation's layer (empty if none) and the effective config. */
 export interface ConversationConfig {
   conversation: { compaction: { auto: AutoConfigLayer } };
@@ -376,6 +427,29 @@ export interface Verification {
   drift: Drift[];
   /** Whether the head's counters were rewritten (only with `repair`). */
   repaired: boolean;
+}
+
+/** The events a notification endpoint can receive (docs/architecture.md §16). */
+export type NotificationType =
+  | "compaction.fired"
+  | "compaction.still_over_threshold"
+  | "compactions.reset";
+
+/** `PUT /v1/notifications`: where to POST the events, and which (all of them when absent). */
+export interface NotificationRequest {
+  url: string;
+  events?: NotificationType[];
+}
+
+/** `GET /v1/notifications`: the tenant's endpoint, without its secret. */
+export interface NotificationEndpoint {
+  url: string;
+  events?: NotificationType[];
+}
+
+/** `PUT /v1/notifications`: the endpoint stored, with the Standard Webhooks secret (`whsec_…`) shown only here. */
+export interface RegisteredNotificationEndpoint extends NotificationEndpoint {
+  secret: string;
 }
 
 /** `GET /healthz`. */

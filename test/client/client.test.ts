@@ -16,6 +16,8 @@ import {
 import { signWebhook } from "../../functions/api/webhooks.ts";
 import { hashApiKey } from "../../functions/keys.ts";
 import { localAdmin } from "../../functions/local/admin.ts";
+import { AWS_URL_POLICY } from "../../functions/notifications/url-safety.ts";
+import { MemoryNotificationEndpoints } from "../../functions/store/tenants-memory.ts";
 import { ALICE_KEY, harness } from "../helpers/service.ts";
 
 const URL_BASE = "http://autocompact.test";
@@ -276,6 +278,88 @@ describe("AutocompactClient", () => {
     ]);
   });
 
+  it("previewCompaction answers the compaction compact would add, and writes nothing", async () => {
+    const { client, sent } = await withTwoTurns();
+    expect(await client.previewCompaction(ID, { spec: "t:0..0" })).toEqual({
+      compaction: STRIP_TOOLS_OF_TURN_0,
+      estimated_tokens_before: 22.5,
+      estimated_tokens_after: 22.25,
+    });
+    expect(sent).toEqual([
+      {
+        method: "POST",
+        url: `${URL_BASE}/v1/conversations/${ENCODED}/compactions?dry_run=true`,
+        headers: { authorization: `Bearer ${ALICE_KEY}`, "content-type": "application/json" },
+        body: '{"spec":"t:0..0"}',
+      },
+    ]);
+    expect(await client.compactions(ID)).toEqual({ compactions: [] });
+    expect(await client.compact(ID, { spec: "t:0..0" })).toEqual(STRIP_TOOLS_OF_TURN_0);
+  });
+
+  it("listConversations answers the tenant's conversations a page at a time, most recently active first", async () => {
+    const { h, client, sent } = await withTwoTurns();
+    h.clock.now += 1000;
+    await client.postTurn("conv-2", { turn: 0, events: TURN_1 });
+    sent.length = 0;
+    const first = await client.listConversations({ limit: 1 });
+    expect(first.conversations.map((c) => c.id)).toEqual(["conv-2"]);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const second = await client.listConversations({ limit: 1, cursor: first.next_cursor ?? "" });
+    expect(second).toEqual({
+      conversations: [
+        {
+          id: ID,
+          turn_count: 2,
+          estimated_tokens: 22.5,
+          context_window: null,
+          utilization: null,
+          bands: { auto: 0, manual: 0 },
+          last_fired_at: null,
+        },
+      ],
+      next_cursor: null,
+    });
+    expect((await client.listConversations()).conversations.map((c) => c.id)).toEqual([
+      "conv-2",
+      ID,
+    ]);
+    expect(sent.map((s) => `${s.method} ${s.url}`)).toEqual([
+      `GET ${URL_BASE}/v1/conversations?limit=1`,
+      `GET ${URL_BASE}/v1/conversations?limit=1&cursor=${encodeURIComponent(first.next_cursor ?? "")}`,
+      `GET ${URL_BASE}/v1/conversations`,
+    ]);
+  });
+
+  it("timeline answers each stored turn's sizes and what the evaluation after it did", async () => {
+    const { h, client, sent } = await withTwoTurns();
+    for (const message of h.queue.take()) await h.evaluate(message);
+    expect(await client.timeline(ID)).toEqual({
+      turns: [
+        // Its evaluation ran after turn 1 was stored: skipped as stale, so nothing is known.
+        {
+          turn: 0,
+          raw_tokens: 17,
+          projected_tokens: null,
+          threshold: null,
+          fired: null,
+          skip_reason: null,
+        },
+        {
+          turn: 1,
+          raw_tokens: 22.5,
+          projected_tokens: 22.5,
+          threshold: null,
+          fired: null,
+          skip_reason: "disabled",
+        },
+      ],
+    });
+    expect(sent.map((s) => `${s.method} ${s.url}`)).toEqual([
+      `GET ${URL_BASE}/v1/conversations/${ENCODED}/timeline`,
+    ]);
+  });
+
   it("reset removes one compaction by position, those of a source, or all of them", async () => {
     const { client, sent } = await withTwoTurns();
     await client.compact(ID, { spec: "t:0..0" });
@@ -324,6 +408,33 @@ describe("AutocompactClient", () => {
     expect(await client.deleteConversation(ID)).toBeUndefined();
     expect(await client.deleteConversation(ID)).toBeUndefined();
     expect((await failure(() => client.conversation(ID))).status).toBe(404);
+  });
+
+  it("putNotifications, getNotifications and deleteNotifications manage the tenant's endpoint", async () => {
+    const { client, sent } = setup({
+      notifications: {
+        endpoints: new MemoryNotificationEndpoints(),
+        policy: AWS_URL_POLICY,
+        resolve: async () => [{ address: "93.184.215.14", family: 4 }],
+      },
+    });
+    const request = {
+      url: "https://hooks.example.com/autocompact",
+      events: ["compaction.fired" as const],
+    };
+    const registered = await client.putNotifications(request);
+    expect(registered).toEqual({ ...request, secret: expect.stringMatching(/^whsec_/) });
+    expect(await client.getNotifications()).toEqual(request);
+    expect(await client.deleteNotifications()).toBeUndefined();
+    expect(await client.deleteNotifications()).toBeUndefined();
+    expect((await failure(() => client.getNotifications())).status).toBe(404);
+    expect(sent.map((s) => `${s.method} ${s.url} ${s.body}`)).toEqual([
+      `PUT ${URL_BASE}/v1/notifications ${JSON.stringify(request)}`,
+      `GET ${URL_BASE}/v1/notifications undefined`,
+      `DELETE ${URL_BASE}/v1/notifications undefined`,
+      `DELETE ${URL_BASE}/v1/notifications undefined`,
+      `GET ${URL_BASE}/v1/notifications undefined`,
+    ]);
   });
 
   it("health answers the liveness route", async () => {

@@ -1,6 +1,7 @@
 /**
  * The client's hand-written types (client/types.ts) against the API's zod
- * schemas (functions/api/schemas.ts): checked by the compiler (`npm run
+ * schemas (functions/api/schemas.ts, response-schemas.ts,
+ * problem-schemas.ts): checked by the compiler (`npm run
  * typecheck`), so a schema change that the types do not follow fails the
  * build. And the client's import graph: it must load nothing of the service's
  * runtime (hono, the AWS SDK, Powertools).
@@ -74,6 +75,24 @@ const responses = {
     Client.EvaluationPendingProblem,
     Out<typeof Problems.EvaluationPendingProblem>
   >,
+  ConversationList: true satisfies Exactly<
+    Client.ConversationList,
+    Out<typeof Responses.ConversationListResponse>
+  >,
+  Timeline: true satisfies Exactly<Client.Timeline, Out<typeof Responses.TimelineResponse>>,
+  TimelineTurn: true satisfies Exactly<Client.TimelineTurn, Out<typeof Responses.TimelineTurn>>,
+  CompactionDryRun: true satisfies Exactly<
+    Client.CompactionDryRun,
+    Out<typeof Responses.DryRunResponse>
+  >,
+  NotificationEndpoint: true satisfies Exactly<
+    Client.NotificationEndpoint,
+    Out<typeof Responses.NotificationEndpointResponse>
+  >,
+  RegisteredNotificationEndpoint: true satisfies Exactly<
+    Client.RegisteredNotificationEndpoint,
+    Out<typeof Responses.RegisteredEndpointResponse>
+  >,
   GatewayMessage: true satisfies Exactly<
     Client.GatewayMessage,
     Out<typeof Problems.GatewayMessage>
@@ -87,6 +106,10 @@ const requests = {
   CompactionRequest: true satisfies Exactly<
     Client.CompactionRequest,
     Out<typeof Requests.CompactionBody>
+  >,
+  NotificationRequest: true satisfies Exactly<
+    Client.NotificationRequest,
+    Out<typeof Requests.NotificationBody>
   >,
   ConfigTree: true satisfies Exactly<Client.ConfigTree, Out<typeof Requests.ConfigBody>>,
   ModelInfo: true satisfies Exactly<Client.ModelInfo, Out<typeof Requests.ModelInfoSchema>>,
