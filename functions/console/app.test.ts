@@ -58,6 +58,9 @@ describe("the console's app", () => {
 describe("the console's assets", () => {
   it("hold every file the pages name, and read back from a prebuilt folder as built", async () => {
     const built = await buildAssets();
+    // Small enough for a slow link: uPlot is most of the console's script.
+    expect(built.get("/console/console.js")?.body.length).toBeLessThan(80 * 1024);
+    expect(built.get("/console/console.css")?.body.length).toBeLessThan(16 * 1024);
     const named = [...referenced(CONSOLE_PAGE, "/console"), ...referenced(DOCS_PAGE, "/docs")];
     expect(named.sort()).toEqual([...built.keys()].sort());
     const folder = await mkdtemp(join(tmpdir(), "autocompact-console-assets-"));

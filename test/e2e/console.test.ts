@@ -159,8 +159,17 @@ describe("the console in headless Chromium", () => {
     expect(box).not.toBeNull();
     if (box) await page.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
     await expect.poll(() => page.locator(".hover").textContent()).toMatch(/^Turn \d+/);
-    // The reader marks the compacted turns.
+    // The reader marks the compacted turns, and shows what the assistant said.
     expect(await page.locator(".reader article[data-compacted]").count()).toBeGreaterThan(0);
+    const view = await api<{ events: Array<{ type: string; message?: string }> }>(
+      "GET",
+      `/v1/conversations/${REPLAYED}/projection`,
+    );
+    const said = view.events.find((event) => event.type === "chat_response" && event.message);
+    expect(said?.message).toBeDefined();
+    expect(
+      (await page.locator(".reader .event.chat_response p").allTextContents()).join("\n"),
+    ).toContain(said?.message?.slice(0, 200));
     await shot("conversation");
   });
 

@@ -6,11 +6,11 @@
  */
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import type { Band, TimelineTurn } from "./api.ts";
+import type { ListedCompaction, TimelineTurn } from "../../../client/index.ts";
 import { h, tokens } from "./dom.ts";
 
 /** What the hover box says about one turn. */
-function describeTurn(row: TimelineTurn, band: Band | undefined): string {
+function describeTurn(row: TimelineTurn, band: ListedCompaction | undefined): string {
   const lines = [
     `Turn ${row.turn}`,
     `raw ${tokens(row.raw_tokens)} · projected ${tokens(row.projected_tokens)} · threshold ${tokens(row.threshold)}`,
@@ -21,18 +21,25 @@ function describeTurn(row: TimelineTurn, band: Band | undefined): string {
 }
 
 /** One firing in words: the band, its turns and its audit. */
-export function firingText(row: TimelineTurn, band: Band | undefined): string {
+export function firingText(row: TimelineTurn, band: ListedCompaction | undefined): string {
   const fired = row.fired;
   if (!fired) return "";
   const audit = band?.trigger
     ? `: ${tokens(band.trigger.estimated_tokens)} tokens over the threshold ${tokens(band.trigger.threshold)} of a ${tokens(band.trigger.context_window)} window, ${tokens(band.trigger.estimated_tokens_after)} after`
     : "";
-  return `after turn ${row.turn}, band #${fired.position} (${fired.source}) over turns ${fired.from_turn}–${fired.to_turn}${audit}`;
+  const which = fired.position === null ? "a band since removed" : `band #${fired.position}`;
+  return `after turn ${row.turn}, ${which} (${fired.source}) over turns ${fired.from_turn}–${fired.to_turn}${audit}`;
 }
 
 /** The chart and its list of firings. */
-export function sizeChart(timeline: readonly TimelineTurn[], bands: readonly Band[]): HTMLElement {
+export function sizeChart(
+  timeline: readonly TimelineTurn[],
+  bands: readonly ListedCompaction[],
+): HTMLElement {
   const byPosition = new Map(bands.map((band) => [band.position, band]));
+  /** The band fired after `row`, while it is still stored. */
+  const firedBand = (row: TimelineTurn) =>
+    row.fired?.position == null ? undefined : byPosition.get(row.fired.position);
   const fired = timeline.filter((row) => row.fired);
   const plot = h("div", { class: "plot", role: "img", "aria-label": "Size curve" });
   const hover = h("pre", { class: "hover", "aria-hidden": "true", hidden: true });
@@ -42,8 +49,8 @@ export function sizeChart(timeline: readonly TimelineTurn[], bands: readonly Ban
     ...fired.map((row) =>
       h(
         "li",
-        { "data-firing": row.fired?.position, "data-turn": row.turn },
-        firingText(row, row.fired ? byPosition.get(row.fired.position) : undefined),
+        { "data-firing": row.fired?.position ?? undefined, "data-turn": row.turn },
+        firingText(row, firedBand(row)),
       ),
     ),
   );
@@ -102,10 +109,7 @@ export function sizeChart(timeline: readonly TimelineTurn[], bands: readonly Ban
             return;
           }
           hover.hidden = false;
-          hover.textContent = describeTurn(
-            row,
-            row.fired ? byPosition.get(row.fired.position) : undefined,
-          );
+          hover.textContent = describeTurn(row, firedBand(row));
         },
       ],
     },

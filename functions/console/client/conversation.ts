@@ -5,31 +5,29 @@
  * run before it is applied, the auto config).
  */
 import {
-  ApiError,
-  api,
-  type Band,
-  type ConfigAnswer,
-  conversationPath,
-  type DryRun,
-  describe,
+  type ConfigTree,
+  type ConversationConfig,
+  type JpEvent,
+  type ListedCompaction,
   type Projection,
-  type Summary,
-  type TimelineTurn,
-  type ViewEvent,
-} from "./api.ts";
+  ServiceError,
+} from "../../../client/index.ts";
+import { connect, describe } from "./api.ts";
 import { sizeChart } from "./chart.ts";
 import { h, policies, tokens } from "./dom.ts";
+import { eventText } from "./event-text.ts";
 
 type Frame = (...content: Node[]) => HTMLElement;
 
 /** Draws the conversation page; `notice` is the outcome of the action that led here. */
 export async function renderConversation(id: string, frame: Frame, notice = ""): Promise<void> {
   frame(h("p", { role: "status" }, `Loading ${id}…`));
+  const client = connect();
   const [summary, timeline, projection, config] = await Promise.all([
-    api<Summary>("GET", conversationPath(id)),
-    api<{ turns: TimelineTurn[] }>("GET", conversationPath(id, "/timeline")),
-    api<Projection>("GET", conversationPath(id, "/projection")),
-    api<ConfigAnswer>("GET", conversationPath(id, "/config")),
+    client.conversation(id),
+    client.timeline(id),
+    client.projection(id),
+    client.getConfig(id),
   ]);
   const bands = summary.compactions;
   const again = (message: string) => renderConversation(id, frame, message);
@@ -40,7 +38,7 @@ export async function renderConversation(id: string, frame: Frame, notice = ""):
     h(
       "p",
       { class: "facts" },
-      `${summary.turn_count} turns · ${tokens(summary.estimated_tokens)} tokens projected · ${bands.filter((b) => b.source === "auto").length} automatic and ${bands.filter((b) => b.source !== "auto").length} manual bands`,
+      `${summary.turn_count} turns · ${tokens(summary.estimated_tokens)} tokens projected · ${bands.filter((b) => b.source === "auto").length} automatic and ${bands.filter((b) => b.source === "manual").length} manual bands`,
     ),
     status,
     sizeChart(timeline.turns, bands),
@@ -53,8 +51,8 @@ export async function renderConversation(id: string, frame: Frame, notice = ""):
 }
 
 /** The bands over the turn axis, one lane per overlap: auto or manual, and their policies. */
-function bandStrip(bands: readonly Band[], turnCount: number): HTMLElement {
-  const lanes: Band[][] = [];
+function bandStrip(bands: readonly ListedCompaction[], turnCount: number): HTMLElement {
+  const lanes: ListedCompaction[][] = [];
   for (const band of bands) {
     const lane = lanes.find((l) =>
       l.every((other) => other.to_turn < band.from_turn || other.from_turn > band.to_turn),
@@ -68,12 +66,12 @@ function bandStrip(bands: readonly Band[], turnCount: number): HTMLElement {
     const row = h("div", { class: "lane" });
     for (const band of lane) {
       const kinds = policies(band);
-      const label = `band #${band.position}, ${band.source ?? "manual"}, turns ${band.from_turn}–${band.to_turn}: ${kinds.join(", ") || "no policy"}`;
+      const label = `band #${band.position}, ${band.source}, turns ${band.from_turn}–${band.to_turn}: ${kinds.join(", ") || "no policy"}`;
       const mark = h(
         "div",
         {
           role: "listitem",
-          class: `band ${band.source ?? "manual"} ${band.summary ? "summary" : band.tool_calls?.policy === "omit" ? "omit" : "strip"}`,
+          class: `band ${band.source} ${band.summary ? "summary" : band.tool_calls?.policy === "omit" ? "omit" : "strip"}`,
           title: label,
           "aria-label": label,
           "data-band": band.position,
@@ -107,13 +105,13 @@ function bandStrip(bands: readonly Band[], turnCount: number): HTMLElement {
 /** The bands as a table, each with its remove button; and the reset of the automatic ones. */
 function bandTable(
   id: string,
-  bands: readonly Band[],
+  bands: readonly ListedCompaction[],
   status: HTMLElement,
   again: (message: string) => Promise<void>,
 ): HTMLElement {
-  const act = async (label: string, path: string) => {
+  const act = async (label: string, request: { source: "auto" } | { position: number }) => {
     try {
-      const { removed } = await api<{ removed: Band[] }>("DELETE", conversationPath(id, path));
+      const { removed } = await connect().reset(id, request);
       await again(`${label}: removed ${removed.length} band${removed.length === 1 ? "" : "s"}.`);
     } catch (error) {
       status.textContent = describe(error);
@@ -130,7 +128,7 @@ function bandTable(
         type: "button",
         id: "reset-auto",
         disabled: autoCount === 0,
-        onclick: () => void act("Reset automatic bands", "/compactions?source=auto"),
+        onclick: () => void act("Reset automatic bands", { source: "auto" }),
       },
       "Reset automatic bands",
     ),
@@ -160,10 +158,10 @@ function bandTable(
           ...bands.map((band) =>
             h(
               "tr",
-              { "data-band-row": band.position, "data-source": band.source ?? "manual" },
+              { "data-band-row": band.position, "data-source": band.source },
               h("td", {}, band.position),
               h("td", {}, `${band.from_turn}–${band.to_turn}`),
-              h("td", {}, band.source ?? "manual"),
+              h("td", {}, band.source),
               h("td", {}, policies(band).join(", ")),
               h(
                 "td",
@@ -181,7 +179,7 @@ function bandTable(
                     type: "button",
                     "aria-label": `Remove band ${band.position}`,
                     onclick: () =>
-                      void act(`Removed band ${band.position}`, `/compactions/${band.position}`),
+                      void act(`Removed band ${band.position}`, { position: band.position }),
                   },
                   "Remove",
                 ),
@@ -197,7 +195,7 @@ function bandTable(
 /** A problem's detail and each of its located errors. */
 function problemNodes(error: unknown): Node[] {
   const nodes: Node[] = [h("span", {}, describe(error))];
-  if (error instanceof ApiError && error.problem.errors?.length) {
+  if (error instanceof ServiceError && error.problem?.errors?.length) {
     nodes.push(
       h(
         "ul",
@@ -248,9 +246,7 @@ function manualCompaction(id: string, again: (message: string) => Promise<void>)
     previewed = null;
     apply.disabled = true;
     try {
-      const dry = await api<DryRun>("POST", conversationPath(id, "/compactions?dry_run=true"), {
-        spec: text,
-      });
+      const dry = await connect().previewCompaction(id, { spec: text });
       const c = dry.compaction;
       previewed = text;
       apply.disabled = false;
@@ -274,9 +270,7 @@ function manualCompaction(id: string, again: (message: string) => Promise<void>)
   apply.addEventListener("click", async () => {
     if (previewed === null) return;
     try {
-      const band = await api<Band>("POST", conversationPath(id, "/compactions"), {
-        spec: previewed,
-      });
+      const band = await connect().compact(id, { spec: previewed });
       await again(`Added band #${band.position} over turns ${band.from_turn}–${band.to_turn}.`);
     } catch (error) {
       preview.replaceChildren(h("div", { class: "error", role: "alert" }, ...problemNodes(error)));
@@ -293,7 +287,7 @@ function manualCompaction(id: string, again: (message: string) => Promise<void>)
 /** The conversation's auto config as JSON, saved with PUT; the API's validation messages shown. */
 function configEditor(
   id: string,
-  config: ConfigAnswer,
+  config: ConversationConfig,
   again: (message: string) => Promise<void>,
 ): HTMLElement {
   const text = h("textarea", { id: "config", rows: 10, spellcheck: "false" });
@@ -312,9 +306,10 @@ function configEditor(
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     message.replaceChildren();
-    let body: unknown;
+    let body: ConfigTree;
     try {
-      body = JSON.parse(text.value);
+      // Sent as typed: the API checks the tree and locates each problem.
+      body = JSON.parse(text.value) as ConfigTree;
     } catch (error) {
       message.replaceChildren(
         h("p", { class: "error", role: "alert" }, `Not JSON: ${(error as Error).message}`),
@@ -322,7 +317,7 @@ function configEditor(
       return;
     }
     try {
-      await api("PUT", conversationPath(id, "/config"), body);
+      await connect().putConfig(id, body);
       await again("Config saved.");
     } catch (error) {
       message.replaceChildren(h("div", { class: "error", role: "alert" }, ...problemNodes(error)));
@@ -336,30 +331,11 @@ function configEditor(
   );
 }
 
-/** An event's readable text. */
-function eventText(event: ViewEvent): string {
-  const pick = (value: unknown) =>
-    typeof value === "string" ? value : value === undefined ? "" : JSON.stringify(value);
-  switch (event.type) {
-    case "chat_request":
-    case "chat_response":
-      return [pick(event.reasoning) && `(reasoning) ${pick(event.reasoning)}`, pick(event.content)]
-        .filter(Boolean)
-        .join("\n");
-    case "tool_call_request":
-      return `${pick(event.name)}(${pick(event.arguments)})`;
-    case "tool_call_response":
-      return pick(event.content ?? event.result ?? event.error);
-    default:
-      return pick(event.content ?? event.question ?? event.answer ?? event.delta);
-  }
-}
-
 const MAX_TEXT = 600;
 
 /** The projected view: what the next model call sees, turn by turn, compacted turns marked. */
-function reader(projection: Projection, bands: readonly Band[]): HTMLElement {
-  const groups: ViewEvent[][] = [];
+function reader(projection: Projection, bands: readonly ListedCompaction[]): HTMLElement {
+  const groups: JpEvent[][] = [];
   for (const event of projection.events) {
     if (event.type === "compaction") continue;
     if (event.type === "turn_start" || groups.length === 0) groups.push([]);

@@ -3,15 +3,7 @@
  * conversation's size curve, bands, projected view and actions. Routing is
  * by the URL's hash (`#/c/<id>`), so the one page works under any prefix.
  */
-import {
-  ApiError,
-  api,
-  type ConversationPage,
-  describe,
-  forgetKey,
-  storedKey,
-  storeKey,
-} from "./api.ts";
+import { connect, describe, forgetKey, isUnauthorized, storedKey, storeKey } from "./api.ts";
 import { renderConversation } from "./conversation.ts";
 import { h, tokens } from "./dom.ts";
 import "./console.css";
@@ -74,14 +66,13 @@ function signIn(message?: string): void {
     error.textContent = "";
     try {
       // Any authenticated read tells a good key from a wrong one.
-      await api("GET", "/v1/conversations?limit=1", undefined, key);
+      await connect(key).listConversations({ limit: 1 });
       storeKey(key);
       route();
     } catch (failure) {
-      error.textContent =
-        failure instanceof ApiError && failure.problem.status === 401
-          ? `That API key was not accepted: ${failure.problem.detail ?? "unauthorized"}. Check the key and try again.`
-          : `Could not sign in: ${describe(failure)}`;
+      error.textContent = isUnauthorized(failure)
+        ? `That API key was not accepted: ${failure.problem?.detail ?? "unauthorized"}. Check the key and try again.`
+        : `Could not sign in: ${describe(failure)}`;
       input.focus();
     }
   });
@@ -139,10 +130,7 @@ async function conversationList(): Promise<void> {
   search.addEventListener("input", filter);
   let cursor: string | null = null;
   const load = async () => {
-    const page = await api<ConversationPage>(
-      "GET",
-      `/v1/conversations?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-    );
+    const page = await connect().listConversations({ limit: 50, ...(cursor ? { cursor } : {}) });
     for (const c of page.conversations) {
       const row = h(
         "tr",
@@ -182,7 +170,7 @@ export function route(): void {
   const match = /^#\/c\/(.+)$/.exec(location.hash);
   const done = (promise: Promise<void>) =>
     promise.catch((error: unknown) => {
-      if (error instanceof ApiError && error.problem.status === 401) {
+      if (isUnauthorized(error)) {
         forgetKey();
         signIn(`Your API key is no longer accepted: ${describe(error)}. Sign in again.`);
         return;
