@@ -1,19 +1,15 @@
 /**
- * The `autocompact` command end to end: every test runs the real launcher
- * (`node cli/bin.mjs …`) in a child process and checks exit code, stdout and
- * stderr. Spawning tsx costs about half a second, so the tests run
- * concurrently and group their assertions per spawn.
+ * The `autocompact` command end to end, in process: each test runs the
+ * command line through `run(argv, io)` (test/helpers/cli.ts) and checks exit
+ * code, stdout and stderr. The help, stdin piping and exit codes through the
+ * real launcher are in cli/bin.test.ts.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, type ExpectStatic, it } from "vitest";
-import { estimateStream } from "../core/estimate.ts";
 import { type Compaction, type Entry, parseStream } from "../core/events.ts";
 import { encodeJpEntries } from "../core/jp-format.ts";
-import { project } from "../core/projection.ts";
 import { evaluateStream, simulateStream } from "../core/replay.ts";
 import { indexTurns } from "../core/turns.ts";
 import {
@@ -27,33 +23,12 @@ import {
   twoTurnStream,
   visible,
 } from "../test/helpers/builders.ts";
+import { type CliResult as Result, runCli } from "../test/helpers/cli.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BIN = join(ROOT, "cli", "bin.mjs");
-
-interface Result {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs `node cli/bin.mjs …args` from the repository root, feeding `input` on stdin. */
-function cli(args: readonly string[], input = ""): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      process.execPath,
-      [BIN, ...args],
-      { cwd: ROOT, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } },
-      (error, stdout, stderr) => {
-        const code = error ? (error as { code?: unknown }).code : 0;
-        if (typeof code !== "number") reject(error);
-        else resolve({ code, stdout, stderr });
-      },
-    );
-    child.stdin?.end(input);
-  });
-}
+/** Runs `autocompact …args` with `input` on stdin. */
+const cli = (args: readonly string[], input = ""): Promise<Result> =>
+  runCli(args, { stdin: input });
 
 /** Parses a stream with core, as the CLI does for plain input. */
 function parsed(raw: unknown): Entry[] {
@@ -104,24 +79,6 @@ afterAll(async () => {
 });
 
 describe.concurrent("autocompact", () => {
-  it("lists every command in the top-level help", async ({ expect }) => {
-    const result = await cli(["--help"]);
-    expect(result).toMatchObject({ code: 0, stderr: "" });
-    for (const name of [
-      "project",
-      "estimate",
-      "evaluate",
-      "simulate",
-      "serve",
-      "replay",
-      "print",
-      "reset",
-      "verify",
-    ]) {
-      expect(result.stdout).toMatch(new RegExp(`^  ${name} `, "m"));
-    }
-  });
-
   it("prints each command's help on stdout", async ({ expect }) => {
     const names = ["project", "estimate", "evaluate", "simulate"];
     const results = await Promise.all(names.map((name) => cli([name, "--help"])));
@@ -156,36 +113,6 @@ describe.concurrent("autocompact", () => {
     expectOneLineError(expect, badSource, 2);
     expectOneLineError(expect, unreachable, 1);
     expect(unreachable?.stderr).toContain("cannot reach http://127.0.0.1:9");
-  });
-
-  it("projects a stream to events, turns and estimated tokens, from a file or stdin", async ({
-    expect,
-  }) => {
-    const text = await readFile(plainFile, "utf8");
-    const [fromFile, fromStdin, fromDash, estimate] = await Promise.all([
-      cli(["project", plainFile]),
-      cli(["project"], text),
-      cli(["project", "-"], text),
-      cli(["estimate", plainFile]),
-    ]);
-    const entries = parsed(conversation);
-    const expected = estimateStream(entries);
-    expect(fromFile).toMatchObject({ code: 0, stderr: "" });
-    const output = JSON.parse(fromFile.stdout);
-    expect(Object.keys(output)).toEqual(["events", "turns", "estimated_tokens"]);
-    expect(output.events).toEqual(JSON.parse(JSON.stringify(project(entries).entries)));
-    expect(output.turns).toHaveLength(40);
-    expect(output.turns[0]).toEqual({ kept: 0 });
-    expect(output.estimated_tokens).toBe(expected.estimated_tokens);
-    expect(fromStdin).toEqual(fromFile);
-    expect(fromDash).toEqual(fromFile);
-
-    expect(estimate).toMatchObject({ code: 0, stderr: "" });
-    expect(JSON.parse(estimate.stdout)).toEqual({
-      chars: expected.chars,
-      estimated_tokens: expected.estimated_tokens,
-      turn_count: 40,
-    });
   });
 
   it("reads JP's base64 form as the same conversation", async ({ expect }) => {

@@ -3,65 +3,19 @@
  * of turns, each the array of messages that turn added, in OpenAI Chat or
  * Anthropic Messages format. Detection and `--format`, the same numbers as
  * the equivalent JP stream, `convert` round trips, `project --to`, and the
- * one-line errors. Every test runs the real launcher in a child process;
- * expectations are literals.
+ * one-line errors. Every test runs the command in process through
+ * `run(argv, io)` (test/helpers/cli.ts); expectations are literals.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
+import { type CliResult as Result, runCli } from "../test/helpers/cli.ts";
 import { ANTHROPIC_LS_TURN } from "../test/helpers/format-samples.ts";
 
-// A test waits for several launchers (half a second to seconds each on a busy machine).
-vi.setConfig({ testTimeout: 120_000 });
-
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BIN = join(ROOT, "cli", "bin.mjs");
-
-interface Result {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** At most this many launchers at once: each costs a tsx start, and machines have few cores. */
-const PARALLEL = 3;
-let running = 0;
-const waiting: (() => void)[] = [];
-
-async function slot<T>(task: () => Promise<T>): Promise<T> {
-  if (running >= PARALLEL) await new Promise<void>((resolve) => waiting.push(resolve));
-  running++;
-  try {
-    return await task();
-  } finally {
-    running--;
-    waiting.shift()?.();
-  }
-}
-
-/** Runs `node cli/bin.mjs …args` from the repository root, feeding `input` on stdin. */
-function cli(args: readonly string[], input = ""): Promise<Result> {
-  return slot(() => spawnCli(args, input));
-}
-
-function spawnCli(args: readonly string[], input: string): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      process.execPath,
-      [BIN, ...args],
-      { cwd: ROOT, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } },
-      (error, stdout, stderr) => {
-        const code = error ? (error as { code?: unknown }).code : 0;
-        if (typeof code !== "number") reject(error);
-        else resolve({ code, stdout, stderr });
-      },
-    );
-    child.stdin?.end(input);
-  });
-}
+/** Runs `autocompact …args` with `input` on stdin. */
+const cli = (args: readonly string[], input = ""): Promise<Result> =>
+  runCli(args, { stdin: input });
 
 /** The stamps transcripts get: turn `n` at `n` seconds after the epoch. */
 const T0 = "1970-01-01T00:00:00.000000Z";

@@ -1,47 +1,22 @@
 /**
- * `evaluate` and `simulate` with a summarizer, end to end: the real launcher
- * in a child process, the OpenAI-compatible adapter against a stub model
- * server. A summary rule's text comes from the model, given the raw events of
- * the band; without a summarizer it is reported, never faked.
+ * `evaluate` and `simulate` with a summarizer, end to end: the command run
+ * in process (test/helpers/cli.ts), the OpenAI-compatible adapter against a
+ * stub model server. A summary rule's text comes from the model, given the
+ * raw events of the band; without a summarizer it is reported, never faked.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Compaction, Entry } from "../core/events.ts";
 import { simulateStream } from "../core/replay.ts";
 import { message, request, toolCall, toolResult, turnStart } from "../test/helpers/builders.ts";
+import { type CliResult as Result, runCli } from "../test/helpers/cli.ts";
 import { chatCompletion, type ModelStub, startModelStub } from "../test/helpers/model-stub.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BIN = join(ROOT, "cli", "bin.mjs");
-
-interface Result {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[], env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      {
-        cwd: ROOT,
-        maxBuffer: 64 * 1024 * 1024,
-        env: { ...process.env, NO_COLOR: "1", OPENAI_BASE_URL: "", OPENAI_API_KEY: "", ...env },
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (error as { code?: unknown }).code : 0;
-        if (typeof code !== "number") reject(error);
-        else resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+/** Runs `autocompact …args` with no OpenAI settings but those in `env`. */
+const cli = (args: readonly string[], env: Record<string, string> = {}): Promise<Result> =>
+  runCli(args, { env: { OPENAI_BASE_URL: "", OPENAI_API_KEY: "", ...env } });
 
 /** 8 turns of ~2 KB each: with a 3,000-token window the trigger fires after turn 5. */
 function stream(): Entry[] {

@@ -1,34 +1,16 @@
 /**
- * `autocompact tune` end to end: the real launcher in a child process, on
- * generated conversations written to a temporary folder.
+ * `autocompact tune` end to end: the command run in process
+ * (test/helpers/cli.ts), on generated conversations written to a temporary
+ * folder.
  */
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parse as parseToml } from "smol-toml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeJpEntries } from "../core/jp-format.ts";
+import { runCli as cli } from "../test/helpers/cli.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
-
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BIN = join(ROOT, "cli", "bin.mjs");
-
-function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error ? (error as { code?: unknown }).code : 0;
-        if (typeof code !== "number") reject(error);
-        else resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 const GRID = "trigger_ratio=0.5,0.8 keep_first=0,1 keep_last=2 tool_calls=strip,omit";
 const WINDOW = "40000";

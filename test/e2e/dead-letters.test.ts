@@ -1,25 +1,23 @@
 /**
  * Dead letters end to end on the local runtime (DynamoDB Local, HTTP,
- * in-process queue, compactor), with `autocompact dlq` run as its own process
- * as an operator runs it: a turn whose summary fails 5 times is
- * dead-lettered, `dlq list` shows its tenant, conversation and turn beside the
- * failure the compactor recorded, and once the summarizer is fixed
- * `dlq redrive` moves it back and it evaluates: the band is written.
+ * in-process queue, compactor), with `autocompact dlq` given the command
+ * line an operator types (run in process: test/helpers/cli.ts): a turn whose
+ * summary fails 5 times is dead-lettered, `dlq list` shows its tenant,
+ * conversation and turn beside the failure the compactor recorded, and once
+ * the summarizer is fixed `dlq redrive` moves it back and it evaluates: the
+ * band is written.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SummarizerError } from "../../functions/errors.ts";
 import { type LocalService, startLocalService } from "../../functions/local/runtime.ts";
 import type { Summarizer } from "../../functions/ports.ts";
+import { runCli } from "../helpers/cli.ts";
 
-const execFileAsync = promisify(execFile);
 const KEY = "dlq-e2e-key";
 const CONVERSATION = "dlq-e2e";
-const BIN = new URL("../../cli/bin.mjs", import.meta.url).pathname;
 
 let service: LocalService;
 let dir: string;
@@ -72,24 +70,20 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
   return json;
 }
 
-/** `autocompact dlq …` in its own process: exit code and its JSON lines. */
+/** `autocompact dlq …`: exit code and its JSON lines (none when it fails). */
 async function dlq(...args: string[]): Promise<{ code: number; lines: unknown[]; stderr: string }> {
-  try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [BIN, "dlq", ...args], {
-      env: { ...process.env, AUTOCOMPACT_KEY: "not-the-dev-key" },
-    });
-    const lines =
-      stdout.trim() === ""
-        ? []
-        : stdout
-            .trim()
-            .split("\n")
-            .map((l) => JSON.parse(l));
-    return { code: 0, lines, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stderr: string };
-    return { code: failed.code, lines: [], stderr: failed.stderr };
-  }
+  const { code, stdout, stderr } = await runCli(["dlq", ...args], {
+    env: { AUTOCOMPACT_KEY: "not-the-dev-key" },
+  });
+  if (code !== 0) return { code, lines: [], stderr };
+  const lines =
+    stdout.trim() === ""
+      ? []
+      : stdout
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l));
+  return { code: 0, lines, stderr };
 }
 
 const turn = (t: number) => ({

@@ -4,13 +4,12 @@
  * turn, each evaluation awaited, must end with exactly the bands and the
  * projected view that `autocompact simulate` computes offline.
  */
-import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { project } from "../../core/projection.ts";
+import { cliStdout } from "../helpers/cli.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import {
   REPLAY_AUTO,
@@ -18,8 +17,6 @@ import {
   startTestRuntime,
   type TestRuntime,
 } from "../helpers/local-runtime.ts";
-
-const run = promisify(execFile);
 
 let runtime: TestRuntime;
 
@@ -43,9 +40,7 @@ describe("the local runtime end to end", () => {
     const file = join(runtime.dir, "recorded.json");
     const out = join(runtime.dir, "simulated.json");
     await writeFile(file, JSON.stringify(stream));
-    const bin = new URL("../../cli/bin.mjs", import.meta.url).pathname;
-    const { stdout } = await run(process.execPath, [
-      bin,
+    const stdout = await cliStdout([
       "simulate",
       file,
       "--context-window",

@@ -1,18 +1,15 @@
 /** `autocompact replay` against a real HTTP server: signing, idempotent re-runs, and --wait giving up. */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../functions/keys.ts";
+import { runCli } from "../helpers/cli.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { harness } from "../helpers/service.ts";
 
-const run = promisify(execFile);
-const bin = new URL("../../cli/bin.mjs", import.meta.url).pathname;
 const SECRET = `whsec_${Buffer.from("replay signing secret").toString("base64")}`;
 
 let server: ReturnType<typeof serve>;
@@ -41,11 +38,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs the CLI against the server as tenant "signed"; a failure resolves with its exit code. */
-const cli = (...args: string[]) =>
-  run(process.execPath, [bin, ...args, "--url", url, "--key", "ak_signed"]).catch(
-    (error: { code: number; stdout: string; stderr: string }) => error,
-  );
+/** Runs the CLI in process against the server as tenant "signed". */
+const cli = (...args: string[]) => runCli([...args, "--url", url, "--key", "ak_signed"]);
 const replay = (...extra: string[]) => cli("replay", file, "-c", "c1", ...extra);
 
 describe("autocompact replay", () => {

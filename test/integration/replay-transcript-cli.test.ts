@@ -5,19 +5,15 @@
  * every turn already stored, and a system prompt is refused before anything
  * is posted unless --drop-system, which is sent as drop_system.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.ts";
 import { ANTHROPIC_LS_TURN, CHAT_README_TURN, THANKS_TURN } from "../helpers/format-samples.ts";
 import { ALICE_KEY, harness } from "../helpers/service.ts";
-
-const run = promisify(execFile);
-const bin = new URL("../../cli/bin.mjs", import.meta.url).pathname;
 
 /** Two Anthropic turns: signed thinking and a tool round trip, then a short exchange. */
 const ANTHROPIC = [ANTHROPIC_LS_TURN, THANKS_TURN];
@@ -94,11 +90,8 @@ beforeEach(() => {
   posts.length = 0;
 });
 
-/** Runs the CLI against the server as alice; a failure resolves with its exit code. */
-const cli = (...args: string[]) =>
-  run(process.execPath, [bin, ...args, "--url", url, "--key", ALICE_KEY]).catch(
-    (error: { code: number; stdout: string; stderr: string }) => error,
-  );
+/** Runs the CLI in process against the server as alice. */
+const cli = (...args: string[]) => runCli([...args, "--url", url, "--key", ALICE_KEY]);
 
 /** GET a conversation path as alice. */
 async function get(path: string): Promise<{ status: number; body: unknown }> {

@@ -5,17 +5,14 @@
  * same streams read from files (tune drops automatic bands and replays the
  * rule itself, so the bands the service fired change nothing).
  */
-import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Entry } from "../../core/events.ts";
+import { cliStdout } from "../helpers/cli.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { RUNTIME_KEY, startTestRuntime, type TestRuntime } from "../helpers/local-runtime.ts";
 
-const run = promisify(execFile);
-const bin = new URL("../../cli/bin.mjs", import.meta.url).pathname;
 const GRID = "trigger_ratio=0.5,0.8 keep_first=0,1 keep_last=2 tool_calls=strip,omit";
 const WINDOW = "9000";
 const CONVERSATIONS = [
@@ -33,19 +30,8 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
-const tune = async (...args: string[]) =>
-  (
-    await run(process.execPath, [
-      bin,
-      "tune",
-      ...args,
-      "--json",
-      "--context-window",
-      WINDOW,
-      "--grid",
-      GRID,
-    ])
-  ).stdout;
+const tune = (...args: string[]) =>
+  cliStdout(["tune", ...args, "--json", "--context-window", WINDOW, "--grid", GRID]);
 
 describe("autocompact tune on a running service", () => {
   it("prints the lines tune prints for the same streams read from files", async () => {

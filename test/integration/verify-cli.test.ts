@@ -1,15 +1,11 @@
 /** `autocompact verify` against a real HTTP server: clean, drifted, repaired, and its exit codes. */
-import { execFile } from "node:child_process";
 import type { AddressInfo } from "node:net";
-import { promisify } from "node:util";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { message, request } from "../helpers/builders.ts";
+import { type CliResult, runCli } from "../helpers/cli.ts";
 import { DRIFTED_REPORT, storeDriftedConversation, storeWrongSizes } from "../helpers/drifted.ts";
 import { ALICE_KEY, harness } from "../helpers/service.ts";
-
-const run = promisify(execFile);
-const bin = new URL("../../cli/bin.mjs", import.meta.url).pathname;
 
 let server: ReturnType<typeof serve>;
 let url: string;
@@ -28,14 +24,9 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-type Result = { code?: number; stdout: string; stderr: string };
-
-/** Runs `autocompact verify` against the server as alice; a failure resolves with its exit code. */
-const verify = (...args: string[]): Promise<Result> =>
-  run(process.execPath, [bin, "verify", ...args, "--url", url, "--key", ALICE_KEY]).then(
-    (done) => ({ code: 0, ...done }),
-    (error: Result) => error,
-  );
+/** Runs `autocompact verify` in process against the server as alice. */
+const verify = (...args: string[]): Promise<CliResult> =>
+  runCli(["verify", ...args, "--url", url, "--key", ALICE_KEY]);
 
 describe("autocompact verify", () => {
   it("exits 0 with no drift on a conversation the service wrote", async () => {
