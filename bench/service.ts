@@ -41,7 +41,7 @@ import { createTable } from "../functions/store/dynamodb-table.ts";
 import { StaticTenantDirectory } from "../functions/store/tenants-memory.ts";
 import { MemoryWebhookReceipts } from "../functions/store/webhook-receipts-memory.ts";
 import { prng, text } from "../test/helpers/conversation.ts";
-import { RecordingQueue } from "../test/helpers/service.ts";
+import { memoryNotifications, RecordingQueue } from "../test/helpers/service.ts";
 
 const percentile = (samples: number[], p: number) => {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -150,6 +150,7 @@ async function benchWebhook(): Promise<Record<string, unknown>[]> {
     const store = new DynamoConversationStore(client, "autocompact");
     const app = createApp({
       webhookReceipts: new MemoryWebhookReceipts(),
+      notifications: memoryNotifications(),
       service: new ConversationService({ store, queue: new RecordingQueue() }),
       tenants: new StaticTenantDirectory([
         { id: "bench", key_hashes: [hashApiKey(DEFAULT_DEV_KEY)] },
@@ -358,6 +359,7 @@ export async function benchReadYourEvaluation(): Promise<Record<string, unknown>
     const appOf = (client: DynamoDBClient) =>
       createApp({
         webhookReceipts: new MemoryWebhookReceipts(),
+        notifications: memoryNotifications(),
         service: new ConversationService({
           store: new DynamoConversationStore(client, "bench"),
           queue,

@@ -1,8 +1,7 @@
 import { InvalidInputError } from "../core/errors.ts";
 import type { SummarizeBand } from "../core/replay.ts";
-import { summaryRequest } from "../functions/conversations/summaries.ts";
 import { SummarizerError } from "../functions/errors.ts";
-import type { Summarizer } from "../functions/ports.ts";
+import { type Summarizer, summaryRequest } from "../functions/ports.ts";
 import { DEFAULT_SUMMARY_TIMEOUT_MS } from "../functions/summarizers/common.ts";
 import { type OptionsConfig, UsageError } from "./command.ts";
 

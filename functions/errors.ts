@@ -1,13 +1,38 @@
 /**
  * Errors of the service around core: what ports and adapters raise (a stale
  * write, a summarizer failure, stored data that does not read back) and what
- * the use cases answer with (not found, turn conflict, contention). All are
+ * the use cases answer with (not found, turn conflict, contention), and the
+ * unauthorized (no valid API key or webhook signature). All are
  * {@link AutocompactError}s (core/errors.ts), so each carries its HTTP answer;
  * an internal fault (status 500) never shows its message to a client.
  */
 import { AutocompactError, type ErrorOptions } from "../core/errors.ts";
 
 const INTERNAL = { status: 500, slug: "internal", title: "Internal error" } as const;
+
+/** The problem variant of an {@link UnauthorizedError} for a missing or wrong webhook signature. */
+export const INVALID_SIGNATURE = { slug: "invalid-signature", title: "Invalid webhook signature" };
+
+/** The challenge every 401 carries (RFC 9110 §11.6.1): API keys are bearer tokens (RFC 6750). */
+export const BEARER_CHALLENGE = 'Bearer realm="autocompact"';
+
+/**
+ * Missing or unknown API key, or (`invalid-signature`) no valid webhook
+ * signature (401). The answer carries `WWW-Authenticate: <challenge>`
+ * ({@link BEARER_CHALLENGE} unless a more precise one is given).
+ */
+export class UnauthorizedError extends AutocompactError {
+  override readonly name = "UnauthorizedError";
+  readonly challenge: string;
+  constructor(message: string, options: ErrorOptions & { challenge?: string } = {}) {
+    super(message, { status: 401, slug: "unauthorized", title: "Unauthorized" }, options);
+    this.challenge = options.challenge ?? BEARER_CHALLENGE;
+  }
+
+  override responseHeaders(): Record<string, string> {
+    return { "WWW-Authenticate": this.challenge };
+  }
+}
 
 /** The posted turn does not fit the stored stream (a gap, or different content for a stored turn). */
 export class TurnConflictError extends AutocompactError {

@@ -3,6 +3,16 @@
  * the local runtime and the stack's dashboard, alarms and saved queries.
  */
 
+/**
+ * Why the compactor's delivery guard skipped a message before the trigger
+ * decided: with core's `SKIP_REASONS`, the values of the `reason` dimension of
+ * its `Skipped` metric (the stack's alarms and dashboard list them all).
+ */
+export const DELIVERY_SKIPS = ["stale", "already_evaluated", "unknown_turn"] as const;
+
+/** One of {@link DELIVERY_SKIPS}. */
+export type DeliverySkip = (typeof DELIVERY_SKIPS)[number];
+
 /** The EMF namespace of the compactor's metrics. */
 export const METRICS_NAMESPACE = "Autocompact";
 

@@ -7,8 +7,9 @@
 
 import type { BandSummary, SkipReason } from "../core/auto-compaction.ts";
 import type { ModelInfo } from "../core/catalog.ts";
-import type { AutoConfigLayer } from "../core/config.ts";
+import type { AutoConfigLayer, SummaryRuleConfig } from "../core/config.ts";
 import type { Compaction, Entry } from "../core/events.ts";
+import type { TurnRange } from "../core/rules.ts";
 import type { TurnSize } from "../core/sizes.ts";
 
 /** A conversation, always scoped to its tenant. */
@@ -442,6 +443,24 @@ export interface SummaryRequest {
   readonly events: readonly Entry[];
   readonly instructions?: string;
   readonly model?: string;
+}
+
+/**
+ * What a summarizer is asked for `range`: its raw events and the rule's prompt
+ * and model (the compactor's and the CLI's requests are built here alike).
+ */
+export function summaryRequest(
+  range: TurnRange,
+  events: readonly Entry[],
+  rule: SummaryRuleConfig,
+): SummaryRequest {
+  return {
+    from_turn: range.from_turn,
+    to_turn: range.to_turn,
+    events,
+    ...(rule.instructions ? { instructions: rule.instructions } : {}),
+    ...(rule.model?.id ? { model: rule.model.id } : {}),
+  };
 }
 
 /** A generated summary and what it cost (core's {@link BandSummary}). */

@@ -36,23 +36,10 @@ import { Topic } from "aws-cdk-lib/aws-sns";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { SKIP_REASONS } from "../core/auto-compaction.ts";
-import type { DeliverySkip } from "../functions/compactor/evaluate-turn.ts";
-import { METRICS_NAMESPACE, SERVICE_NAMES } from "../functions/observability.ts";
+import { DELIVERY_SKIPS, METRICS_NAMESPACE, SERVICE_NAMES } from "../functions/observability.ts";
 import type { AutocompactSettings } from "./config.ts";
 
 export { METRICS_NAMESPACE, SERVICE_NAMES };
-
-/** Skips the compactor's delivery guard reports, before the trigger decides. */
-const DELIVERY_SKIPS = [
-  "stale",
-  "already_evaluated",
-  "unknown_turn",
-] as const satisfies readonly DeliverySkip[];
-// Every DeliverySkip is listed (a new one fails typechecking here).
-const _allDeliverySkipsListed: Exclude<DeliverySkip, (typeof DELIVERY_SKIPS)[number]> extends never
-  ? true
-  : never = true;
-void _allDeliverySkipsListed;
 
 /** Every value of the `reason` dimension of `Skipped`. */
 export const SKIP_METRIC_REASONS: readonly string[] = [...SKIP_REASONS, ...DELIVERY_SKIPS];

@@ -10,7 +10,7 @@ import { InvalidInputError } from "../../core/errors.ts";
 import type { Entry } from "../../core/events.ts";
 import { PROVIDER_FORMATS } from "../../core/formats/index.ts";
 import { splitTurns } from "../../core/turns.ts";
-import { signWebhook } from "../../functions/api/webhooks.ts";
+import { signWebhook } from "../../functions/webhook-signature.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, type LoadedInput, loadInput } from "../input.ts";

@@ -13,19 +13,15 @@ import {
   CorruptDataError,
   EmptySummaryError,
   EvaluationPendingError,
+  INVALID_SIGNATURE,
   NotFoundError,
   QueueError,
   SetupError,
   SummarizerError,
   TurnConflictError,
-} from "../errors.ts";
-import {
-  INVALID_SIGNATURE,
-  REJECTED,
-  RequestRejectedError,
-  toProblem,
   UnauthorizedError,
-} from "./errors.ts";
+} from "../errors.ts";
+import { REJECTED, RequestRejectedError, toProblem } from "./errors.ts";
 
 /** Every error a route can raise, with the answer it must give (literals, not read from the classes). */
 const ANSWERS: [Error, number, string, string][] = [

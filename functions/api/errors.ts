@@ -1,34 +1,11 @@
 /**
- * Errors raised by the HTTP layer itself, and the one mapping from an error
- * to its RFC 9457 problem. Every {@link AutocompactError} carries its status,
- * type and title; only internal faults (500) hide their message. Bad input is
- * never a 5xx.
+ * Errors raised by the HTTP layer itself (a 401 is functions/errors.ts's
+ * `UnauthorizedError`, which the webhook signature check raises too), and the
+ * one mapping from an error to its RFC 9457 problem. Every
+ * {@link AutocompactError} carries its status, type and title; only internal
+ * faults (500) hide their message. Bad input is never a 5xx.
  */
 import { AutocompactError, type ErrorOptions, type ProblemKind } from "../../core/errors.ts";
-
-/** The problem variant of an {@link UnauthorizedError} for a missing or wrong webhook signature. */
-export const INVALID_SIGNATURE = { slug: "invalid-signature", title: "Invalid webhook signature" };
-
-/** The challenge every 401 carries (RFC 9110 §11.6.1): API keys are bearer tokens (RFC 6750). */
-export const BEARER_CHALLENGE = 'Bearer realm="autocompact"';
-
-/**
- * Missing or unknown API key, or (`invalid-signature`) no valid webhook
- * signature (401). The answer carries `WWW-Authenticate: <challenge>`
- * ({@link BEARER_CHALLENGE} unless a more precise one is given).
- */
-export class UnauthorizedError extends AutocompactError {
-  override readonly name = "UnauthorizedError";
-  readonly challenge: string;
-  constructor(message: string, options: ErrorOptions & { challenge?: string } = {}) {
-    super(message, { status: 401, slug: "unauthorized", title: "Unauthorized" }, options);
-    this.challenge = options.challenge ?? BEARER_CHALLENGE;
-  }
-
-  override responseHeaders(): Record<string, string> {
-    return { "WWW-Authenticate": this.challenge };
-  }
-}
 
 /**
  * The kinds of {@link RequestRejectedError}: a request refused for its form

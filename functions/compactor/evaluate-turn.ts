@@ -26,6 +26,7 @@ import { ConversationLog, type Decision, type RetryPolicy } from "../conversatio
 import { autoKey, effectiveConfig, type ServiceSettings } from "../conversations/state.ts";
 import { missingSummarizerError, summarizeBand } from "../conversations/summaries.ts";
 import { CorruptDataError } from "../errors.ts";
+import type { DeliverySkip } from "../observability.ts";
 import {
   type Clock,
   type ConversationStore,
@@ -35,9 +36,6 @@ import {
   systemClock,
   type TenantDirectory,
 } from "../ports.ts";
-
-/** Why a message was skipped without a decision of the trigger. */
-export type DeliverySkip = "stale" | "already_evaluated" | "unknown_turn";
 
 /** What one evaluation did. */
 export type EvaluationOutcome =

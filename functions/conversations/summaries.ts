@@ -6,16 +6,15 @@
  */
 import type { SummaryRuleConfig } from "../../core/config.ts";
 import { SummaryRequiredError } from "../../core/errors.ts";
-import type { Entry } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
 import { SummarizerError } from "../errors.ts";
-import type {
-  ConversationRef,
-  ConversationStore,
-  SummarizeOptions,
-  Summarizer,
-  SummaryRequest,
-  SummaryResult,
+import {
+  type ConversationRef,
+  type ConversationStore,
+  type SummarizeOptions,
+  type Summarizer,
+  type SummaryResult,
+  summaryRequest,
 } from "../ports.ts";
 
 /** A band needs a summary and this service has no summarizer. */
@@ -73,19 +72,4 @@ export async function summarizeBand(
     signal.removeEventListener("abort", onAbort);
     summary.catch(() => {}); // a late failure after the deadline is nobody's to handle
   }
-}
-
-/** What a summarizer is asked for `range`: its raw events and the rule's prompt and model. */
-export function summaryRequest(
-  range: TurnRange,
-  events: readonly Entry[],
-  rule: SummaryRuleConfig,
-): SummaryRequest {
-  return {
-    from_turn: range.from_turn,
-    to_turn: range.to_turn,
-    events,
-    ...(rule.instructions ? { instructions: rule.instructions } : {}),
-    ...(rule.model?.id ? { model: rule.model.id } : {}),
-  };
 }

@@ -10,9 +10,9 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
-import { signWebhook } from "../api/webhooks.ts";
 import { QueueError } from "../errors.ts";
 import type { Notification, NotificationEndpoints, SignedEndpoint } from "../ports.ts";
+import { signWebhook } from "../webhook-signature.ts";
 import { wants } from "./events.ts";
 import { checkedAddresses, type Resolver, systemResolver, type UrlPolicy } from "./url-safety.ts";
 

@@ -13,11 +13,11 @@ import {
   isEvaluationPending,
   ServiceError,
 } from "../../client/index.ts";
-import { signWebhook } from "../../functions/api/webhooks.ts";
 import { hashApiKey } from "../../functions/keys.ts";
 import { localAdmin } from "../../functions/local/admin.ts";
 import { AWS_URL_POLICY } from "../../functions/notifications/url-safety.ts";
 import { MemoryNotificationEndpoints } from "../../functions/store/tenants-memory.ts";
+import { signWebhook } from "../../functions/webhook-signature.ts";
 import { ALICE_KEY, harness } from "../helpers/service.ts";
 
 const URL_BASE = "http://autocompact.test";

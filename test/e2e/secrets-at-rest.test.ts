@@ -22,12 +22,12 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { marshall, unmarshall } from "@aws-sdk/util-dynamodb";
 import { afterAll, describe, expect, it } from "vitest";
-import { signWebhook } from "../../functions/api/webhooks.ts";
 import {
   LOCAL_TABLE,
   localClientConfig,
   readLocalDatabase,
 } from "../../functions/local/dynamodb-local.ts";
+import { signWebhook } from "../../functions/webhook-signature.ts";
 
 const bin = new URL("../../cli/bin.mjs", import.meta.url).pathname;
 const children: ChildProcess[] = [];

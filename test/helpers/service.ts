@@ -5,6 +5,7 @@ import type { RetryPolicy } from "../../functions/conversations/log.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
 import type { ServiceSettings } from "../../functions/conversations/state.ts";
 import { hashApiKey } from "../../functions/keys.ts";
+import { AWS_URL_POLICY } from "../../functions/notifications/url-safety.ts";
 import type {
   Clock,
   ConversationStore,
@@ -14,7 +15,11 @@ import type {
   WebhookReceipts,
 } from "../../functions/ports.ts";
 import { MemoryConversationStore } from "../../functions/store/memory.ts";
-import { StaticTenantDirectory, type TenantRecord } from "../../functions/store/tenants-memory.ts";
+import {
+  MemoryNotificationEndpoints,
+  StaticTenantDirectory,
+  type TenantRecord,
+} from "../../functions/store/tenants-memory.ts";
 import { MemoryWebhookReceipts } from "../../functions/store/webhook-receipts-memory.ts";
 
 /** A queue that records messages for the test to deliver by hand. */
@@ -34,6 +39,11 @@ export class ManualClock implements Clock {
   nowMillis(): number {
     return this.now;
   }
+}
+
+/** Notification endpoints in memory under the deployed URL rules: a test app's unless it names its own. */
+export function memoryNotifications(): AppDeps["notifications"] {
+  return { endpoints: new MemoryNotificationEndpoints(), policy: AWS_URL_POLICY };
 }
 
 export const ALICE_KEY = "ak_alice_0123456789";
@@ -90,7 +100,7 @@ export function harness(
     webhookReceipts,
     ...(options.bodyLimitBytes ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
     ...(options.onServerError ? { onServerError: options.onServerError } : {}),
-    ...(options.notifications ? { notifications: options.notifications } : {}),
+    notifications: options.notifications ?? memoryNotifications(),
     ...(options.notifier ? { notifier: options.notifier } : {}),
   });
   const evaluatorDeps = {

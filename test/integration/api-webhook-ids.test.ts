@@ -7,10 +7,10 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { splitTurns } from "../../core/turns.ts";
-import { signWebhook } from "../../functions/api/webhooks.ts";
 import { hashApiKey } from "../../functions/keys.ts";
 import type { WebhookReceipts } from "../../functions/ports.ts";
 import { DynamoWebhookReceipts } from "../../functions/store/webhook-receipts-dynamodb.ts";
+import { signWebhook } from "../../functions/webhook-signature.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { harness } from "../helpers/service.ts";

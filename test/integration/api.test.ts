@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { splitTurns } from "../../core/turns.ts";
-import { signWebhook } from "../../functions/api/webhooks.ts";
 import { hashApiKey } from "../../functions/keys.ts";
+import { signWebhook } from "../../functions/webhook-signature.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { ALICE_KEY, BOB_KEY, harness } from "../helpers/service.ts";
 

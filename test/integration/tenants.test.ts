@@ -13,7 +13,7 @@ import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { DynamoTenantDirectory } from "../../functions/store/tenants-dynamodb.ts";
 import { MemoryWebhookReceipts } from "../../functions/store/webhook-receipts-memory.ts";
 import { freshTable, localAwsEnv, localClient, localEndpoint } from "../helpers/dynamodb.ts";
-import { RecordingQueue } from "../helpers/service.ts";
+import { memoryNotifications, RecordingQueue } from "../helpers/service.ts";
 
 const run = promisify(execFile);
 
@@ -92,6 +92,7 @@ describe("tenants in DynamoDB", () => {
     const store = new DynamoConversationStore(client, table);
     const app = createApp({
       webhookReceipts: new MemoryWebhookReceipts(),
+      notifications: memoryNotifications(),
       service: new ConversationService({ store, queue: new RecordingQueue() }),
       tenants: new DynamoTenantDirectory(client, table, sealer),
     });
@@ -208,6 +209,7 @@ describe("tenants in DynamoDB", () => {
 
     const app = createApp({
       webhookReceipts: new MemoryWebhookReceipts(),
+      notifications: memoryNotifications(),
       service: new ConversationService({
         store: new DynamoConversationStore(client, table),
         queue: new RecordingQueue(),

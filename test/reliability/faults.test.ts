@@ -63,6 +63,7 @@ import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { chatCompletion, type ModelStub, startModelStub } from "../helpers/model-stub.ts";
 import { overriding } from "../helpers/overriding.ts";
+import { memoryNotifications } from "../helpers/service.ts";
 
 const TENANT = "alice";
 const AUTO: AutoConfigLayer = { enabled: true, trigger_ratio: 0.6 };
@@ -242,6 +243,7 @@ async function startStack(options: StackOptions) {
   const serverErrors: unknown[] = [];
   const app = createApp({
     webhookReceipts: new MemoryWebhookReceipts(),
+    notifications: memoryNotifications(),
     service,
     tenants: new DynamoTenantDirectory(apiClient, table, LocalSecretSealer.ephemeral()),
     onServerError: (error) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { signWebhook, verifyWebhook } from "./webhooks.ts";
+import { signWebhook, verifyWebhook } from "./webhook-signature.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const NOW = 1_800_000_000;

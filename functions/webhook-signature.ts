@@ -1,17 +1,18 @@
 /**
- * Standard Webhooks verification: `webhook-signature: v1,<base64 HMAC-SHA256
- * of "id.timestamp.body">` under a `whsec_<base64>` secret, timestamps within
- * ±300 s, constant-time comparison, several signatures (and secrets) accepted
- * so keys can rotate.
+ * Standard Webhooks signing and verification, the one home of both: the API
+ * verifies signed posts, the notifier signs its deliveries and the CLI's
+ * `replay` signs the turns it posts. `webhook-signature: v1,<base64
+ * HMAC-SHA256 of "id.timestamp.body">` under a `whsec_<base64>` secret,
+ * timestamps within ±300 s, constant-time comparison, several signatures (and
+ * secrets) accepted so keys can rotate.
  *
  * The `standardwebhooks` package decodes secrets and signs. Its `verify` is
  * not used: it reads the wall clock (`Date.now`), where the service checks the
  * timestamp against its own clock, and it cannot tell which check failed.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import type { WebhookReceipts } from "../ports.ts";
-import { INVALID_SIGNATURE, REJECTED, RequestRejectedError, UnauthorizedError } from "./errors.ts";
+import { INVALID_SIGNATURE, UnauthorizedError } from "./errors.ts";
 
 /** Canonical base64: whole 4-character groups, padding only at the end. */
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -19,7 +20,7 @@ const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]
 /** Allowed clock difference between signer and verifier. */
 export const TOLERANCE_SECONDS = 300;
 
-/** Signs a payload (for clients, tests and the CLI's `replay`). */
+/** Signs a payload (for the notifier, clients, tests and the CLI's `replay`). */
 export function signWebhook(
   secret: string,
   id: string,
@@ -93,37 +94,4 @@ export function verifyWebhook(
     "no webhook-signature matches: check the signing secret and that the body is sent unchanged",
     INVALID_SIGNATURE,
   );
-}
-
-/**
- * Remembers a verified message's id with its digest (SHA-256 of the
- * conversation it posts to and its body) until both its signature and one
- * tolerance window from now have expired (the timestamp may be up to
- * {@link TOLERANCE_SECONDS} ahead of the clock). A redelivery (same id, same
- * conversation and body, whatever its timestamp and signatures) goes on and
- * is answered as the first delivery's replay; the id reused for another
- * message within that time throws {@link RequestRejectedError}
- * (`webhook-id-reused`, 409) before anything is stored. Call it only once the
- * signature verified, so only the tenant's signer can take an id.
- */
-export async function rememberWebhook(
-  receipts: WebhookReceipts,
-  tenant: string,
-  message: VerifiedWebhook,
-  posted: { readonly conversation: string; readonly body: string },
-  nowSeconds: number,
-): Promise<void> {
-  // Length-prefixed, so no conversation id and body can pass for another pair.
-  const digest = createHash("sha256")
-    .update(`${posted.conversation.length}:${posted.conversation}\n`)
-    .update(posted.body)
-    .digest("hex");
-  const expiresAt = Math.max(nowSeconds, message.timestamp) + TOLERANCE_SECONDS;
-  const match = await receipts.remember({ tenant, id: message.id, digest }, nowSeconds, expiresAt);
-  if (match === "different") {
-    throw new RequestRejectedError(
-      REJECTED.webhookIdReused,
-      `webhook-id ${JSON.stringify(message.id)} was already used for another message: send each message under an id of its own (only a redelivery of the same body to the same conversation keeps its id)`,
-    );
-  }
 }
