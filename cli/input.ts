@@ -9,6 +9,7 @@ import { type Entry, parseStream, type StreamIssue } from "../core/events.ts";
 import type { ProviderFormat } from "../core/formats/format.ts";
 import { PROVIDER_FORMATS, type ProviderFormatName } from "../core/formats/index.ts";
 import { transcriptToStream } from "../core/formats/transcripts.ts";
+import { andMore } from "../core/issues.ts";
 import { decodeIfJp, decodeJpEntries, type StreamFormat } from "../core/jp-format.ts";
 import { type Io, type OptionsConfig, UsageError } from "./command.ts";
 
@@ -213,9 +214,7 @@ export function describeIssues(issues: readonly StreamIssue[], raw: unknown): st
     const path = first.path === "" ? "" : `.${first.path}`;
     where = `entry ${first.index}${label}${path}: `;
   }
-  const more = issues.length - 1;
-  const suffix = more > 0 ? ` (and ${more} more issue${more === 1 ? "" : "s"})` : "";
-  return `${where}${tidy(first.message)}${suffix}`;
+  return `${where}${tidy(first.message)}${andMore(issues.length - 1, "issue")}`;
 }
 
 /**

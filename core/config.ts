@@ -6,8 +6,9 @@
  * `conversation.compaction.auto.trigger_ratio`.
  */
 import * as z from "zod";
-import { InvalidInputError, joinIssues, PROBLEM_VARIANTS } from "./errors.ts";
-import { type ConfigDelta, type Entry, formatPath, type ToolCallPolicy } from "./events.ts";
+import { InvalidInputError, PROBLEM_VARIANTS } from "./errors.ts";
+import type { ConfigDelta, Entry, ToolCallPolicy } from "./events.ts";
+import { issueLines, joinIssues } from "./issues.ts";
 
 /** The key under which D50 places automatic compaction. */
 export const AUTO_CONFIG_KEY = "conversation.compaction.auto";
@@ -119,18 +120,16 @@ export class ConfigError extends InvalidInputError {
 }
 
 /** One issue per bad key (each unknown key its own), every key named in full. */
-function issuesOf(error: z.ZodError, prefix: string): string[] {
-  return error.issues.flatMap((issue) => {
-    const path = [prefix, formatPath(issue.path)].filter(Boolean).join(".");
-    if (issue.code !== "unrecognized_keys") return [`${path}: ${issue.message}`];
-    const known = knownKeysAt(formatPath(issue.path)).join(", ");
-    return issue.keys.map((key) => `${path}.${key}: unknown key (known: ${known})`);
+function issuesOf(error: z.ZodError): string[] {
+  return issueLines(error.issues, {
+    prefix: AUTO_CONFIG_KEY.split("."),
+    unknownKeys: { known: knownKeysAt },
   });
 }
 
-/** The keys of the strict object at `path` (formatted, in the auto layer). */
-function knownKeysAt(path: string): string[] {
-  switch (path) {
+/** The keys of the strict object at `path` (in the auto layer). */
+function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  switch (path.map(String).join(".")) {
     case "":
       return Object.keys(AutoConfigLayer.shape);
     case "rule":
@@ -145,7 +144,7 @@ function knownKeysAt(path: string): string[] {
 /** Validates one layer given as the `auto` object itself. */
 export function parseAutoLayer(raw: unknown): AutoConfigLayer {
   const result = AutoConfigLayer.safeParse(raw);
-  if (!result.success) throw new ConfigError(issuesOf(result.error, AUTO_CONFIG_KEY));
+  if (!result.success) throw new ConfigError(issuesOf(result.error));
   return result.data;
 }
 

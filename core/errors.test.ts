@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   AutocompactError,
   InvalidInputError,
-  joinIssues,
   PROBLEM_VARIANTS,
   SummaryRequiredError,
   UnprocessableError,
 } from "./errors.ts";
+import { joinIssues } from "./issues.ts";
 
 describe("errors carry their answer", () => {
   it("an invalid input is a 400 with its issues as the problem's errors", () => {

@@ -65,18 +65,6 @@ export class AutocompactError extends Error {
  */
 export const MAX_LISTED_ISSUES = 100;
 
-/** `details` joined with "; ", the first {@link MAX_LISTED_ISSUES} of them, then "(and N more)". */
-export function joinIssues(details: readonly string[]): string {
-  const listed = details.slice(0, MAX_LISTED_ISSUES).join("; ");
-  const omitted = details.length - MAX_LISTED_ISSUES;
-  return omitted > 0 ? `${listed} (and ${omitted} more)` : listed;
-}
-
-/** A JSON pointer (RFC 6901) to `path`: `~` and `/` escaped. */
-export function jsonPointer(path: readonly PropertyKey[]): string {
-  return path.map((key) => `/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
-}
-
 /** Input that does not validate (400); `issues` locate each problem when there are several. */
 export class InvalidInputError extends AutocompactError {
   override readonly name: string = "InvalidInputError";

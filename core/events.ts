@@ -6,6 +6,7 @@
  */
 import * as z from "zod";
 import type { InvalidInputError } from "./errors.ts";
+import { issuePath } from "./issues.ts";
 import { canonicalTimestamp } from "./timestamp.ts";
 
 /** A timestamp accepted as RFC 3339 or JP's stored form, normalized to RFC 3339 UTC. */
@@ -228,6 +229,10 @@ export type Entry = KnownEntry | UnknownEntry;
 /** One problem found while parsing a stream, located by entry index and field path. */
 export interface StreamIssue {
   readonly index: number;
+  /**
+   * The field, as dotted keys (`arguments.x`; `""` for the entry itself): no
+   * schema of an entry has an array, so a path holds only keys.
+   */
   readonly path: string;
   readonly message: string;
 }
@@ -236,14 +241,6 @@ export interface StreamIssue {
 export type ParsedStream =
   | { readonly ok: true; readonly entries: Entry[] }
   | { readonly ok: false; readonly issues: StreamIssue[] };
-
-/**
- * Formats a zod path as `a.b.c`. No schema of events or configuration has an
- * array, so a path holds only keys.
- */
-export function formatPath(path: readonly PropertyKey[]): string {
-  return path.map(String).join(".");
-}
 
 /**
  * Parses one entry, choosing the schema by its `type` so an error names the
@@ -265,7 +262,7 @@ export function parseEntry(
   return {
     ok: false,
     issues: result.error.issues.map((issue) => ({
-      path: formatPath(issue.path),
+      path: issuePath(issue.path, { root: "" }),
       message: issue.message,
     })),
   };

@@ -5,6 +5,7 @@
 import * as z from "zod";
 import { DEFAULT_MODEL_CATALOG, type ModelCatalog } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
+import { issueLines } from "../core/issues.ts";
 import { SetupError } from "./errors.ts";
 
 const jsonOf = <T extends z.ZodType>(schema: T) =>
@@ -77,9 +78,7 @@ export interface Environment {
 export function readEnvironment(env: Readonly<Record<string, string | undefined>>): Environment {
   const result = EnvSchema.safeParse(env);
   if (!result.success) {
-    throw new SetupError(
-      `invalid environment: ${result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join("; ")}`,
-    );
+    throw new SetupError(`invalid environment: ${issueLines(result.error.issues).join("; ")}`);
   }
   const e = result.data;
   let serviceConfig: AutoConfigLayer = {};

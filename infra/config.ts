@@ -18,6 +18,7 @@ import {
   toConfigTree,
 } from "../core/config.ts";
 import { InvalidInputError } from "../core/errors.ts";
+import { issueLines } from "../core/issues.ts";
 import { DEFAULT_SUMMARY_TIMEOUT_MS } from "../functions/summarizers/common.ts";
 
 /** Log levels of the Lambdas (Powertools Logger and Lambda's application log level). */
@@ -299,13 +300,8 @@ const SettingsSchema = z.strictObject({
 });
 
 function formatIssues(error: z.ZodError): string[] {
-  return error.issues.map((issue) => {
-    const [key, ...rest] = issue.path.map(String);
-    if (issue.code === "unrecognized_keys") {
-      return `${issue.keys.join(", ")}: unknown setting (known: ${SETTING_KEYS.join(", ")})`;
-    }
-    const where = rest.length > 0 ? `${key}.${rest.join(".")}` : key;
-    return `${where}: ${issue.message}`;
+  return issueLines(error.issues, {
+    unknownKeys: { known: () => SETTING_KEYS, label: "unknown setting" },
   });
 }
 

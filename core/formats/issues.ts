@@ -4,13 +4,8 @@
  * platform wrote it (`messages[3].content[1]`), and a JSON pointer per issue.
  */
 import type * as z from "zod";
-import {
-  InvalidInputError,
-  joinIssues,
-  jsonPointer,
-  PROBLEM_VARIANTS,
-  UnprocessableError,
-} from "../errors.ts";
+import { InvalidInputError, PROBLEM_VARIANTS, UnprocessableError } from "../errors.ts";
+import { describeIssues, issuePath, joinIssues, jsonPointer } from "../issues.ts";
 import type { MessagesField } from "./format.ts";
 
 /** A location inside the posted messages: the field, then indexes and keys. */
@@ -18,11 +13,7 @@ export type MessagePath = readonly [MessagesField, ...(string | number)[]];
 
 /** `messages[3].content[1].type` */
 export function describePath(path: readonly PropertyKey[]): string {
-  return path
-    .map((part, i) =>
-      typeof part === "number" ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`,
-    )
-    .join("");
+  return issuePath(path, { notation: "brackets", root: "" });
 }
 
 /** Posted messages that break the format's rules (400): shape, pairing, duplicates, empty content. */
@@ -48,10 +39,10 @@ export function unsupportedMessage(path: MessagePath, detail: string): Unprocess
 export function parseMessages<T>(schema: z.ZodType<T>, value: unknown, field: MessagesField): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => {
-    const path = [field, ...issue.path];
-    return { pointer: jsonPointer(path), detail: `${describePath(path)}: ${issue.message}` };
-  });
+  const issues = describeIssues(result.error.issues, {
+    notation: "brackets",
+    prefix: [field],
+  }).map(({ pointer, text }) => ({ pointer, detail: text }));
   throw new InvalidInputError(joinIssues(issues.map((issue) => issue.detail)), {
     ...PROBLEM_VARIANTS.invalidMessages,
     issues,

@@ -13,15 +13,14 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { parseConfigTree, RuleLayer } from "../../core/config.ts";
-import { InvalidInputError, joinIssues, jsonPointer } from "../../core/errors.ts";
-import { parseStream } from "../../core/events.ts";
-import { FORMAT_NAMES, PROVIDER_FORMATS } from "../../core/formats/index.ts";
+import { InvalidInputError } from "../../core/errors.ts";
+import { describeIssues, firstIssue, issueLines, joinIssues } from "../../core/issues.ts";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../core/json.ts";
+import { formatMessages, turnBodyKind, turnEvents } from "../../core/turn-validation.ts";
 import { mountConsole } from "../console/mount.ts";
 import type { EvaluationWait } from "../conversations/evaluation-wait.ts";
 import type { TurnPost } from "../conversations/posted-turn.ts";
 import type { ConversationService } from "../conversations/service.ts";
-import { BEARER_CHALLENGE, UnauthorizedError } from "../errors.ts";
 import { hashApiKey } from "../keys.ts";
 import {
   type NotificationSettings,
@@ -29,6 +28,7 @@ import {
   registerEndpoint,
 } from "../notifications/endpoints.ts";
 import { resetNotifications } from "../notifications/events.ts";
+import { AWS_URL_POLICY } from "../notifications/url-safety.ts";
 import type {
   Clock,
   NotificationPublisher,
@@ -37,13 +37,15 @@ import type {
   WebhookReceipts,
 } from "../ports.ts";
 import { systemClock } from "../ports.ts";
-import { verifyWebhook } from "../webhook-signature.ts";
+import { MemoryNotificationEndpoints } from "../store/tenants-memory.ts";
 import {
+  BEARER_CHALLENGE,
   type Problem,
   problemHeaders,
   REJECTED,
   RequestRejectedError,
   toProblem,
+  UnauthorizedError,
 } from "./errors.ts";
 import { DOCUMENT, registerComponents } from "./openapi.ts";
 import * as routes from "./routes.ts";
@@ -56,7 +58,7 @@ import {
   NotificationBody,
   TurnBody,
 } from "./schemas.ts";
-import { rememberWebhook } from "./webhook-ids.ts";
+import { rememberWebhook, verifyWebhook } from "./webhooks.ts";
 
 /** Default request body limit: below Lambda's 6 MB synchronous payload limit. */
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
@@ -69,8 +71,11 @@ export interface AppDeps {
   /** The signed posts' `webhook-id`s: the table's when deployed, so every instance sees them. */
   readonly webhookReceipts: WebhookReceipts;
   readonly bodyLimitBytes?: number;
-  /** Tenants' notification endpoints and the URLs allowed (docs/architecture.md §16). */
-  readonly notifications: NotificationSettings;
+  /**
+   * Tenants' notification endpoints and the URLs allowed (docs/architecture.md §16);
+   * default: in memory, deployed rules (the tests' apps).
+   */
+  readonly notifications?: NotificationSettings;
   /** Where a reset's `compactions.reset` is published (none without it). */
   readonly notifier?: NotificationPublisher;
   /** Called with every 5xx answer, for logging: see {@link serverErrorLogger}. */
@@ -126,17 +131,13 @@ function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): string[] | 
  * one in the detail.
  */
 function invalid(error: z.ZodError, what: string, schema?: z.ZodType): InvalidInputError {
-  const errors = error.issues.flatMap((issue) => {
-    if (issue.code !== "unrecognized_keys")
-      return [{ pointer: jsonPointer(issue.path), detail: issue.message }];
-    const known = schema && knownKeys(schema, issue.path);
-    const detail = `unknown key${known ? ` (known: ${known.join(", ")})` : ""}`;
-    return issue.keys.map((key) => ({ pointer: jsonPointer([...issue.path, key]), detail }));
+  const issues = describeIssues(error.issues, {
+    notation: "pointer",
+    unknownKeys: { known: (path) => schema && knownKeys(schema, path) },
   });
-  const first = errors[0];
   return new InvalidInputError(
-    `${what} is invalid: ${first ? `${first.pointer || "(root)"}: ${first.detail}` : "unknown problem"}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`,
-    { issues: errors },
+    `${what} is invalid: ${firstIssue(issues.map((issue) => issue.text)) || "unknown problem"}`,
+    { issues: issues.map(({ pointer, message }) => ({ pointer, detail: message })) },
   );
 }
 
@@ -149,62 +150,24 @@ function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: string)
 /**
  * A turn post's body: JP events (`events`, with no `format` or `format:
  * "jp"`), or one turn of a provider format's messages; exactly one of them.
+ * The fields are the route schemas'; the rules of a turn, core's (turn-validation.ts).
  */
 function turnPost(raw: unknown): TurnPost {
-  const fields = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? raw : {};
-  const { format, ...rest } = fields as { format?: unknown };
-  if (format === undefined || format === "jp") {
-    const stray = ["messages", "input"].find((key) => Object.hasOwn(rest, key));
-    if (stray) {
-      throw new InvalidInputError(
-        `\`${stray}\` needs a \`format\` (one of ${FORMAT_NAMES.filter((name) => name !== "jp").join(", ")}); JP events are posted as \`events\``,
-        { issues: [{ pointer: "/format", detail: "missing" }] },
-      );
-    }
-    const body = parseWith(TurnBody, format === undefined ? raw : rest, "the turn");
-    const parsed = parseStream(body.events);
-    if (!parsed.ok) {
-      const errors = parsed.issues.map((issue) => ({
-        pointer: `/events/${issue.index}${issue.path ? `/${issue.path.replaceAll(".", "/").replace(/\[(\d+)\]/g, "/$1")}` : ""}`,
-        detail: issue.message,
-      }));
-      const first = parsed.issues[0];
-      throw new InvalidInputError(
-        `events[${first?.index}]${first?.path ? `.${first.path}` : ""}: ${first?.message}${parsed.issues.length > 1 ? ` (and ${parsed.issues.length - 1} more)` : ""}`,
-        { issues: errors },
-      );
-    }
+  const posted = turnBodyKind(raw);
+  if (posted.kind === "events") {
+    const body = parseWith(TurnBody, posted.body, "the turn");
     return {
       turn: body.turn,
-      events: parsed.entries,
+      events: turnEvents(body.events),
       ...(body.model ? { model: body.model } : {}),
     };
   }
-  if (Object.hasOwn(rest, "events")) {
-    throw new InvalidInputError(
-      `post either JP \`events\` or \`format\` with its messages, not both (format is "${String(format)}")`,
-      { issues: [{ pointer: "/events", detail: "not with format" }] },
-    );
-  }
   const body = parseWith(FormatTurnBody, raw, "the turn");
-  const { field } = PROVIDER_FORMATS[body.format];
-  const other = field === "messages" ? "input" : "messages";
-  if (body[other] !== undefined) {
-    throw new InvalidInputError(
-      `format ${body.format} carries its messages in \`${field}\`, not \`${other}\``,
-      { issues: [{ pointer: `/${other}`, detail: `use ${field}` }] },
-    );
-  }
-  if (body[field] === undefined) {
-    throw new InvalidInputError(`format ${body.format} needs the turn's messages in \`${field}\``, {
-      issues: [{ pointer: `/${field}`, detail: "missing" }],
-    });
-  }
   return {
     turn: body.turn,
     ...(body.model ? { model: body.model } : {}),
     format: body.format,
-    messages: body[field],
+    messages: formatMessages(body),
     ...(body.drop_system === undefined ? {} : { drop_system: body.drop_system }),
     ...(body.timestamp === undefined ? {} : { timestamp: body.timestamp }),
   };
@@ -306,15 +269,10 @@ function compactionRequest(body: unknown): z.output<typeof CompactionBody> {
   }
   const result = RuleLayer.safeParse(record.rule);
   if (!result.success) {
-    const at = (path: readonly PropertyKey[]) => ["rule", ...path.map(String)].join(".");
-    const issues = result.error.issues.flatMap((issue) =>
-      issue.code === "unrecognized_keys"
-        ? issue.keys.map(
-            (key) =>
-              `${at([...issue.path, key])}: unknown key (known: ${knownKeys(RuleLayer, issue.path)?.join(", ")})`,
-          )
-        : [`${at(issue.path)}: ${issue.message}`],
-    );
+    const issues = issueLines(result.error.issues, {
+      prefix: ["rule"],
+      unknownKeys: { known: (path) => knownKeys(RuleLayer, path) },
+    });
     throw new InvalidInputError(joinIssues(issues), {
       issues: issues.map((detail) => ({ pointer: "/rule", detail })),
     });
@@ -562,6 +520,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     return c.json(await deps.service.verify(c.get("tenant"), id, { repair }), 200);
   });
 
+  const notifications = deps.notifications ?? {
+    endpoints: new MemoryNotificationEndpoints(),
+    policy: AWS_URL_POLICY,
+  };
   app.openapi(routes.putNotifications, async (c) => {
     const request = parseWith(
       NotificationBody,
@@ -569,18 +531,18 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       "the notification endpoint",
     );
     const { url, events, secret } = await registerEndpoint(
-      deps.notifications,
+      notifications,
       c.get("tenant").id,
       request,
     );
     return c.json({ url, ...(events ? { events: [...events] } : {}), secret }, 200);
   });
   app.openapi(routes.getNotifications, async (c) => {
-    const { url, events } = await readEndpoint(deps.notifications, c.get("tenant").id);
+    const { url, events } = await readEndpoint(notifications, c.get("tenant").id);
     return c.json({ url, ...(events ? { events: [...events] } : {}) }, 200);
   });
   app.openapi(routes.deleteNotifications, async (c) => {
-    await deps.notifications.endpoints.deleteEndpoint(c.get("tenant").id);
+    await notifications.endpoints.deleteEndpoint(c.get("tenant").id);
     return c.body(null, 204);
   });
 

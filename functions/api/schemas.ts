@@ -94,7 +94,11 @@ const TurnFields = {
   model: ModelInfoSchema.optional(),
 };
 
-/** `POST /v1/conversations/{id}/turns` with JP events. Events are validated entry by entry afterwards. */
+/**
+ * `POST /v1/conversations/{id}/turns` with JP events. The events are then
+ * checked entry by entry, and as one turn, by core/turn-validation.ts; the
+ * empty array alone is refused here, as the document says (`minItems`).
+ */
 export const TurnBody = z.strictObject({
   ...TurnFields,
   events: z.array(z.unknown()).min(1, "a turn needs at least one event"),
@@ -157,7 +161,7 @@ export const MESSAGE_SCHEMAS: Readonly<Record<string, z.ZodType>> = Object.fromE
 
 /**
  * The documented turn body: JP events, described as {@link Event}s that
- * core's `parseStream` checks one by one (so each problem is located by
+ * core's `turnEvents` checks one by one (so each problem is located by
  * index), or one turn of a provider format's messages.
  */
 export const TurnRequest = z

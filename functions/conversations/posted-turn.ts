@@ -1,8 +1,9 @@
 /**
  * A turn as a platform posts it — JP events, or one turn of a provider
- * format's messages (docs/architecture.md §15) — made ready to store: its events, the
- * digest that makes a re-post an idempotent replay, and the latest event
- * time the head keeps so the service never stamps a later turn earlier.
+ * format's messages (docs/architecture.md §15) — checked and made ready to
+ * store: its events, the config layers its deltas set, the digest that makes
+ * a re-post an idempotent replay, and the latest event time the head keeps so
+ * the service never stamps a later turn earlier.
  *
  * A format post without its own `timestamp` is stamped by the service, so its
  * events depend on when it is stored; its digest covers what was posted (the
@@ -11,11 +12,15 @@
  */
 import { createHash } from "node:crypto";
 import type { ModelInfo } from "../../core/catalog.ts";
+import type { AutoConfigLayer } from "../../core/config.ts";
 import type { Entry } from "../../core/events.ts";
 import { type ProviderFormatName, providerFormat } from "../../core/formats/index.ts";
+import type { TurnSize } from "../../core/sizes.ts";
 import { formatTimestamp, timestampNanos } from "../../core/timestamp.ts";
+import { checkTurnShape, turnConfigLayers } from "../../core/turn-validation.ts";
+import type { StoredTurn } from "../ports.ts";
 
-/** A turn posted as JP events (already schema-validated). */
+/** A turn posted as JP events (already entries of the wire format: `turnEvents`). */
 export interface EventsPost {
   readonly turn: number;
   readonly model?: ModelInfo;
@@ -53,6 +58,8 @@ export interface PreparedTurn {
   readonly digest: string;
   /** Leading system messages a format post dropped (`drop_system`). */
   readonly droppedSystem: number;
+  /** The config layers the turn's config deltas set, in order (none for most turns). */
+  readonly configLayers: readonly AutoConfigLayer[];
   /**
    * The turn's events when stored with no event earlier than `notBeforeMs`:
    * a service-stamped turn is stamped at `max(nowMs, notBeforeMs)`; a turn
@@ -82,7 +89,16 @@ function digestOf(value: unknown): string {
   return createHash("sha256").update(JSON.stringify(value)).digest("hex");
 }
 
-/** Prepares a posted turn; a format post is converted (and so validated) here, once. */
+/** The config layers of `events`, once they are checked to be exactly one turn `turn`. */
+function checkedLayers(turn: number, events: readonly Entry[]): readonly AutoConfigLayer[] {
+  checkTurnShape(turn, events);
+  return turnConfigLayers(events);
+}
+
+/**
+ * Prepares a posted turn, checking it: a format post is converted (and so
+ * validated) here, once; a bad post fails before anything is read or written.
+ */
 export function prepareTurn(post: TurnPost): PreparedTurn {
   const model = post.model ? { model: post.model } : {};
   if (!("format" in post)) {
@@ -92,12 +108,12 @@ export function prepareTurn(post: TurnPost): PreparedTurn {
       ...model,
       digest: digestOf({ model: post.model ?? null, events: post.events }),
       droppedSystem: 0,
+      configLayers: checkedLayers(post.turn, post.events),
       at: () => input,
     };
   }
   const format = providerFormat(post.format);
   const dropSystem = post.drop_system === true;
-  // Converting validates: a bad post fails before anything is read or written.
   const converted = format.toEvents(post.messages, {
     timestamp: post.timestamp ?? millisTimestamp(0),
     dropSystem,
@@ -114,10 +130,34 @@ export function prepareTurn(post: TurnPost): PreparedTurn {
       timestamp: post.timestamp ?? null,
     }),
     droppedSystem: converted.droppedSystem,
+    // Stamping changes only the times: the shape and the deltas are the converted events'.
+    configLayers: checkedLayers(post.turn, converted.events),
     at(nowMs, notBeforeMs = Number.NEGATIVE_INFINITY) {
       if (post.timestamp !== undefined) return stamped(converted.events);
       const timestamp = millisTimestamp(Math.max(nowMs, notBeforeMs));
       return stamped(converted.events.map((event) => ({ ...event, timestamp })));
     },
   };
+}
+
+/** The turn as the store keeps it. */
+export function storedTurn(input: TurnInput, size: TurnSize, digest: string): StoredTurn {
+  return {
+    turn: input.turn,
+    events: input.events,
+    size,
+    digest,
+    ...(input.model ? { model: input.model } : {}),
+  };
+}
+
+/** Whether a turn has a tool response whose request is not in the turn (its name is in an earlier turn). */
+export function answersEarlierTurns(input: TurnInput): boolean {
+  if (input.turn === 0) return false;
+  const requested = new Set(
+    input.events.flatMap((e) => (e.type === "tool_call_request" ? [(e as { id: string }).id] : [])),
+  );
+  return input.events.some(
+    (e) => e.type === "tool_call_response" && !requested.has((e as { id: string }).id),
+  );
 }

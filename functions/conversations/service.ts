@@ -1,16 +1,4 @@
-import {
-  type AutoConfig,
-  type AutoConfigLayer,
-  ConfigError,
-  mergeLayers,
-  parseConfigTree,
-} from "../../core/config.ts";
-import {
-  InvalidInputError,
-  joinIssues,
-  PROBLEM_VARIANTS,
-  SummaryRequiredError,
-} from "../../core/errors.ts";
+import { type AutoConfigLayer, mergeLayers } from "../../core/config.ts";
 import { estimateView, tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { providerFormat } from "../../core/formats/index.ts";
@@ -18,8 +6,7 @@ import { eventsBody, projectionBody } from "../../core/formats/transcripts.ts";
 import type { ManualRequest } from "../../core/manual.ts";
 import { project } from "../../core/projection.ts";
 import { resetSelection } from "../../core/rules.ts";
-import { measureTurn, type TurnSize } from "../../core/sizes.ts";
-import { indexTurns, isConversationEvent } from "../../core/turns.ts";
+import { measureTurn } from "../../core/sizes.ts";
 import { CorruptDataError, TurnConflictError } from "../errors.ts";
 import {
   type Clock,
@@ -29,7 +16,6 @@ import {
   EMPTY_HEAD,
   type EvaluationDecision,
   type StoredCompaction,
-  type StoredTurn,
   type Summarizer,
   systemClock,
   type Tenant,
@@ -59,12 +45,15 @@ import {
   requireHead,
 } from "./manual-compaction.ts";
 import {
+  answersEarlierTurns,
   latestEventMillis,
   type PreparedTurn,
   prepareTurn,
+  storedTurn,
   type TurnInput,
   type TurnPost,
 } from "./posted-turn.ts";
+import { checkStreamConfig, type RunnableConfigDeps, runnableConfig } from "./runnable-config.ts";
 import {
   effectiveConfig,
   listedCompactions,
@@ -108,38 +97,6 @@ export interface ConversationServiceDeps {
   readonly retry?: RetryPolicy;
   /** Pauses a read that waits for an evaluation (default: a timer). */
   readonly sleep?: (ms: number) => Promise<void>;
-}
-
-/** Checks that posted events form exactly one turn of a stream. */
-export function checkTurnShape(input: TurnInput): void {
-  const compaction = input.events.findIndex((e) => e.type === "compaction");
-  if (compaction >= 0) {
-    throw new InvalidInputError(
-      `events[${compaction}] is a compaction: add compactions with POST /v1/conversations/{id}/compactions, not in a turn`,
-      PROBLEM_VARIANTS.invalidTurn,
-    );
-  }
-  const { turnCount } = indexTurns(input.events);
-  if (turnCount === 0) {
-    const types = [...new Set(input.events.map((e) => e.type))].join(", ");
-    throw new InvalidInputError(
-      `a turn needs at least one conversation event (turn_start, chat_request, chat_response, tool_call_request, tool_call_response, inquiry_*); got only: ${types}`,
-      PROBLEM_VARIANTS.invalidTurn,
-    );
-  }
-  if (turnCount > 1) {
-    throw new InvalidInputError(
-      `events hold ${turnCount} turns: post one turn per request (each turn_start after an event starts a new turn)`,
-      PROBLEM_VARIANTS.invalidTurn,
-    );
-  }
-  const first = input.events.find(isConversationEvent);
-  if (input.turn > 0 && first?.type !== "turn_start") {
-    throw new InvalidInputError(
-      `turn ${input.turn} must begin with a turn_start event (only turn 0 may start implicitly)`,
-      PROBLEM_VARIANTS.invalidTurn,
-    );
-  }
 }
 
 export class ConversationService {
@@ -201,13 +158,7 @@ export class ConversationService {
   async #append(tenant: Tenant, ref: ConversationRef, prepared: PreparedTurn): Promise<Stored> {
     const { conversation } = ref;
     const input = prepared.at(this.#clock.nowMillis());
-    checkTurnShape(input);
-    const streamLayers = input.events.flatMap((entry, index) => {
-      if (entry.type !== "config_delta") return [];
-      const layer = parseTurnConfig(entry, index);
-      return Object.keys(layer).length > 0 ? [layer] : [];
-    });
-    const { digest } = prepared;
+    const { digest, configLayers: streamLayers } = prepared;
     const answered = (outcome: Stored): Stored =>
       prepared.droppedSystem > 0 ? { ...outcome, dropped_system: prepared.droppedSystem } : outcome;
     const created = async (): Promise<Stored> => {
@@ -264,7 +215,7 @@ export class ConversationService {
           streamLayers.length > 0
             ? mergeLayers(head?.stream_config ?? {}, ...streamLayers)
             : undefined;
-        if (streamConfig) this.#checkStreamConfig(tenant, head, streamConfig);
+        if (streamConfig) checkStreamConfig(this.#runnable, tenant, head, streamConfig);
         const latest = Math.max(
           head?.latest_event_ms ?? Number.NEGATIVE_INFINITY,
           latestEventMillis(stamped.events),
@@ -281,46 +232,6 @@ export class ConversationService {
       },
     );
     return outcome ?? created();
-  }
-
-  /** A turn's config deltas must leave a config this service can run, exactly as a PUT must. */
-  #checkStreamConfig(
-    tenant: Tenant,
-    head: ConversationHead | undefined,
-    streamConfig: AutoConfigLayer,
-  ): void {
-    try {
-      this.#runnableConfig(tenant, { ...(head ?? EMPTY_HEAD), stream_config: streamConfig });
-    } catch (error) {
-      if (error instanceof ConfigError) {
-        throw new InvalidInputError(`the turn's config_delta: ${error.message}`, {
-          ...PROBLEM_VARIANTS.invalidTurn,
-          cause: error,
-        });
-      }
-      if (error instanceof SummaryRequiredError) {
-        throw new SummaryRequiredError(`the turn's config_delta: ${error.message}`, {
-          cause: error,
-        });
-      }
-      throw error;
-    }
-  }
-
-  /**
-   * The effective config with `head`'s layers, if this service can run it:
-   * valid ({@link ConfigError} otherwise) and, when its rule summarizes,
-   * with a summarizer ({@link SummaryRequiredError} otherwise), so the
-   * compactor never meets a config it must fail on.
-   */
-  #runnableConfig(tenant: Tenant, head: ConversationHead): AutoConfig {
-    const effective = effectiveConfig(this.#settings, tenant, head);
-    if (effective.rule.summary && !this.#summarizer) {
-      throw new SummaryRequiredError(
-        "conversation.compaction.auto.rule.summary: this service has no summarizer configured, so a summary rule could never run (set SUMMARIZER locally, or the stack's summarizer setting)",
-      );
-    }
-    return effective;
   }
 
   async #replay(
@@ -367,11 +278,6 @@ export class ConversationService {
   }
 
   /**
-   * A read of a conversation's events. A delete running meanwhile can remove
-   * chunks the read was following ({@link CorruptDataError}): then the
-   * answer is what it is once the delete is done, not found.
-   */
-  /**
    * The head, once an evaluation has decided on a state holding
    * `wait.afterTurn` when there is a wait (see evaluation-wait.ts).
    */
@@ -380,7 +286,12 @@ export class ConversationService {
     return wait ? awaitDecision(read, wait, this.#wait) : read();
   }
 
-  /** The head (see {@link #headAfter}) and the raw stream as it is after it. */
+  /**
+   * The head (see {@link #headAfter}) and the raw stream as it is after it. A
+   * delete running meanwhile can remove chunks the read was following
+   * ({@link CorruptDataError}): then the answer is what it is once the delete
+   * is done, not found.
+   */
   async #readStream(
     ref: ConversationRef,
     wait?: EvaluationWait,
@@ -487,6 +398,10 @@ export class ConversationService {
     return dryRunCompaction(this.#manualDeps, tenant, conversation, request);
   }
 
+  get #runnable(): RunnableConfigDeps {
+    return { settings: this.#settings, summarizer: this.#summarizer };
+  }
+
   get #manualDeps(): ManualCompactionDeps {
     return {
       store: this.#store,
@@ -574,7 +489,7 @@ export class ConversationService {
     const ref = { tenant: tenant.id, conversation };
     const head = await this.#store.getHead(ref);
     if (head?.deleting) throw deletingError(ref);
-    this.#runnableConfig(tenant, { ...(head ?? EMPTY_HEAD), config: layer });
+    runnableConfig(this.#runnable, tenant, { ...(head ?? EMPTY_HEAD), config: layer });
     await this.#log.putConfig(ref, layer);
     return this.getConfig(tenant, conversation);
   }
@@ -588,43 +503,5 @@ export class ConversationService {
    */
   async deleteConversation(tenant: Tenant, conversation: string): Promise<void> {
     await this.#log.delete({ tenant: tenant.id, conversation });
-  }
-}
-
-/** The turn as the store keeps it. */
-function storedTurn(input: TurnInput, size: TurnSize, digest: string): StoredTurn {
-  return {
-    turn: input.turn,
-    events: input.events,
-    size,
-    digest,
-    ...(input.model ? { model: input.model } : {}),
-  };
-}
-
-/** Whether a turn has a tool response whose request is not in the turn (its name is in an earlier turn). */
-function answersEarlierTurns(input: TurnInput): boolean {
-  if (input.turn === 0) return false;
-  const requested = new Set(
-    input.events.flatMap((e) => (e.type === "tool_call_request" ? [(e as { id: string }).id] : [])),
-  );
-  return input.events.some(
-    (e) => e.type === "tool_call_response" && !requested.has((e as { id: string }).id),
-  );
-}
-
-function parseTurnConfig(entry: Entry, index: number): AutoConfigLayer {
-  try {
-    return parseConfigTree((entry as { delta?: unknown }).delta ?? {});
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      const issues = error.messages.map((message) => `events[${index}].delta: ${message}`);
-      throw new InvalidInputError(joinIssues(issues), {
-        ...PROBLEM_VARIANTS.invalidTurn,
-        issues: error.messages.map((detail) => ({ pointer: `/events/${index}/delta`, detail })),
-        cause: error,
-      });
-    }
-    throw error;
   }
 }

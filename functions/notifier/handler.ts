@@ -15,6 +15,7 @@ import { type Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import * as z from "zod";
 import { InvalidInputError } from "../../core/errors.ts";
+import { issueLines } from "../../core/issues.ts";
 import { type DeliveryOptions, deliverToTenant } from "../notifications/delivery.ts";
 import {
   type Clock,
@@ -59,7 +60,7 @@ export function notificationOf(body: string): Notification {
   const parsed = ForwardedEvent.safeParse(json);
   if (!parsed.success) {
     throw new InvalidInputError(
-      `the record's body is not a forwarded notification: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+      `the record's body is not a forwarded notification: ${issueLines(parsed.error.issues).join("; ")}`,
     );
   }
   return parsed.data.detail;

@@ -7,6 +7,7 @@
 import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import * as z from "zod";
+import { issueLines } from "../../core/issues.ts";
 import { CorruptDataError } from "../errors.ts";
 
 /** A message as the journal keeps it. */
@@ -74,9 +75,9 @@ export class FileQueueJournal implements QueueJournal {
     }
     const parsed = JournalFile.safeParse(json);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
+      const [issue] = issueLines(parsed.error.issues);
       throw new CorruptDataError(
-        `queue journal ${this.#path} is not a version 1 journal${issue ? ` (${issue.path.join(".") || "(root)"}: ${issue.message})` : ""}`,
+        `queue journal ${this.#path} is not a version 1 journal${issue ? ` (${issue})` : ""}`,
       );
     }
     return parsed.data.messages;

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { JSONStringified } from "@aws-lambda-powertools/parser/helpers";
 import * as z from "zod";
+import { issueLines } from "../../core/issues.ts";
 import type { EvaluationMessage } from "../ports.ts";
 
 /** The body of an evaluation message. Unknown keys are ignored (forward compatibility). */
@@ -55,9 +56,7 @@ export function decodeMessageBody(body: string): DecodedBody {
   if (notJson) {
     return { ok: false, error: `the body is not JSON (${notJson.message.slice(NOT_JSON.length)})` };
   }
-  const issues = result.error.issues.map(
-    (issue) => `${issue.path.map(String).join(".") || "(body)"}: ${issue.message}`,
-  );
+  const issues = issueLines(result.error.issues, { root: "(body)" });
   return { ok: false, error: `the body is not an evaluation message: ${issues.join("; ")}` };
 }
 

@@ -8,6 +8,7 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import * as z from "zod";
+import { issueLines } from "../../core/issues.ts";
 import { CorruptDataError } from "../errors.ts";
 
 /** A sealed secret as stored (every binary field base64). */
@@ -43,7 +44,7 @@ export function parseSealedSecret(value: unknown): SealedSecret {
   const result = SealedSecretSchema.safeParse(value);
   if (!result.success) {
     throw new CorruptDataError(
-      `a stored webhook secret is neither sealed nor a legacy string: ${result.error.issues.map((i) => `${i.path.join(".") || "value"}: ${i.message}`).join("; ")}`,
+      `a stored webhook secret is neither sealed nor a legacy string: ${issueLines(result.error.issues, { root: "value" }).join("; ")}`,
     );
   }
   return result.data;

@@ -19,6 +19,7 @@ import { marshall, unmarshall } from "@aws-sdk/util-dynamodb";
 import * as z from "zod";
 import { type AutoConfigLayer, parseAutoLayer } from "../../core/config.ts";
 import { AutocompactError } from "../../core/errors.ts";
+import { issueLines } from "../../core/issues.ts";
 import { ConditionFailedError, CorruptDataError, SetupError } from "../errors.ts";
 import { checkWebhookSecret, generateApiKey, hashApiKey } from "../keys.ts";
 import {
@@ -348,7 +349,7 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
     const endpoint = StoredEndpoint.safeParse(stored);
     if (!endpoint.success) {
       throw new CorruptDataError(
-        `the notification endpoint of tenant "${id}" does not read back: ${endpoint.error.issues[0]?.message}`,
+        `the notification endpoint of tenant "${id}" does not read back: ${issueLines(endpoint.error.issues)[0]}`,
       );
     }
     const { url, events, secret } = endpoint.data;

@@ -11,6 +11,7 @@
  * uses its own (llama.cpp serves the model it loaded; others answer 400).
  */
 import * as z from "zod";
+import { issueLines } from "../../core/issues.ts";
 import { buildSummaryMessages, type TranscriptBudget } from "../../core/transcript.ts";
 import { SummarizerError } from "../errors.ts";
 import type { SummarizeOptions, Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
@@ -164,7 +165,7 @@ export class OpenAiCompatibleSummarizer implements Summarizer {
     } catch (error) {
       const reason =
         error instanceof z.ZodError
-          ? error.issues.map((i) => `${i.path.join(".") || "answer"} ${i.message}`).join("; ")
+          ? issueLines(error.issues, { root: "answer" }).join("; ")
           : "not JSON";
       throw new SummarizerError(`${what}: unexpected answer: ${reason}`, {
         cause: error,

@@ -1,0 +1,190 @@
+import { describe, expect, it } from "vitest";
+import { InvalidInputError } from "./errors.ts";
+import type { Entry } from "./events.ts";
+import {
+  checkTurnShape,
+  formatMessages,
+  turnBodyKind,
+  turnConfigLayers,
+  turnEvents,
+} from "./turn-validation.ts";
+
+const T = "2026-01-01T00:00:00Z";
+const start = { type: "turn_start", timestamp: T } as Entry;
+const ask = { type: "chat_request", timestamp: T, content: "hi" } as Entry;
+const delta = (auto: unknown) =>
+  ({
+    type: "config_delta",
+    timestamp: T,
+    delta: { conversation: { compaction: { auto } } },
+  }) as Entry;
+
+/** The error `run` throws, as the fields a problem is made of. */
+function refusal(run: () => unknown) {
+  try {
+    run();
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    return { message: error.message, type: error.type, issues: error.issues };
+  }
+  throw new Error("expected a refusal");
+}
+
+describe("turnBodyKind", () => {
+  it("reads a body without a format, or with format jp, as JP events", () => {
+    const body = { turn: 0, events: [] };
+    expect(turnBodyKind(body)).toEqual({ kind: "events", body });
+    expect(turnBodyKind({ format: "jp", turn: 0, events: [] })).toEqual({
+      kind: "events",
+      body: { turn: 0, events: [] },
+    });
+    expect(turnBodyKind(null)).toEqual({ kind: "events", body: null });
+    expect(turnBodyKind([1])).toEqual({ kind: "events", body: [1] });
+    expect(turnBodyKind({ format: "openai-chat", messages: [] })).toEqual({ kind: "format" });
+  });
+
+  it("refuses messages without a format, and events with one", () => {
+    expect(refusal(() => turnBodyKind({ turn: 0, messages: [] }))).toEqual({
+      message:
+        "`messages` needs a `format` (one of openai-chat, openai-responses, anthropic-messages, ai-sdk); JP events are posted as `events`",
+      type: "/problems/invalid-request",
+      issues: [{ pointer: "/format", detail: "missing" }],
+    });
+    expect(refusal(() => turnBodyKind({ format: "jp", input: [] })).message).toMatch(
+      /^`input` needs a `format`/,
+    );
+    expect(refusal(() => turnBodyKind({ format: "ai-sdk", events: [] }))).toEqual({
+      message:
+        'post either JP `events` or `format` with its messages, not both (format is "ai-sdk")',
+      type: "/problems/invalid-request",
+      issues: [{ pointer: "/events", detail: "not with format" }],
+    });
+  });
+});
+
+describe("formatMessages", () => {
+  it("takes the messages from the format's own field", () => {
+    expect(formatMessages({ format: "openai-chat", messages: [1] })).toEqual([1]);
+    expect(formatMessages({ format: "openai-responses", input: [2] })).toEqual([2]);
+  });
+
+  it("refuses the other field, and a missing one", () => {
+    expect(
+      refusal(() => formatMessages({ format: "openai-chat", messages: [], input: [] })),
+    ).toEqual({
+      message: "format openai-chat carries its messages in `messages`, not `input`",
+      type: "/problems/invalid-request",
+      issues: [{ pointer: "/input", detail: "use messages" }],
+    });
+    expect(
+      refusal(() => formatMessages({ format: "openai-responses", messages: [] })).issues,
+    ).toEqual([{ pointer: "/messages", detail: "use input" }]);
+    expect(refusal(() => formatMessages({ format: "anthropic-messages" }))).toEqual({
+      message: "format anthropic-messages needs the turn's messages in `messages`",
+      type: "/problems/invalid-request",
+      issues: [{ pointer: "/messages", detail: "missing" }],
+    });
+  });
+});
+
+describe("turnEvents", () => {
+  it("parses the events as entries", () => {
+    expect(turnEvents([{ type: "tool_call_request", timestamp: T, id: "c", name: "n" }])).toEqual([
+      {
+        type: "tool_call_request",
+        timestamp: "2026-01-01T00:00:00.000000Z",
+        id: "c",
+        name: "n",
+        arguments: {},
+      },
+    ]);
+  });
+
+  it("locates every problem, the first one in the detail", () => {
+    expect(
+      refusal(() =>
+        turnEvents([
+          { type: "turn_start", timestamp: T },
+          { type: "chat_request", timestamp: T, content: 5 },
+          7,
+        ]),
+      ),
+    ).toEqual({
+      message: "events[1].content: Invalid input: expected string, received number (and 1 more)",
+      type: "/problems/invalid-request",
+      issues: [
+        { pointer: "/events/1/content", detail: "Invalid input: expected string, received number" },
+        { pointer: "/events/2", detail: "entry must be a JSON object" },
+      ],
+    });
+    expect(refusal(() => turnEvents([7])).message).toBe("events[0]: entry must be a JSON object");
+  });
+});
+
+describe("checkTurnShape", () => {
+  it("accepts one turn, implicit only as turn 0", () => {
+    expect(() => checkTurnShape(0, [ask])).not.toThrow();
+    expect(() => checkTurnShape(3, [delta({}), start, ask])).not.toThrow();
+  });
+
+  it("refuses a compaction, a turn without a conversation event, two turns, and a later turn without turn_start", () => {
+    const compaction = { type: "compaction", timestamp: T, from_turn: 0, to_turn: 0 } as Entry;
+    expect(refusal(() => checkTurnShape(0, [ask, compaction]))).toEqual({
+      message:
+        "events[1] is a compaction: add compactions with POST /v1/conversations/{id}/compactions, not in a turn",
+      type: "/problems/invalid-turn",
+      issues: [],
+    });
+    expect(refusal(() => checkTurnShape(0, [compaction])).message).toMatch(/^events\[0\] is a/);
+    expect(
+      refusal(() => checkTurnShape(0, [delta({}), { type: "bogus" } as Entry, delta({})])),
+    ).toEqual({
+      message:
+        "a turn needs at least one conversation event (turn_start, chat_request, chat_response, tool_call_request, tool_call_response, inquiry_*); got only: config_delta, bogus",
+      type: "/problems/invalid-turn",
+      issues: [],
+    });
+    expect(refusal(() => checkTurnShape(0, [start, ask, start, ask, start]))).toEqual({
+      message:
+        "events hold 3 turns: post one turn per request (each turn_start after an event starts a new turn)",
+      type: "/problems/invalid-turn",
+      issues: [],
+    });
+    expect(refusal(() => checkTurnShape(1, [delta({}), ask]))).toEqual({
+      message: "turn 1 must begin with a turn_start event (only turn 0 may start implicitly)",
+      type: "/problems/invalid-turn",
+      issues: [],
+    });
+  });
+});
+
+describe("turnConfigLayers", () => {
+  it("lists the layers the deltas set, in order, leaving out the empty ones", () => {
+    const bare = { type: "config_delta", timestamp: T } as Entry;
+    expect(
+      turnConfigLayers([
+        start,
+        delta({ enabled: true }),
+        bare,
+        delta({}),
+        { type: "config_delta", timestamp: T, delta: { other: 1 } } as Entry,
+        { type: "custom", delta: { conversation: { compaction: { auto: { enabled: false } } } } },
+        delta({ min_turns: 2 }),
+      ]),
+    ).toEqual([{ enabled: true }, { min_turns: 2 }]);
+    expect(turnConfigLayers([start, ask])).toEqual([]);
+  });
+
+  it("names each bad key of each delta", () => {
+    const error = refusal(() =>
+      turnConfigLayers([start, delta({ trigger_ratio: 2, min_turns: -1 })]),
+    );
+    expect(error.type).toBe("/problems/invalid-turn");
+    expect(error.message).toMatch(
+      /^events\[1\]\.delta: conversation\.compaction\.auto\.trigger_ratio: .+; events\[1\]\.delta: conversation\.compaction\.auto\.min_turns: /,
+    );
+    expect(error.issues).toHaveLength(2);
+    expect(error.issues[0]?.pointer).toBe("/events/1/delta");
+    expect(error.issues[0]?.detail).toMatch(/^conversation\.compaction\.auto\.trigger_ratio: /);
+  });
+});

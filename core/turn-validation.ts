@@ -1,0 +1,164 @@
+/**
+ * What makes a posted turn valid, in one place: the body's shape (JP events
+ * or one provider format's messages, never both), every event an entry of
+ * the wire format, the events exactly one turn of a stream, and each config
+ * delta a valid configuration. The HTTP layer parses the body's fields with
+ * its route schemas; everything else about a turn is decided here.
+ *
+ * Checks found elsewhere that look like these differ on purpose:
+ * - the route schema's `events` needs at least one item: the documented wire
+ *   constraint (`minItems`), answered by pointer before any event is read;
+ *   {@link checkTurnShape} refuses the non-empty turns that still hold no
+ *   conversation event (only config deltas or unknown entries);
+ * - `parseStream` accepts compactions, as a stream holds them; a posted turn
+ *   may not carry one ({@link checkTurnShape});
+ * - a config delta must also leave a config the service can run (a summary
+ *   rule needs a summarizer): that depends on the service's settings and the
+ *   conversation's layers, so the service checks it when it stores the turn;
+ * - the turn number is bounded by the route schema (the store's keys); whether
+ *   it is the next turn depends on the stored conversation (a 409, not a 400).
+ */
+import { type AutoConfigLayer, type ConfigError, parseConfigTree } from "./config.ts";
+import { InvalidInputError, PROBLEM_VARIANTS } from "./errors.ts";
+import { type Entry, parseStream } from "./events.ts";
+import { FORMAT_NAMES, PROVIDER_FORMATS, type ProviderFormatName } from "./formats/index.ts";
+import { describeIssues, firstIssue, joinIssues } from "./issues.ts";
+import { indexTurns, isConversationEvent } from "./turns.ts";
+
+/** What a turn body posts: JP events (the body to parse, `format: "jp"` left out) or a format's messages. */
+export type TurnBodyKind =
+  | { readonly kind: "events"; readonly body: unknown }
+  | { readonly kind: "format" };
+
+/**
+ * Tells a JP post (`events`, with no `format` or `format: "jp"`) from a
+ * provider format's post, refusing a body that mixes them.
+ */
+export function turnBodyKind(raw: unknown): TurnBodyKind {
+  // Any value but null and undefined destructures; only an object's own keys are looked at.
+  const { format, ...rest } = (raw ?? {}) as { format?: unknown };
+  if (format === undefined || format === "jp") {
+    const stray = ["messages", "input"].find((key) => Object.hasOwn(rest, key));
+    if (stray) {
+      throw new InvalidInputError(
+        `\`${stray}\` needs a \`format\` (one of ${FORMAT_NAMES.filter((name) => name !== "jp").join(", ")}); JP events are posted as \`events\``,
+        { issues: [{ pointer: "/format", detail: "missing" }] },
+      );
+    }
+    return { kind: "events", body: format === undefined ? raw : rest };
+  }
+  if (Object.hasOwn(rest, "events")) {
+    throw new InvalidInputError(
+      `post either JP \`events\` or \`format\` with its messages, not both (format is "${String(format)}")`,
+      { issues: [{ pointer: "/events", detail: "not with format" }] },
+    );
+  }
+  return { kind: "format" };
+}
+
+/** The messages of a format post, from the field its format uses (`messages` or `input`). */
+export function formatMessages(body: {
+  readonly format: ProviderFormatName;
+  readonly messages?: unknown;
+  readonly input?: unknown;
+}): unknown {
+  const { field } = PROVIDER_FORMATS[body.format];
+  const other = field === "messages" ? "input" : "messages";
+  if (body[other] !== undefined) {
+    throw new InvalidInputError(
+      `format ${body.format} carries its messages in \`${field}\`, not \`${other}\``,
+      { issues: [{ pointer: `/${other}`, detail: `use ${field}` }] },
+    );
+  }
+  if (body[field] === undefined) {
+    throw new InvalidInputError(`format ${body.format} needs the turn's messages in \`${field}\``, {
+      issues: [{ pointer: `/${field}`, detail: "missing" }],
+    });
+  }
+  return body[field];
+}
+
+/**
+ * A JP post's `events` as entries of the wire format, or one 400 locating
+ * every problem (`events[1].content`, pointer `/events/1/content`), the
+ * first one in the detail.
+ */
+export function turnEvents(events: readonly unknown[]): Entry[] {
+  const parsed = parseStream(events);
+  if (parsed.ok) return parsed.entries;
+  const issues = describeIssues(
+    parsed.issues.map(({ index, path, message }) => ({
+      path: ["events", index, ...(path === "" ? [] : path.split("."))],
+      message,
+    })),
+    { notation: "brackets" },
+  );
+  throw new InvalidInputError(firstIssue(issues.map((issue) => issue.text)), {
+    issues: issues.map(({ pointer, message }) => ({ pointer, detail: message })),
+  });
+}
+
+/**
+ * Checks that `events` form exactly one turn of a stream, turn number
+ * `turn`: no compaction (those have their own route), at least one
+ * conversation event, no second turn, and a `turn_start` first unless it is
+ * turn 0 (the only turn that may start implicitly).
+ */
+export function checkTurnShape(turn: number, events: readonly Entry[]): void {
+  const compaction = events.findIndex((e) => e.type === "compaction");
+  if (compaction >= 0) {
+    throw new InvalidInputError(
+      `events[${compaction}] is a compaction: add compactions with POST /v1/conversations/{id}/compactions, not in a turn`,
+      PROBLEM_VARIANTS.invalidTurn,
+    );
+  }
+  const { turnCount } = indexTurns(events);
+  if (turnCount === 0) {
+    const types = [...new Set(events.map((e) => e.type))].join(", ");
+    throw new InvalidInputError(
+      `a turn needs at least one conversation event (turn_start, chat_request, chat_response, tool_call_request, tool_call_response, inquiry_*); got only: ${types}`,
+      PROBLEM_VARIANTS.invalidTurn,
+    );
+  }
+  if (turnCount > 1) {
+    throw new InvalidInputError(
+      `events hold ${turnCount} turns: post one turn per request (each turn_start after an event starts a new turn)`,
+      PROBLEM_VARIANTS.invalidTurn,
+    );
+  }
+  // One turn holds a conversation event.
+  const first = events.find(isConversationEvent) as Entry;
+  if (turn > 0 && first.type !== "turn_start") {
+    throw new InvalidInputError(
+      `turn ${turn} must begin with a turn_start event (only turn 0 may start implicitly)`,
+      PROBLEM_VARIANTS.invalidTurn,
+    );
+  }
+}
+
+/**
+ * The config layers a turn's config deltas set, in order (a delta that sets
+ * no auto key adds none), or one 400 naming each bad key of each delta as
+ * `events[i].delta: …`.
+ */
+export function turnConfigLayers(events: readonly Entry[]): AutoConfigLayer[] {
+  return events.flatMap((entry, index) => {
+    if (entry.type !== "config_delta") return [];
+    const layer = parseTurnConfig(entry, index);
+    return Object.keys(layer).length > 0 ? [layer] : [];
+  });
+}
+
+function parseTurnConfig(entry: Entry, index: number): AutoConfigLayer {
+  try {
+    return parseConfigTree((entry as { delta?: unknown }).delta ?? {});
+  } catch (error) {
+    // parseConfigTree throws only ConfigError, whose messages name each bad key.
+    const { messages } = error as ConfigError;
+    throw new InvalidInputError(joinIssues(messages.map((m) => `events[${index}].delta: ${m}`)), {
+      ...PROBLEM_VARIANTS.invalidTurn,
+      issues: messages.map((detail) => ({ pointer: `/events/${index}/delta`, detail })),
+      cause: error,
+    });
+  }
+}
