@@ -9,6 +9,13 @@
  */
 import type { Entry } from "./events.ts";
 
+/**
+ * The largest turn index the service accepts: 10^9 - 1, the most a
+ * 9-digit zero-padded number holds, as the store's sort keys need turns to
+ * sort as strings (docs/architecture.md §7); no conversation comes near it.
+ */
+export const MAX_TURN = 999_999_999;
+
 /** Entry types that are conversation events: they fill a turn (and are the ones JP base64-encodes). */
 export const CONVERSATION_EVENT_TYPES: ReadonlySet<string> = new Set([
   "turn_start",

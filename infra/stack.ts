@@ -55,6 +55,7 @@ import {
   QueueEncryption,
 } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
+import { tableDefinition } from "../functions/store/table-definition.ts";
 import { bedrockModelResources } from "./bedrock.ts";
 import {
   bundlingOptions,
@@ -85,13 +86,18 @@ export interface AutocompactStackProps extends StackProps {
 }
 
 /**
- * The table's TTL attribute (epoch seconds; the same as dynamodb-table.ts
- * `tableDefinition.timeToLiveAttribute`, which the local table gets). The
- * event chunks of a turn too big for one transaction carry it (now + 24 h)
- * until the transaction that commits the turn removes it, so the chunks of a
- * writer that crashed before committing expire (functions/store/dynamodb.ts).
+ * The table's TTL attribute (epoch seconds; functions/store/table-definition.ts,
+ * which the local table gets too). The event chunks of a turn too big for
+ * one transaction carry it (now + 24 h) until the transaction that commits
+ * the turn removes it, so the chunks of a writer that crashed before
+ * committing expire (functions/store/dynamodb-append.ts).
  */
-export const TTL_ATTRIBUTE = "expires_at";
+export const TTL_ATTRIBUTE = tableDefinition.timeToLiveAttribute;
+
+/** A key of the table definition as the CDK takes it. */
+function keyAttribute(key: { readonly name: string; readonly type: "S" | "N" }) {
+  return { name: key.name, type: key.type === "S" ? AttributeType.STRING : AttributeType.NUMBER };
+}
 
 /**
  * Memory and timeouts (arm64). Lambda gives CPU in proportion to memory
@@ -202,9 +208,9 @@ export class AutocompactStack extends Stack {
 
     // --- storage ---
     this.table = new Table(this, "Table", {
-      partitionKey: { name: "pk", type: AttributeType.STRING },
-      sortKey: { name: "sk", type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
+      partitionKey: keyAttribute(tableDefinition.partitionKey),
+      sortKey: keyAttribute(tableDefinition.sortKey),
+      billingMode: BillingMode[tableDefinition.billingMode],
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
       timeToLiveAttribute: TTL_ATTRIBUTE,
@@ -213,22 +219,15 @@ export class AutocompactStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
       deletionProtection: true,
     });
-    // The tenant's conversations by last activity (GET /v1/conversations): the
-    // same index DynamoDB Local gets (dynamodb-table.ts `listIndex`, which
-    // test/cdk compares), projecting only what the list shows.
+    // The tenant's conversations by last activity (GET /v1/conversations),
+    // projecting only what the list shows (table-definition.ts `listIndex`).
+    const { listIndex } = tableDefinition;
     this.table.addGlobalSecondaryIndex({
-      indexName: "by-tenant-activity",
-      partitionKey: { name: "list_pk", type: AttributeType.STRING },
-      sortKey: { name: "active_at", type: AttributeType.NUMBER },
+      indexName: listIndex.name,
+      partitionKey: keyAttribute(listIndex.partitionKey),
+      sortKey: keyAttribute(listIndex.sortKey),
       projectionType: ProjectionType.INCLUDE,
-      nonKeyAttributes: [
-        "turn_count",
-        "projected_chars",
-        "model",
-        "bands",
-        "last_fired_at",
-        "deleting",
-      ],
+      nonKeyAttributes: [...listIndex.nonKeyAttributes],
     });
 
     // Webhook secrets are sealed under this key before they reach the table

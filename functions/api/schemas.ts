@@ -15,10 +15,10 @@ import {
   PROVIDER_FORMATS,
   type ProviderFormatName,
 } from "../../core/formats/index.ts";
+import { MAX_TURN } from "../../core/turns.ts";
 import { MAX_WAIT_SECONDS } from "../conversations/evaluation-wait.ts";
 import { MAX_URL_LENGTH } from "../notifications/url-safety.ts";
 import { MAX_LIST_LIMIT, NOTIFICATION_TYPES } from "../ports.ts";
-import { MAX_TURN } from "../store/dynamodb-keys.ts";
 
 // The two `z.custom` schemas of the wire format cannot describe themselves:
 // their metadata (read by the document generator only) says what they accept.
@@ -85,7 +85,7 @@ export const Event = Entry.clone().openapi("Event", {
 
 /** The fields every turn post has, whatever its format. */
 const TurnFields = {
-  // The bound is the DynamoDB key codec's: a larger turn cannot be stored.
+  // The service's bound (core/turns.ts): a larger turn cannot be stored.
   turn: z
     .number({ error: "turn must be a whole number ≥ 0" })
     .int()

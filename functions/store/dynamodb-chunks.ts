@@ -19,7 +19,7 @@ import { CorruptDataError } from "../errors.ts";
 import type { StoredTurn } from "../ports.ts";
 import { type ConflictRetry, isConditionFailure } from "./dynamodb-conflicts.ts";
 import { chunkSk } from "./dynamodb-keys.ts";
-import { tableDefinition } from "./dynamodb-table.ts";
+import { tableDefinition } from "./table-definition.ts";
 
 const gzip = promisify(gzipCallback);
 const gunzip = promisify(gunzipCallback);

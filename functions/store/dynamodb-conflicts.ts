@@ -18,7 +18,8 @@
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { type BackoffOptions, jitteredBackoff } from "../backoff.ts";
 import { ContentionError } from "../errors.ts";
-import type { HeadVersion } from "../ports.ts";
+import type { ConversationHead } from "../ports.ts";
+import { toHead } from "./dynamodb-items.ts";
 
 /** One entry of a TransactionCanceledException's `CancellationReasons`, per transaction item. */
 export interface CancellationReason {
@@ -114,14 +115,11 @@ export function conflictRetry(options: ConflictRetryOptions = {}): ConflictRetry
   };
 }
 
-/** Why a head condition failed, from the old head DynamoDB returned (if any). */
-export function headConflict(
-  expected: HeadVersion,
-  reason: CancellationReason | undefined,
-): string {
-  const item = reason?.Item;
-  const wanted = `expected ${expected.turn_count}, ${expected.compactions_version}`;
-  if (!item?.turn_count) return `no conversation head; ${wanted}`;
-  if (item.deleting) return `the conversation is being deleted; ${wanted}`;
-  return `head is at turn_count ${item.turn_count.N}, compactions_version ${item.compactions_version?.N}; ${wanted}`;
+/**
+ * The head a transaction item's failed condition saw: the old image DynamoDB
+ * returns with `ReturnValuesOnConditionCheckFailure: "ALL_OLD"`
+ * (`undefined`: there was no head).
+ */
+export function failedHead(reason: CancellationReason | undefined): ConversationHead | undefined {
+  return reason?.Item ? toHead(reason.Item) : undefined;
 }

@@ -35,19 +35,10 @@ import type { ConversationRef } from "../ports.ts";
 import { type ConflictRetry, isConditionFailure } from "./dynamodb-conflicts.ts";
 import { UpdateExpressionBuilder } from "./dynamodb-expressions.ts";
 import { HEAD_SK, partitionKey } from "./dynamodb-keys.ts";
+import type { DynamoTarget } from "./dynamodb-target.ts";
 
 /** Deletes per purge transaction: DynamoDB's 100 items, one of them the HEAD's ConditionCheck. */
 export const PURGE_BATCH = 99;
-
-/** What the deleter shares with its store. */
-export interface DeleterOptions {
-  readonly client: DynamoDBClient;
-  readonly table: string;
-  /** The store's retry of transaction conflicts. */
-  readonly retryConflicts: ConflictRetry;
-  /** `Limit` of every Query page (default none). */
-  readonly queryLimit?: number | undefined;
-}
 
 /** The two steps of a delete on one table (see the module comment). */
 export class DynamoConversationDeleter {
@@ -56,7 +47,7 @@ export class DynamoConversationDeleter {
   readonly #retryConflicts: ConflictRetry;
   readonly #queryLimit: number | undefined;
 
-  constructor(options: DeleterOptions) {
+  constructor(options: DynamoTarget) {
     this.#client = options.client;
     this.#table = options.table;
     this.#retryConflicts = options.retryConflicts;

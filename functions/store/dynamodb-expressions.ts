@@ -2,12 +2,14 @@
  * The UpdateExpression builder of the DynamoDB conversation store: SET and
  * REMOVE clauses and the head conditions, sharing one set of placeholder
  * maps. Every head write goes through it, so the head's defaults and its
- * optimistic-concurrency conditions are written the same way everywhere.
+ * optimistic-concurrency conditions (stated in head-condition.ts) are
+ * written the same way everywhere.
  */
 import { type AttributeValue, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
-import type { HeadUpdate, HeadVersion } from "../ports.ts";
-import { attr, HEAD_DEFAULTS } from "./dynamodb-items.ts";
+import { EMPTY_HEAD, type HeadUpdate } from "../ports.ts";
+import { attr } from "./dynamodb-items.ts";
 import { HEAD_SK } from "./dynamodb-keys.ts";
+import { type HeadCondition, holdsWhenAbsent } from "./head-condition.ts";
 
 /** The head fields a {@link HeadUpdate} may set. */
 const HEAD_UPDATE_FIELDS = [
@@ -74,12 +76,12 @@ export class UpdateExpressionBuilder {
   }
 
   /**
-   * Fills the head fields no SET above touches with their defaults, if
-   * absent: the write that creates a head (a first turn, a config) leaves a
+   * Fills the head fields no SET above touches with their defaults (the
+   * empty head's, ports.ts `EMPTY_HEAD`), if absent: the write that creates a head (a first turn, a config) leaves a
    * complete one behind, so conditions can compare numbers that exist.
    */
   defaults(): this {
-    for (const [field, value] of Object.entries(HEAD_DEFAULTS)) {
+    for (const [field, value] of Object.entries(EMPTY_HEAD)) {
       if (!(`#${field}` in this.names)) this.setIfAbsent(field, value);
     }
     return this;
@@ -106,24 +108,19 @@ export class UpdateExpressionBuilder {
   }
 
   /**
-   * `turn_count = :t AND max_compacted_turn < :t` (no compaction covers turn
-   * :t), on a live head; with `latestEventMs`, also no stored event later than it.
+   * The ConditionExpression of a head condition (head-condition.ts): every
+   * clause, a clause that a missing attribute meets also when the attribute
+   * is missing, on a live head; and the head must exist unless a missing one
+   * counts as empty.
    */
-  uncompactedCondition(turn: number, latestEventMs?: number): string {
-    const value = this.value(turn);
-    const condition = `${this.name("turn_count")} = ${value} AND ${this.name("max_compacted_turn")} < ${value} AND ${this.live()}`;
-    if (latestEventMs === undefined) return condition;
-    const latest = this.name("latest_event_ms");
-    return `${condition} AND (attribute_not_exists(${latest}) OR ${latest} <= ${this.value(latestEventMs)})`;
-  }
-
-  /** `turn_count = :t AND compactions_version = :v`, on a live head. */
-  versionCondition(expected: HeadVersion): string {
-    return [
-      `${this.name("turn_count")} = ${this.value(expected.turn_count)}`,
-      `${this.name("compactions_version")} = ${this.value(expected.compactions_version)}`,
-      this.live(),
-    ].join(" AND ");
+  condition(condition: HeadCondition): string {
+    const clauses = condition.clauses.map((clause) => {
+      const name = this.name(clause.field);
+      const test = `${name} ${clause.comparison} ${this.value(clause.value)}`;
+      return holdsWhenAbsent(clause) ? `(attribute_not_exists(${name}) OR ${test})` : test;
+    });
+    const exists = condition.missingHead === "fails" ? ["attribute_exists(pk)"] : [];
+    return [...exists, ...clauses, this.live()].join(" AND ");
   }
 
   /** The UpdateExpression: its SET clause, then its REMOVE clause. */

@@ -14,7 +14,7 @@ import { type DynamoDBClient, GetItemCommand, PutItemCommand } from "@aws-sdk/cl
 import { CorruptDataError } from "../errors.ts";
 import type { ConversationRef, EvaluationFailure } from "../ports.ts";
 import { FAILURE_SK, partitionKey } from "./dynamodb-keys.ts";
-import { tableDefinition } from "./dynamodb-table.ts";
+import { tableDefinition } from "./table-definition.ts";
 
 /** How long a failure is kept: longer than a dead letter (the DLQ keeps messages 14 days). */
 export const FAILURE_TTL_SECONDS = 15 * 24 * 60 * 60;

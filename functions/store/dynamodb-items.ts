@@ -9,7 +9,13 @@ import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { convertToAttr, unmarshall } from "@aws-sdk/util-dynamodb";
 import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
 import { EMPTY_TURN_SIZE } from "../../core/sizes.ts";
-import type { ConversationHead, StoredCompaction, StoredTurn, TurnSizeRecord } from "../ports.ts";
+import {
+  type ConversationHead,
+  EMPTY_HEAD,
+  type StoredCompaction,
+  type StoredTurn,
+  type TurnSizeRecord,
+} from "../ports.ts";
 import type { EventStorage } from "./dynamodb-chunks.ts";
 import { compactionSk, turnSk } from "./dynamodb-keys.ts";
 
@@ -33,15 +39,6 @@ export function attr(value: unknown): AttributeValue {
   return convertToAttr(value, { removeUndefinedValues: true, convertEmptyValues: false });
 }
 
-/** What a head field is when the item lacks it (a head created by a config alone). */
-export const HEAD_DEFAULTS = {
-  turn_count: 0,
-  evaluated_through: -1,
-  projected_chars: 0,
-  compactions_version: 0,
-  max_compacted_turn: -1,
-} as const;
-
 /** TurnSize's and ModelInfo's fields in declaration order (DynamoDB maps do not keep key order). */
 const SIZE_FIELDS = Object.keys(EMPTY_TURN_SIZE);
 const MODEL_FIELDS = ["id", "context_window"];
@@ -59,14 +56,15 @@ function inOrder<T extends object>(value: T, order: readonly string[]): T {
 /** The conversation head of a HEAD item. */
 export function toHead(item: Item): ConversationHead {
   const raw = unmarshall(item);
+  // A field the item lacks (a head created by a config alone) holds the empty head's value.
   const head: {
     -readonly [K in keyof ConversationHead]: ConversationHead[K];
   } = {
-    turn_count: Number(raw.turn_count ?? HEAD_DEFAULTS.turn_count),
-    evaluated_through: Number(raw.evaluated_through ?? HEAD_DEFAULTS.evaluated_through),
-    projected_chars: Number(raw.projected_chars ?? HEAD_DEFAULTS.projected_chars),
-    compactions_version: Number(raw.compactions_version ?? HEAD_DEFAULTS.compactions_version),
-    max_compacted_turn: Number(raw.max_compacted_turn ?? HEAD_DEFAULTS.max_compacted_turn),
+    turn_count: Number(raw.turn_count ?? EMPTY_HEAD.turn_count),
+    evaluated_through: Number(raw.evaluated_through ?? EMPTY_HEAD.evaluated_through),
+    projected_chars: Number(raw.projected_chars ?? EMPTY_HEAD.projected_chars),
+    compactions_version: Number(raw.compactions_version ?? EMPTY_HEAD.compactions_version),
+    max_compacted_turn: Number(raw.max_compacted_turn ?? EMPTY_HEAD.max_compacted_turn),
   };
   if (raw.config !== undefined) head.config = raw.config;
   if (raw.stream_config !== undefined) head.stream_config = raw.stream_config;
@@ -90,20 +88,26 @@ export interface TurnRecord {
   readonly storage: EventStorage;
 }
 
+/** The item under `pk` and `sk` with `attributes` (those `undefined` left out). */
+function keyedItem(pk: string, sk: string, attributes: Readonly<Record<string, unknown>>): Item {
+  const item: Item = { pk: { S: pk }, sk: { S: sk } };
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined) item[name] = attr(value);
+  }
+  return item;
+}
+
 /** The TURN item (commit marker) of `turn`, its events stored as `storage` says. */
 export function toTurnItem(pk: string, turn: StoredTurn, storage: EventStorage): Item {
-  const item: Item = {
-    pk: { S: pk },
-    sk: { S: turnSk(turn.turn) },
-    turn: attr(turn.turn),
-    digest: attr(turn.digest),
-    size: attr(turn.size),
-    storage: attr(storage),
+  return keyedItem(pk, turnSk(turn.turn), {
+    turn: turn.turn,
+    digest: turn.digest,
+    size: turn.size,
+    storage,
     // When the turn was committed (epoch ms): for whoever inspects the table; the store never reads it.
-    committed_at: attr(Date.now()),
-  };
-  if (turn.model !== undefined) item.model = attr(turn.model);
-  return item;
+    committed_at: Date.now(),
+    model: turn.model,
+  });
 }
 
 /** The turn record of a TURN item. */
@@ -114,7 +118,7 @@ export function toTurnRecord(item: Item): TurnRecord {
     size: inOrder(raw.size, SIZE_FIELDS),
     digest: String(raw.digest),
     ...(raw.model !== undefined ? { model: inOrder(raw.model, MODEL_FIELDS) } : {}),
-    // Set by the evaluation after the turn (dynamodb.ts `markEvaluated`, `addCompaction`).
+    // Set by the evaluation after the turn (dynamodb.ts `markEvaluated`, dynamodb-compactions.ts).
     ...(raw.evaluation !== undefined ? { evaluation: raw.evaluation } : {}),
   };
   return { summary, storage: raw.storage as EventStorage };
@@ -126,13 +130,11 @@ export function toTurnRecord(item: Item): TurnRecord {
  * {@link UnprocessableError} (`too-large-to-store`) when even the compressed JSON cannot fit.
  */
 export async function toCompactionItem(pk: string, compaction: StoredCompaction): Promise<Item> {
-  const item: Item = {
-    pk: { S: pk },
-    sk: { S: compactionSk(compaction.key) },
-    key: attr(compaction.key),
-    after_turn: attr(compaction.after_turn),
-    seq: attr(compaction.seq),
-  };
+  const item = keyedItem(pk, compactionSk(compaction.key), {
+    key: compaction.key,
+    after_turn: compaction.after_turn,
+    seq: compaction.seq,
+  });
   const json = Buffer.from(JSON.stringify(compaction.compaction), "utf8");
   if (json.length <= COMPACTION_INLINE_BYTES) {
     item.compaction = { S: json.toString("utf8") };
@@ -161,11 +163,4 @@ export async function fromCompactionItem(item: Item): Promise<StoredCompaction> 
     seq: Number(item.seq?.N),
     compaction: JSON.parse(json),
   };
-}
-
-/** Compactions in stream order: `after_turn`, then `seq`, then key (a stable tie-break). */
-export function byStreamOrder(a: StoredCompaction, b: StoredCompaction): number {
-  return (
-    a.after_turn - b.after_turn || a.seq - b.seq || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
-  );
 }

@@ -6,12 +6,15 @@
  */
 
 import { InvalidInputError } from "../../core/errors.ts";
+import { MAX_TURN } from "../../core/turns.ts";
 import type { ConversationRef } from "../ports.ts";
 
 /** Turn numbers are stored zero-padded to this many digits so keys sort numerically. */
 const TURN_DIGITS = 9;
-/** The largest turn number a key can hold. */
-export const MAX_TURN = 10 ** TURN_DIGITS - 1;
+// A longer turn number would sort before shorter ones: the bound must fit the keys.
+if (String(MAX_TURN).length > TURN_DIGITS) {
+  throw new RangeError(`MAX_TURN ${MAX_TURN} does not fit ${TURN_DIGITS}-digit turn keys`);
+}
 /** Hex characters of the events blob's SHA-256 used in chunk keys. */
 const HASH_PREFIX = 32;
 

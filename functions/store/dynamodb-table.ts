@@ -16,44 +16,7 @@ import {
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from "@aws-sdk/client-dynamodb";
-
-/**
- * The key schema and billing of a store table, as {@link createTable}
- * creates it. infra/stack.ts declares the deployed table with its own CDK
- * types (importing this module would pull the SDK into the CDK app);
- * test/cdk/stack.test.ts checks that the two agree.
- */
-export const tableDefinition = {
-  partitionKey: { name: "pk", type: "S" },
-  sortKey: { name: "sk", type: "S" },
-  billingMode: "PAY_PER_REQUEST",
-  /**
-   * The TTL attribute (epoch seconds; infra/stack.ts `TTL_ATTRIBUTE`): set on
-   * the event chunks of a turn until it commits (dynamodb.ts), so a crashed
-   * writer's chunks expire.
-   */
-  timeToLiveAttribute: "expires_at",
-  /**
-   * The index of a tenant's conversations by last activity (GET
-   * /v1/conversations): HEAD items carry `list_pk` (the tenant, escaped as
-   * in partition keys) and `active_at` (epoch ms of the latest turn,
-   * compaction change or config), and it projects only what the list shows.
-   * Heads written before it existed carry neither until their next write.
-   */
-  listIndex: {
-    name: "by-tenant-activity",
-    partitionKey: { name: "list_pk", type: "S" },
-    sortKey: { name: "active_at", type: "N" },
-    nonKeyAttributes: [
-      "turn_count",
-      "projected_chars",
-      "model",
-      "bands",
-      "last_fired_at",
-      "deleting",
-    ],
-  },
-} as const;
+import { tableDefinition } from "./table-definition.ts";
 
 /** The list index as CreateTable and UpdateTable take it. */
 function listIndexInput(): GlobalSecondaryIndex {

@@ -26,7 +26,17 @@ import {
   type TurnEvaluation,
   type TurnSizeRecord,
 } from "../ports.ts";
-import { decodeListCursor, encodeListCursor } from "./list-cursor.ts";
+import { decodeListCursor, encodeListCursor, listedConversation } from "./conversation-list.ts";
+import {
+  appendHeadCondition,
+  BEING_DELETED,
+  compactionHeadCondition,
+  describeHead,
+  type HeadCondition,
+  headConflict,
+  repairHeadCondition,
+} from "./head-condition.ts";
+import { byStreamOrder } from "./stream-order.ts";
 
 interface Conversation {
   readonly ref: ConversationRef;
@@ -49,11 +59,6 @@ const copy = <T>(value: T): T => structuredClone(value);
 
 function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Orders compactions as they sit in the stream. */
-export function byStreamOrder(a: StoredCompaction, b: StoredCompaction): number {
-  return a.after_turn - b.after_turn || a.seq - b.seq;
 }
 
 export class MemoryConversationStore implements ConversationStore {
@@ -102,26 +107,12 @@ export class MemoryConversationStore implements ConversationStore {
     condition: AppendCondition,
     head: HeadUpdate,
   ): Promise<void> {
-    const current = this.#get(ref)?.head ?? EMPTY_HEAD;
-    this.#checkLive(current);
+    const stored = this.#get(ref)?.head;
+    const conflict = headConflict(appendHeadCondition(turn.turn, condition), stored);
+    if (conflict !== undefined) throw new ConditionFailedError(conflict);
     if ("uncompacted" in condition) {
-      if (current.turn_count !== turn.turn || current.max_compacted_turn >= turn.turn) {
-        throw new ConditionFailedError(
-          `head is at turn_count ${current.turn_count}, max_compacted_turn ${current.max_compacted_turn}; expected turn_count ${turn.turn} and no compaction covering it`,
-        );
-      }
-      const latest = condition.latest_event_ms;
-      if (latest !== undefined && (current.latest_event_ms ?? -Infinity) > latest) {
-        throw new ConditionFailedError(
-          `head has an event at ${current.latest_event_ms} ms, later than this turn's ${latest} ms`,
-        );
-      }
-      head = { ...head, projected_chars: current.projected_chars + condition.add_projected_chars };
-    } else {
-      this.#check(current, {
-        turn_count: turn.turn,
-        compactions_version: condition.compactions_version,
-      });
+      const projected = (stored ?? EMPTY_HEAD).projected_chars + condition.add_projected_chars;
+      head = { ...head, projected_chars: projected };
     }
     const conversation = this.#getOrCreate(ref);
     conversation.turns.push(copy(turn));
@@ -154,21 +145,14 @@ export class MemoryConversationStore implements ConversationStore {
     return copy([...(this.#get(ref)?.compactions.values() ?? [])].sort(byStreamOrder));
   }
 
-  /** A tombstone fails every write's condition. */
-  #checkLive(head: ConversationHead): void {
-    if (head.deleting) throw new ConditionFailedError("the conversation is being deleted");
-  }
-
-  #check(head: ConversationHead, expected: HeadVersion): void {
-    this.#checkLive(head);
-    if (
-      head.turn_count !== expected.turn_count ||
-      head.compactions_version !== expected.compactions_version
-    ) {
-      throw new ConditionFailedError(
-        `head is at turn_count ${head.turn_count}, compactions_version ${head.compactions_version}; expected ${expected.turn_count}, ${expected.compactions_version}`,
-      );
+  /** The conversation, if its head meets `condition`; else {@link ConditionFailedError}. */
+  #meeting(ref: ConversationRef, condition: HeadCondition): Conversation {
+    const conversation = this.#get(ref);
+    const conflict = headConflict(condition, conversation?.head);
+    if (conflict !== undefined || !conversation) {
+      throw new ConditionFailedError(conflict ?? describeHead(condition, undefined));
     }
+    return conversation;
   }
 
   async addCompaction(
@@ -178,12 +162,10 @@ export class MemoryConversationStore implements ConversationStore {
     head: HeadUpdate,
     evaluation?: TurnEvaluation,
   ): Promise<void> {
-    const conversation = this.#get(ref);
-    if (!conversation) throw new ConditionFailedError("no such conversation");
-    if (conversation.compactions.has(compaction.key)) {
+    if (this.#get(ref)?.compactions.has(compaction.key)) {
       throw new ConditionFailedError(`compaction ${compaction.key} exists`);
     }
-    this.#check(conversation.head, expected);
+    const conversation = this.#meeting(ref, compactionHeadCondition(expected));
     conversation.compactions.set(compaction.key, copy(compaction));
     conversation.head = {
       ...conversation.head,
@@ -200,9 +182,7 @@ export class MemoryConversationStore implements ConversationStore {
     expected: HeadVersion,
     head: HeadUpdate,
   ): Promise<void> {
-    const conversation = this.#get(ref);
-    if (!conversation) throw new ConditionFailedError("no such conversation");
-    this.#check(conversation.head, expected);
+    const conversation = this.#meeting(ref, compactionHeadCondition(expected));
     for (const key of keys) conversation.compactions.delete(key);
     const { removing, ...rest } = {
       ...conversation.head,
@@ -215,7 +195,7 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   async putConfig(ref: ConversationRef, config: AutoConfigLayer): Promise<void> {
-    this.#checkLive(this.#get(ref)?.head ?? EMPTY_HEAD);
+    if (this.#get(ref)?.head.deleting) throw new ConditionFailedError(BEING_DELETED);
     const conversation = this.#getOrCreate(ref);
     conversation.head = { ...conversation.head, config: copy(config) };
     conversation.activeAt = this.#now();
@@ -259,14 +239,9 @@ export class MemoryConversationStore implements ConversationStore {
     const conversations = listed.slice(0, page.limit);
     const last = conversations.at(-1);
     return {
-      conversations: conversations.map(({ ref, head }) => ({
-        conversation: ref.conversation,
-        turn_count: head.turn_count,
-        projected_chars: head.projected_chars,
-        ...(head.model ? { model: copy(head.model) } : {}),
-        ...(head.bands ? { bands: copy(head.bands) } : {}),
-        ...(head.last_fired_at ? { last_fired_at: head.last_fired_at } : {}),
-      })),
+      conversations: conversations.map(({ ref, head }) =>
+        copy(listedConversation(ref.conversation, head)),
+      ),
       ...(last && listed.length > page.limit
         ? {
             next_cursor: encodeListCursor({
@@ -283,16 +258,9 @@ export class MemoryConversationStore implements ConversationStore {
     expected: HeadCounters,
     counters: HeadCounters,
   ): Promise<void> {
-    const conversation = this.#get(ref);
-    if (!conversation) throw new ConditionFailedError("no such conversation");
-    this.#checkLive(conversation.head);
-    const head = conversation.head;
-    const changed = HEAD_COUNTERS.filter((field) => head[field] !== expected[field]);
-    if (changed.length > 0) {
-      throw new ConditionFailedError(`head changed since it was read (${changed.join(", ")})`);
-    }
+    const conversation = this.#meeting(ref, repairHeadCondition(expected));
     const repaired = Object.fromEntries(HEAD_COUNTERS.map((field) => [field, counters[field]]));
-    conversation.head = { ...head, ...repaired };
+    conversation.head = { ...conversation.head, ...repaired };
   }
 
   async beginDelete(ref: ConversationRef): Promise<boolean> {

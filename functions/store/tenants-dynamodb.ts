@@ -14,6 +14,7 @@ import {
   GetItemCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
+  type UpdateItemCommandInput,
 } from "@aws-sdk/client-dynamodb";
 import { marshall, unmarshall } from "@aws-sdk/util-dynamodb";
 import * as z from "zod";
@@ -69,6 +70,42 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
     return this.secrets;
   }
 
+  /** The item under `key`, read strongly consistent (only `projection`, if given), unmarshalled. */
+  async #read(
+    key: { readonly pk: string; readonly sk: string },
+    projection?: string,
+  ): Promise<Record<string, unknown> | undefined> {
+    const { Item } = await this.client.send(
+      new GetItemCommand({
+        TableName: this.tableName,
+        Key: marshall(key),
+        ConsistentRead: true,
+        ...(projection === undefined ? {} : { ProjectionExpression: projection }),
+      }),
+    );
+    return Item && unmarshall(Item);
+  }
+
+  /** One conditional UpdateItem of the tenant item; false when its condition failed. */
+  async #updateTenant(
+    id: string,
+    update: Omit<UpdateItemCommandInput, "TableName" | "Key">,
+  ): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall(tenantKey(id)),
+          ...update,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as { name?: string }).name === "ConditionalCheckFailedException") return false;
+      throw error;
+    }
+  }
+
   /**
    * The stored secrets of a tenant item, opened. Reads fail closed on a
    * secret that does not open; a secrets write (`skipUnreadable`) leaves out
@@ -106,27 +143,13 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
   }
 
   async findByKeyHash(keyHash: string): Promise<Tenant | undefined> {
-    const key = await this.client.send(
-      new GetItemCommand({
-        TableName: this.tableName,
-        Key: marshall(apiKeyKey(keyHash)),
-        ConsistentRead: true,
-      }),
-    );
-    if (!key.Item) return undefined;
-    return this.getTenant(String(unmarshall(key.Item).tenant));
+    const key = await this.#read(apiKeyKey(keyHash));
+    return key ? this.getTenant(String(key.tenant)) : undefined;
   }
 
   async getTenant(id: string): Promise<Tenant | undefined> {
-    const item = await this.client.send(
-      new GetItemCommand({
-        TableName: this.tableName,
-        Key: marshall(tenantKey(id)),
-        ConsistentRead: true,
-      }),
-    );
-    if (!item.Item) return undefined;
-    const record = unmarshall(item.Item);
+    const record = await this.#read(tenantKey(id));
+    if (!record) return undefined;
     const secrets =
       this.secrets === SECRETS_NOT_READ
         ? []
@@ -253,15 +276,9 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
   ): Promise<{ dropped: number }> {
     const sealer = this.#sealer();
     for (;;) {
-      const item = await this.client.send(
-        new GetItemCommand({
-          TableName: this.tableName,
-          Key: marshall(tenantKey(id)),
-          ConsistentRead: true,
-        }),
-      );
-      if (!item.Item) throw new ConditionFailedError(`no tenant "${id}"`);
-      const read = await this.#openSecrets(id, unmarshall(item.Item).webhook_secrets, true);
+      const record = await this.#read(tenantKey(id));
+      if (!record) throw new ConditionFailedError(`no tenant "${id}"`);
+      const read = await this.#openSecrets(id, record.webhook_secrets, true);
       const before = read.stored;
       const plain = read.opened.map((o) => o.plain);
       const after = await Promise.all(
@@ -270,27 +287,19 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
           return kept !== undefined && typeof kept !== "string" ? kept : sealer.seal(secret, id);
         }),
       );
-      try {
-        await this.client.send(
-          new UpdateItemCommand({
-            TableName: this.tableName,
-            Key: marshall(tenantKey(id)),
-            UpdateExpression: "SET webhook_secrets = :after",
-            ConditionExpression:
-              before.length === 0
-                ? "attribute_exists(pk) AND (attribute_not_exists(webhook_secrets) OR size(webhook_secrets) = :zero)"
-                : "webhook_secrets = :before",
-            ExpressionAttributeValues: marshall(
-              before.length === 0
-                ? { ":after": after, ":zero": 0 }
-                : { ":after": after, ":before": before },
-            ),
-          }),
-        );
-        return { dropped: before.length - read.opened.length };
-      } catch (error) {
-        if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
-      }
+      const written = await this.#updateTenant(id, {
+        UpdateExpression: "SET webhook_secrets = :after",
+        ConditionExpression:
+          before.length === 0
+            ? "attribute_exists(pk) AND (attribute_not_exists(webhook_secrets) OR size(webhook_secrets) = :zero)"
+            : "webhook_secrets = :before",
+        ExpressionAttributeValues: marshall(
+          before.length === 0
+            ? { ":after": after, ":zero": 0 }
+            : { ":after": after, ":before": before },
+        ),
+      });
+      if (written) return { dropped: before.length - read.opened.length };
     }
   }
 
@@ -301,14 +310,7 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
    */
   async setDevKey(id: string, key: string): Promise<void> {
     const hash = hashApiKey(key);
-    const item = await this.client.send(
-      new GetItemCommand({
-        TableName: this.tableName,
-        Key: marshall(tenantKey(id)),
-        ConsistentRead: true,
-      }),
-    );
-    const previous = item.Item ? unmarshall(item.Item).dev_key_hash : undefined;
+    const previous = (await this.#read(tenantKey(id)))?.dev_key_hash;
     await this.client.send(
       new TransactWriteItemsCommand({
         TransactItems: [
@@ -336,15 +338,7 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
 
   /** The tenant's notification endpoint with its signing secret opened, if it has one. */
   async getEndpoint(id: string): Promise<SignedEndpoint | undefined> {
-    const item = await this.client.send(
-      new GetItemCommand({
-        TableName: this.tableName,
-        Key: marshall(tenantKey(id)),
-        ProjectionExpression: "notifications",
-        ConsistentRead: true,
-      }),
-    );
-    const stored = item.Item ? unmarshall(item.Item).notifications : undefined;
+    const stored = (await this.#read(tenantKey(id), "notifications"))?.notifications;
     if (stored === undefined) return undefined;
     const endpoint = StoredEndpoint.safeParse(stored);
     if (!endpoint.success) {
@@ -364,45 +358,26 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
   async putEndpoint(id: string, endpoint: SignedEndpoint): Promise<void> {
     checkWebhookSecret(endpoint.secret);
     const secret = await this.#sealer().seal(endpoint.secret, id);
-    try {
-      await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.tableName,
-          Key: marshall(tenantKey(id)),
-          UpdateExpression: "SET notifications = :endpoint",
-          ConditionExpression: "attribute_exists(pk)",
-          ExpressionAttributeValues: marshall({
-            ":endpoint": {
-              url: endpoint.url,
-              ...(endpoint.events ? { events: [...endpoint.events] } : {}),
-              secret,
-            },
-          }),
-        }),
-      );
-    } catch (error) {
-      if ((error as { name?: string }).name === "ConditionalCheckFailedException")
-        throw new ConditionFailedError(`no tenant "${id}"`, { cause: error });
-      throw error;
-    }
+    const written = await this.#updateTenant(id, {
+      UpdateExpression: "SET notifications = :endpoint",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeValues: marshall({
+        ":endpoint": {
+          url: endpoint.url,
+          ...(endpoint.events ? { events: [...endpoint.events] } : {}),
+          secret,
+        },
+      }),
+    });
+    if (!written) throw new ConditionFailedError(`no tenant "${id}"`);
   }
 
   /** Removes the tenant's notification endpoint; false when it had none. */
   async deleteEndpoint(id: string): Promise<boolean> {
-    try {
-      await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.tableName,
-          Key: marshall(tenantKey(id)),
-          UpdateExpression: "REMOVE notifications",
-          ConditionExpression: "attribute_exists(notifications)",
-        }),
-      );
-      return true;
-    } catch (error) {
-      if ((error as { name?: string }).name === "ConditionalCheckFailedException") return false;
-      throw error;
-    }
+    return this.#updateTenant(id, {
+      UpdateExpression: "REMOVE notifications",
+      ConditionExpression: "attribute_exists(notifications)",
+    });
   }
 }
 

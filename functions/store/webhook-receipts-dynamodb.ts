@@ -21,7 +21,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { ConditionFailedError } from "../errors.ts";
 import type { WebhookReceipt, WebhookReceiptMatch, WebhookReceipts } from "../ports.ts";
-import { tableDefinition } from "./dynamodb-table.ts";
+import { tableDefinition } from "./table-definition.ts";
 
 /** The table's TTL attribute, the one the chunks of an uncommitted turn use too. */
 const RECEIPT_TTL_ATTRIBUTE = tableDefinition.timeToLiveAttribute;

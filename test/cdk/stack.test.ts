@@ -6,7 +6,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { Match } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { createTableInput, tableDefinition } from "../../functions/store/dynamodb-table.ts";
+import { createTableInput } from "../../functions/store/dynamodb-table.ts";
+import { tableDefinition } from "../../functions/store/table-definition.ts";
 import { REPO_ROOT } from "../../infra/bundling.ts";
 import {
   LOGS_INSIGHTS_QUERIES,

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, describe, expect, it } from "vitest";
 import type { WebhookReceipts } from "../../functions/ports.ts";
-import { tableDefinition } from "../../functions/store/dynamodb-table.ts";
+import { tableDefinition } from "../../functions/store/table-definition.ts";
 import {
   DynamoWebhookReceipts,
   receiptKey,

@@ -16,6 +16,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../core/errors.ts";
 import { projectedCharsFromSizes } from "../../core/sizes.ts";
+import { MAX_TURN } from "../../core/turns.ts";
 import { ConversationLog } from "../../functions/conversations/log.ts";
 import { ConditionFailedError, ContentionError, CorruptDataError } from "../../functions/errors.ts";
 import { listUnevaluatedConversations } from "../../functions/local/unevaluated-conversations.ts";
@@ -24,7 +25,7 @@ import {
   DynamoConversationStore,
   type DynamoStoreOptions,
 } from "../../functions/store/dynamodb.ts";
-import { MAX_TURN, parsePartitionKey, partitionKey } from "../../functions/store/dynamodb-keys.ts";
+import { parsePartitionKey, partitionKey } from "../../functions/store/dynamodb-keys.ts";
 import { createTable } from "../../functions/store/dynamodb-table.ts";
 import { freshRef, noise, storedTurn } from "../contract/conversation-store.contract.ts";
 import { compaction, message, request, toolResult, turnStart } from "../helpers/builders.ts";

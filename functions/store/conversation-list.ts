@@ -1,11 +1,27 @@
 /**
- * The cursor of a conversation list page, shared by the stores: where the
- * page ended in the tenant's activity order (the last conversation's activity
- * time and id), as opaque base64url JSON. The tenant is never in it: a page
- * is always read for the tenant of the API key, so a cursor cannot reach
- * another tenant's list.
+ * The conversation list, as both stores page it: what a head lists as, and
+ * the cursor of a page, where it ended in the tenant's activity order (the
+ * last conversation's activity time and id), as opaque base64url JSON. The
+ * tenant is never in the cursor: a page is always read for the tenant of the
+ * API key, so a cursor cannot reach another tenant's list.
  */
 import { InvalidInputError } from "../../core/errors.ts";
+import type { ConversationHead, ListedConversation } from "../ports.ts";
+
+/** What the list shows of `conversation`, whose head is `head`. */
+export function listedConversation(
+  conversation: string,
+  head: ConversationHead,
+): ListedConversation {
+  return {
+    conversation,
+    turn_count: head.turn_count,
+    projected_chars: head.projected_chars,
+    ...(head.model ? { model: head.model } : {}),
+    ...(head.bands ? { bands: head.bands } : {}),
+    ...(head.last_fired_at ? { last_fired_at: head.last_fired_at } : {}),
+  };
+}
 
 /** The position a page ended at. */
 export interface ListPosition {
