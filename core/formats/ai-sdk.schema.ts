@@ -5,7 +5,13 @@
 import * as z from "zod";
 import { JsonObject } from "../events.ts";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../json.ts";
-import { type ContentWording, documentedContent, isJsonObject, locatedContent } from "./shared.ts";
+import {
+  type ContentWording,
+  documentedContent,
+  isJsonObject,
+  locatedContent,
+  roleError,
+} from "./shared.ts";
 
 /** A JSON value (what `ai` types as `JSONValue`). */
 export type JsonValue =
@@ -160,48 +166,34 @@ const CONTENT: ContentWording = { empty: EMPTY_CONTENT, items: "parts" };
 
 const toolContent = z.array(AiSdkToolResultPart).min(1, EMPTY_CONTENT);
 
-function roleError(issue: { input: unknown }): string {
-  return isJsonObject(issue.input)
-    ? 'role must be "user", "assistant" or "tool" ("system" only leading, with drop_system)'
-    : 'expected a message object: {"role": "user" | "assistant" | "tool", "content": …}';
+/** A message of any role, with user and assistant content parsed by `user` and `assistant`. */
+function messageWith<U extends z.ZodType, A extends z.ZodType>(user: U, assistant: A) {
+  return z.discriminatedUnion(
+    "role",
+    [
+      z.strictObject({ role: z.literal("user"), content: user, ...options }),
+      z.strictObject({ role: z.literal("assistant"), content: assistant, ...options }),
+      z.strictObject({ role: z.literal("tool"), content: toolContent, ...options }),
+    ],
+    {
+      error: roleError(
+        'role must be "user", "assistant" or "tool" ("system" only leading, with drop_system)',
+        'expected a message object: {"role": "user" | "assistant" | "tool", "content": …}',
+      ),
+    },
+  );
 }
 
 /** One `ModelMessage` as the service takes it (system messages are refused before). */
-export const AiSdkMessageSchema = z.discriminatedUnion(
-  "role",
-  [
-    z.strictObject({
-      role: z.literal("user"),
-      content: documentedContent(AiSdkUserPart, CONTENT),
-      ...options,
-    }),
-    z.strictObject({
-      role: z.literal("assistant"),
-      content: documentedContent(AiSdkAssistantPart, CONTENT),
-      ...options,
-    }),
-    z.strictObject({ role: z.literal("tool"), content: toolContent, ...options }),
-  ],
-  { error: roleError },
+export const AiSdkMessageSchema = messageWith(
+  documentedContent(AiSdkUserPart, CONTENT),
+  documentedContent(AiSdkAssistantPart, CONTENT),
 );
 
 /** {@link AiSdkMessageSchema} with content issues located at the part (for parsing a posted turn). */
-export const LocatedMessage = z.discriminatedUnion(
-  "role",
-  [
-    z.strictObject({
-      role: z.literal("user"),
-      content: locatedContent(AiSdkUserPart, CONTENT),
-      ...options,
-    }),
-    z.strictObject({
-      role: z.literal("assistant"),
-      content: locatedContent(AiSdkAssistantPart, CONTENT),
-      ...options,
-    }),
-    z.strictObject({ role: z.literal("tool"), content: toolContent, ...options }),
-  ],
-  { error: roleError },
+export const LocatedMessage = messageWith(
+  locatedContent(AiSdkUserPart, CONTENT),
+  locatedContent(AiSdkAssistantPart, CONTENT),
 );
 
 /** A text part. */

@@ -73,20 +73,25 @@ import {
   options,
 } from "./ai-sdk.schema.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
+import { describePath, invalidMessage, type MessagePath, unsupportedMessage } from "./issues.ts";
 import {
-  describePath,
-  invalidMessage,
-  type MessagePath,
-  parseMessages,
-  unsupportedMessage,
-} from "./issues.ts";
-import { isJsonObject } from "./shared.ts";
+  dropSystemHint,
+  extrasOf,
+  forEachPostedPart,
+  formatMetadata,
+  isJsonObject,
+  isPlainText,
+  type Json,
+  joinedText,
+  type PostedTurn,
+  parsePostedTurn,
+  turnOf,
+  valid,
+} from "./shared.ts";
 import type { ProviderEvent, ProviderView } from "./view.ts";
 
 const NAME = "ai-sdk";
 const FIELD = "messages";
-
-type Json = Record<string, unknown>;
 
 /** What an event carries under `metadata["ai-sdk"]` (see the module table). */
 export interface AiSdkMetadata {
@@ -102,30 +107,10 @@ export interface AiSdkMetadata {
 
 // ---------------------------------------------------------------- toEvents
 
-const SYSTEM_DETAIL =
+const SYSTEM_REFUSAL = dropSystemHint(
   "system messages are not conversation turns: pass yours with each call (`system`), " +
-  "and give model.context_window net of it if it is large";
-
-/** Leading system messages to drop; throws the 422 for any other. Runs before the schema. */
-function droppedSystem(value: unknown, dropSystem: boolean): number {
-  if (!Array.isArray(value)) return 0;
-  let leading = 0;
-  for (let i = 0; i < value.length; i++) {
-    const message: unknown = value[i];
-    if (!isJsonObject(message) || message.role !== "system") continue;
-    if (dropSystem && i === leading) {
-      leading++;
-      continue;
-    }
-    throw unsupportedMessage(
-      [FIELD, i],
-      dropSystem
-        ? `${SYSTEM_DETAIL}; drop_system drops leading system messages only`
-        : `${SYSTEM_DETAIL}; or post with "drop_system": true to drop leading system messages`,
-    );
-  }
-  return leading;
-}
+    "and give model.context_window net of it if it is large",
+);
 
 /** Part types of the package the service does not model, by role, with why. */
 const UNMODELLED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
@@ -139,54 +124,23 @@ const UNMODELLED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
 
 /** Refuses (422) parts the service does not model, before the schema would call them invalid (400). */
 function refuseUnmodelled(value: unknown, from: number): void {
-  if (!Array.isArray(value)) return;
-  for (let i = from; i < value.length; i++) {
-    const message: unknown = value[i];
-    if (!isJsonObject(message) || typeof message.role !== "string") continue;
-    const content = message.content;
-    if (!Array.isArray(content)) continue;
+  forEachPostedPart(value, FIELD, from, (part, at, message) => {
+    if (typeof message.role !== "string") return;
     const refused = Object.hasOwn(UNMODELLED, message.role) ? UNMODELLED[message.role] : undefined;
-    content.forEach((part: unknown, j) => {
-      if (!isJsonObject(part) || typeof part.type !== "string") return;
-      const why = refused && Object.hasOwn(refused, part.type) ? refused[part.type] : undefined;
-      const provider = part.type === "tool-call" && part.providerExecuted === true;
-      if (why === undefined && !provider) return;
-      throw unsupportedMessage(
-        [FIELD, i, "content", j],
-        `part type "${part.type}"${provider ? " with providerExecuted: true" : ""} is not supported: ` +
-          `${why ?? "provider-executed tool calls are not modelled"}; leave it out of the posted ` +
-          "messages, or post the turn as JP events",
-      );
-    });
-  }
+    const why = refused && Object.hasOwn(refused, part.type) ? refused[part.type] : undefined;
+    const provider = part.type === "tool-call" && part.providerExecuted === true;
+    if (why === undefined && !provider) return;
+    throw unsupportedMessage(
+      at,
+      `part type "${part.type}"${provider ? " with providerExecuted: true" : ""} is not supported: ` +
+        `${why ?? "provider-executed tool calls are not modelled"}; leave it out of the posted ` +
+        "messages, or post the turn as JP events",
+    );
+  });
 }
 
-/** The fields of `object` but `held`; `undefined` when none is left. */
-function extrasOf(object: Json, held: readonly string[]): Json | undefined {
-  const extras: Json = {};
-  let count = 0;
-  for (const [key, value] of Object.entries(object)) {
-    if (held.includes(key)) continue;
-    extras[key] = value;
-    count++;
-  }
-  return count > 0 ? extras : undefined;
-}
-
-function withMetadata<T extends Entry>(event: T, metadata: AiSdkMetadata): T {
-  if (Object.keys(metadata).length > 0) event.metadata = { [NAME]: metadata };
-  return event;
-}
-
-const isPlainText = (part: { type?: unknown }) =>
-  part.type === "text" && Object.keys(part).length === 2;
-
-/** The text of parts: the text parts joined `\n`, others skipped. */
-function joinedText(parts: readonly { type: string; text?: unknown }[]): string {
-  const texts: string[] = [];
-  for (const part of parts) if (part.type === "text") texts.push(String(part.text));
-  return texts.join("\n");
-}
+/** What our events carry under `metadata["ai-sdk"]`. */
+const meta = formatMetadata<AiSdkMetadata>(NAME);
 
 /** A result's output as JP's `content` and `is_error`. */
 function outputText(output: AiSdkToolResultOutput): { content: string; isError: boolean } {
@@ -214,29 +168,38 @@ function plainOutput(content: string, isError: boolean): AiSdkToolResultOutput {
 const isPlainOutput = (output: Json) =>
   (output.type === "text" || output.type === "error-text") && Object.keys(output).length === 2;
 
-// A placeholder for a dropped system message: the schema then runs over the
-// array as posted, so every issue keeps the index the platform wrote.
-const PLACEHOLDER = { role: "user", content: "-" };
-const Turn = z.array(LocatedMessage).min(1, "a turn needs at least one message");
 type Located = z.infer<typeof LocatedMessage>;
+const POSTED_TURN: PostedTurn<Located> = {
+  field: FIELD,
+  schema: turnOf(LocatedMessage),
+  refusal: SYSTEM_REFUSAL,
+  refuseUnmodelled,
+};
 
-/** The tool calls of one turn, and their results, for pairing and duplicates. */
-interface Pairing {
+/** One posted message being converted: the object as posted, where it is, what its first event carries. */
+interface Posted {
+  readonly original: Json;
+  readonly at: MessagePath;
+  readonly first: AiSdkMetadata;
+}
+
+/** The turn being converted: its events so far, and its tool calls and results (pairing, duplicates). */
+interface TurnState {
+  readonly timestamp: string;
+  readonly events: Entry[];
   readonly calls: Map<string, { path: MessagePath; name: string }>;
   readonly answered: Map<string, MessagePath>;
 }
 
 function userEvents(
   message: Located & { role: "user" },
-  original: Json,
-  at: MessagePath,
-  timestamp: string,
-): ChatRequest {
-  const messageExtras = extrasOf(original, ["role", "content"]);
+  { original, at, first }: Posted,
+  turn: TurnState,
+): void {
   const request: ChatRequest = {
     type: "chat_request",
-    timestamp,
-    content: typeof message.content === "string" ? message.content : joinedText(message.content),
+    timestamp: turn.timestamp,
+    content: joinedText(message.content),
   };
   let content: unknown;
   if (Array.isArray(message.content)) {
@@ -247,26 +210,22 @@ function userEvents(
         "a user message needs text or an image or file part",
       );
     }
-    const [first] = parts;
-    if (!(parts.length === 1 && first !== undefined && isPlainText(first))) content = parts;
+    const [only] = parts;
+    if (!(parts.length === 1 && only !== undefined && isPlainText(only))) content = parts;
   }
-  return withMetadata(request, {
-    ...(messageExtras && { message: messageExtras }),
-    ...(content !== undefined && { content }),
-  });
+  turn.events.push(meta.write(request, { ...first, ...(content !== undefined && { content }) }));
 }
 
 function assistantEvents(
   message: Located & { role: "assistant" },
-  original: Json,
-  at: MessagePath,
-  timestamp: string,
-  pairing: Pairing,
-  first: AiSdkMetadata,
-  out: Entry[],
+  { original, at, first }: Posted,
+  turn: TurnState,
 ): void {
+  const { timestamp } = turn;
   if (typeof message.content === "string") {
-    out.push(withMetadata({ type: "chat_response", timestamp, message: message.content }, first));
+    turn.events.push(
+      meta.write({ type: "chat_response", timestamp, message: message.content }, first),
+    );
     return;
   }
   const parts = original.content as Json[];
@@ -285,7 +244,7 @@ function assistantEvents(
         extras = extrasOf(posted, ["type", "text"]);
         break;
       case "tool-call": {
-        const earlier = pairing.calls.get(part.toolCallId);
+        const earlier = turn.calls.get(part.toolCallId);
         if (earlier !== undefined) {
           throw invalidMessage(
             [...path, "toolCallId"],
@@ -298,7 +257,7 @@ function assistantEvents(
             `nests deeper than ${MAX_JSON_DEPTH} levels: flatten the tool's input`,
           );
         }
-        pairing.calls.set(part.toolCallId, { path, name: part.toolName });
+        turn.calls.set(part.toolCallId, { path, name: part.toolName });
         event = {
           type: "tool_call_request",
           timestamp,
@@ -310,39 +269,37 @@ function assistantEvents(
         break;
       }
     }
-    out.push(withMetadata(event, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }));
+    turn.events.push(
+      meta.write(event, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }),
+    );
   });
 }
 
 function toolEvents(
   message: Located & { role: "tool" },
-  original: Json,
-  at: MessagePath,
-  timestamp: string,
-  pairing: Pairing,
-  first: AiSdkMetadata,
-  out: Entry[],
+  { original, at, first }: Posted,
+  turn: TurnState,
 ): void {
   const parts = original.content as Json[];
   message.content.forEach((part, j) => {
     const posted = parts[j] as Json;
     const path: MessagePath = [...at, "content", j, "toolCallId"];
     const id = part.toolCallId;
-    const answer = pairing.answered.get(id);
+    const answer = turn.answered.get(id);
     if (answer !== undefined) {
       throw invalidMessage(
         path,
         `a second result for tool call ${JSON.stringify(id)} (the first is ${describePath(answer)}); a call takes one result`,
       );
     }
-    const call = pairing.calls.get(id);
+    const call = turn.calls.get(id);
     if (call === undefined) {
       throw invalidMessage(
         path,
         `orphan tool result: no tool call ${JSON.stringify(id)} comes before it in this turn; post it in the turn that holds its call`,
       );
     }
-    pairing.answered.set(id, path);
+    turn.answered.set(id, path);
     const { content, isError } = outputText(part.output);
     const held = ["type", "toolCallId"];
     if (part.toolName === call.name) held.push("toolName");
@@ -350,68 +307,49 @@ function toolEvents(
     const extras = extrasOf(posted, held);
     const response: ToolCallResponse = {
       type: "tool_call_response",
-      timestamp,
+      timestamp: turn.timestamp,
       id,
       content,
       is_error: isError,
     };
-    out.push(
-      withMetadata(response, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }),
+    turn.events.push(
+      meta.write(response, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }),
     );
   });
 }
 
 function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): ConvertedTurn {
-  const dropped = droppedSystem(value, dropSystem);
-  refuseUnmodelled(value, dropped);
-  const posted = Array.isArray(value)
-    ? value.map((message: unknown, i) => (i < dropped ? PLACEHOLDER : message))
-    : value;
-  const messages = parseMessages(Turn, posted, FIELD);
-  if (dropped === messages.length) {
-    throw invalidMessage([FIELD], "nothing is left once the leading system messages are dropped");
-  }
+  const { messages, dropped } = parsePostedTurn(value, dropSystem, POSTED_TURN);
   // Templates are taken from the posted objects, not zod's copies, which drop a `__proto__` key.
   const originals = value as Json[];
-  const events: Entry[] = [{ type: "turn_start", timestamp }];
-  const pairing: Pairing = { calls: new Map(), answered: new Map() };
+  const turn: TurnState = {
+    timestamp,
+    events: [{ type: "turn_start", timestamp }],
+    calls: new Map(),
+    answered: new Map(),
+  };
   let previous: string | undefined;
   messages.forEach((message, i) => {
     if (i < dropped) return;
     const original = originals[i] as Json;
     const at: MessagePath = [FIELD, i];
+    const extras = extrasOf(original, ["role", "content"]);
+    const first: AiSdkMetadata = extras ? { message: extras } : {};
     if (message.role === "user") {
-      events.push(userEvents(message, original, at, timestamp));
+      userEvents(message, { original, at, first }, turn);
     } else {
-      const extras = extrasOf(original, ["role", "content"]);
-      const first: AiSdkMetadata = {
-        ...(extras && { message: extras }),
-        ...(previous === message.role && { split: true as const }),
-      };
-      if (message.role === "assistant") {
-        assistantEvents(message, original, at, timestamp, pairing, first, events);
-      } else {
-        toolEvents(message, original, at, timestamp, pairing, first, events);
-      }
+      // It follows a message of its role: it must come back apart.
+      const opening = previous === message.role ? { ...first, split: true as const } : first;
+      const posted: Posted = { original, at, first: opening };
+      if (message.role === "assistant") assistantEvents(message, posted, turn);
+      else toolEvents(message, posted, turn);
     }
     previous = message.role;
   });
-  return { events, droppedSystem: dropped };
+  return { events: turn.events, droppedSystem: dropped };
 }
 
 // ---------------------------------------------------------------- fromView
-
-/** `candidate` when it is valid for `schema` (stored metadata is never trusted blindly). */
-function valid<T>(schema: z.ZodType<T>, candidate: unknown): T | undefined {
-  const result = schema.safeParse(candidate);
-  return result.success ? result.data : undefined;
-}
-
-/** The event's metadata under our name, when it is an object. */
-function metadataOf(event: ProviderEvent): Json | undefined {
-  const own = event.metadata?.[NAME];
-  return isJsonObject(own) ? own : undefined;
-}
 
 const UserParts = z.array(AiSdkUserPart).min(1);
 const MessageOptions = z.strictObject(options);
@@ -500,14 +438,15 @@ function fromView(view: ProviderView): AiSdkMessage[] {
       event: ProviderEvent,
       stored: Json | undefined,
     ) => {
-      if (open?.role !== role || metadataOf(event)?.split === true) {
+      if (open?.role !== role || meta.read(event)?.split === true) {
         open = { role, options: messageOptions(stored), parts: [] } as Draft;
         drafts.push(open);
       }
       return open as Extract<Draft, { role: R }>;
     };
-    for (const { event, rewritten } of turn.events) {
-      const stored = rewritten ? undefined : metadataOf(event);
+    for (const viewEvent of turn.events) {
+      const { event } = viewEvent;
+      const stored = meta.stored(viewEvent);
       switch (event.type) {
         case "chat_request": {
           const parts = userPart(event, stored);
@@ -537,7 +476,7 @@ function fromView(view: ProviderView): AiSdkMessage[] {
           );
           break;
         case "tool_call_response": {
-          const storedName = metadataOf(event)?.part;
+          const storedName = meta.read(event)?.part;
           const fallback =
             isJsonObject(storedName) && typeof storedName.toolName === "string"
               ? storedName.toolName

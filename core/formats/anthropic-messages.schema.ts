@@ -7,7 +7,14 @@
 import * as z from "zod";
 import { JsonObject } from "../events.ts";
 import { type MessagePath, unsupportedMessage } from "./issues.ts";
-import { type ContentWording, documentedContent, isJsonObject, locatedContent } from "./shared.ts";
+import {
+  type ContentWording,
+  documentedContent,
+  forEachPostedPart,
+  isJsonObject,
+  locatedContent,
+  roleError,
+} from "./shared.ts";
 
 // Opaque nested data (cache control, sources, citations) is validated as the
 // SDK types it and kept verbatim; loose objects keep fields newer than us.
@@ -187,37 +194,33 @@ export const AssistantBlock = z.discriminatedUnion(
 const EMPTY_CONTENT = "content must not be empty (the API refuses it)";
 const CONTENT: ContentWording = { empty: EMPTY_CONTENT, items: "content blocks" };
 
-/** A message that is not an object has no role to complain about: say what a message is. */
-function roleError(issue: { input: unknown }): string {
-  return isJsonObject(issue.input)
-    ? 'role must be "user" or "assistant"'
-    : 'expected a message object: {"role": "user" | "assistant", "content": …}';
+/** A message of either role, with its content parsed by `user` and `assistant`. */
+function messageWith<U extends z.ZodType, A extends z.ZodType>(user: U, assistant: A) {
+  return z.discriminatedUnion(
+    "role",
+    [
+      z.strictObject({ role: z.literal("user"), content: user }),
+      z.strictObject({ role: z.literal("assistant"), content: assistant }),
+    ],
+    {
+      error: roleError(
+        'role must be "user" or "assistant"',
+        'expected a message object: {"role": "user" | "assistant", "content": …}',
+      ),
+    },
+  );
 }
 
 /** One Messages API message (the subset the service models), as the API documents it. */
-export const AnthropicMessageSchema = z.discriminatedUnion(
-  "role",
-  [
-    z.strictObject({ role: z.literal("user"), content: documentedContent(UserBlock, CONTENT) }),
-    z.strictObject({
-      role: z.literal("assistant"),
-      content: documentedContent(AssistantBlock, CONTENT),
-    }),
-  ],
-  { error: roleError },
+export const AnthropicMessageSchema = messageWith(
+  documentedContent(UserBlock, CONTENT),
+  documentedContent(AssistantBlock, CONTENT),
 );
 
 /** The same, locating every issue inside the content (what posted turns are parsed with). */
-export const LocatedMessage = z.discriminatedUnion(
-  "role",
-  [
-    z.strictObject({ role: z.literal("user"), content: locatedContent(UserBlock, CONTENT) }),
-    z.strictObject({
-      role: z.literal("assistant"),
-      content: locatedContent(AssistantBlock, CONTENT),
-    }),
-  ],
-  { error: roleError },
+export const LocatedMessage = messageWith(
+  locatedContent(UserBlock, CONTENT),
+  locatedContent(AssistantBlock, CONTENT),
 );
 
 /** A text block. */
@@ -267,30 +270,23 @@ function unmodelled(path: MessagePath, type: string, where: string): never {
 
 /** Refuses (422) block types the service does not model, before the schema would call them invalid (400). */
 export function refuseUnmodelled(value: unknown, from: number): void {
-  if (!Array.isArray(value)) return;
-  for (let i = from; i < value.length; i++) {
-    const message: unknown = value[i];
-    const content = isJsonObject(message) ? message.content : undefined;
-    if (!Array.isArray(content)) continue;
-    content.forEach((block: unknown, j) => {
-      if (!isJsonObject(block) || typeof block.type !== "string") return;
-      if (!MODELLED_BLOCKS.has(block.type)) {
+  forEachPostedPart(value, "messages", from, (block, at) => {
+    if (!MODELLED_BLOCKS.has(block.type)) {
+      unmodelled(
+        at,
+        block.type,
+        "the service models text, image, document, tool_use, tool_result, thinking and redacted_thinking blocks",
+      );
+    }
+    if (block.type !== "tool_result" || !Array.isArray(block.content)) return;
+    block.content.forEach((part: unknown, k) => {
+      if (isJsonObject(part) && typeof part.type === "string" && !MODELLED_PARTS.has(part.type)) {
         unmodelled(
-          ["messages", i, "content", j],
-          block.type,
-          "the service models text, image, document, tool_use, tool_result, thinking and redacted_thinking blocks",
+          [...at, "content", k],
+          part.type,
+          "a tool result's content may hold text, image and document parts",
         );
       }
-      if (block.type !== "tool_result" || !Array.isArray(block.content)) return;
-      block.content.forEach((part: unknown, k) => {
-        if (isJsonObject(part) && typeof part.type === "string" && !MODELLED_PARTS.has(part.type)) {
-          unmodelled(
-            ["messages", i, "content", j, "content", k],
-            part.type,
-            "a tool result's content may hold text, image and document parts",
-          );
-        }
-      });
     });
-  }
+  });
 }

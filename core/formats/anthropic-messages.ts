@@ -75,15 +75,21 @@ import {
   UserContentBlock,
 } from "./anthropic-messages.schema.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
+import { describePath, invalidMessage, type MessagePath } from "./issues.ts";
 import {
-  describePath,
-  invalidMessage,
-  type MessagePath,
-  parseMessages,
-  unsupportedMessage,
-} from "./issues.ts";
-import { isJsonObject } from "./shared.ts";
-import type { ProviderEvent, ProviderView } from "./view.ts";
+  dropSystemHint,
+  extrasOf,
+  formatMetadata,
+  isJsonObject,
+  isPlainText,
+  type Json,
+  joinedText,
+  type PostedTurn,
+  parsePostedTurn,
+  turnOf,
+  valid,
+} from "./shared.ts";
+import type { ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "anthropic-messages";
 const FIELD = "messages";
@@ -98,68 +104,23 @@ export interface AnthropicMetadata {
 
 // ---------------------------------------------------------------- toEvents
 
-const SYSTEM_DETAIL =
-  "system prompts are not conversation turns: send yours with each call (the Messages API's `system` parameter), " +
-  "and give model.context_window net of it if it is large";
-
-/**
- * Leading system messages to drop; throws the 422 for any other. Runs before
- * the schema, whose role check would answer a 400 for them.
- */
-function droppedSystem(value: unknown, dropSystem: boolean): number {
-  if (!Array.isArray(value)) return 0;
-  let leading = 0;
-  for (let i = 0; i < value.length; i++) {
-    const message: unknown = value[i];
-    if (!isJsonObject(message) || message.role !== "system") continue;
-    if (dropSystem && i === leading) {
-      leading++;
-      continue;
-    }
-    throw unsupportedMessage(
-      [FIELD, i],
-      dropSystem
-        ? `${SYSTEM_DETAIL}; drop_system drops leading system messages only`
-        : `${SYSTEM_DETAIL}; or post with "drop_system": true to drop leading system messages`,
-    );
-  }
-  return leading;
-}
+const POSTED_TURN: PostedTurn<AnthropicMessage> = {
+  field: FIELD,
+  schema: turnOf(LocatedMessage),
+  refusal: dropSystemHint(
+    "system prompts are not conversation turns: send yours with each call (the Messages API's `system` parameter), " +
+      "and give model.context_window net of it if it is large",
+  ),
+  refuseUnmodelled,
+};
 
 /** The block's fields the event has no place for, with its `type`; `undefined` when only `type` remains. */
-function extrasOf(
-  block: Record<string, unknown>,
-  held: readonly string[],
-): Record<string, unknown> | undefined {
-  const extras: Record<string, unknown> = {};
-  let count = 0;
-  for (const [key, value] of Object.entries(block)) {
-    if (held.includes(key)) continue;
-    extras[key] = value;
-    count++;
-  }
-  return count > 1 ? extras : undefined;
+function blockExtras(block: Json, held: readonly string[]): Json | undefined {
+  return extrasOf(block, held, 2);
 }
 
-function withMetadata<T extends Entry>(event: T, metadata: AnthropicMetadata | undefined): T {
-  if (metadata !== undefined) event.metadata = { [NAME]: metadata };
-  return event;
-}
-
-const isPlainText = (block: { type: string }) =>
-  block.type === "text" && Object.keys(block).length === 2;
-
-/** The text of a content made of text parts (joined `\n`) and others (skipped). */
-function joinedText(blocks: readonly { type: string; text?: string }[]): string {
-  const texts: string[] = [];
-  for (const block of blocks) if (block.type === "text") texts.push(block.text ?? "");
-  return texts.join("\n");
-}
-
-// A placeholder for a dropped system message: the schema then runs over the
-// array as posted, so every issue keeps the index the platform wrote.
-const PLACEHOLDER = { role: "user", content: "-" };
-const Turn = z.array(LocatedMessage).min(1, "a turn needs at least one message");
+/** What our events carry under `metadata["anthropic-messages"]`. */
+const meta = formatMetadata<AnthropicMetadata>(NAME);
 
 /**
  * The pairing state of one turn. The API merges adjacent same-role messages,
@@ -251,12 +212,17 @@ class Pairing {
   }
 }
 
+/** The turn being converted: its timestamp, its pairing state and its events so far. */
+interface TurnState {
+  readonly timestamp: string;
+  readonly pairing: Pairing;
+  readonly events: Entry[];
+}
+
 function userEvents(
   message: Extract<AnthropicMessage, { role: "user" }>,
   path: MessagePath,
-  timestamp: string,
-  pairing: Pairing,
-  out: Entry[],
+  { timestamp, pairing, events: out }: TurnState,
 ): void {
   if (typeof message.content === "string") {
     pairing.content();
@@ -272,30 +238,28 @@ function userEvents(
     }
     pairing.result(block.tool_use_id, [...path, "content", j]);
     const content = block.content ?? "";
-    const extras = extrasOf(block, ["tool_use_id", "is_error", "content"]);
+    const extras = blockExtras(block, ["tool_use_id", "is_error", "content"]);
     const keep = Array.isArray(content) ? { ...(extras ?? { type: block.type }), content } : extras;
     const response: ToolCallResponse = {
       type: "tool_call_response",
       timestamp,
       id: block.tool_use_id,
-      content: typeof content === "string" ? content : joinedText(content),
+      content: joinedText(content),
       is_error: block.is_error ?? false,
     };
-    out.push(withMetadata(response, keep && { block: keep }));
+    out.push(meta.write(response, keep && { block: keep }));
   });
   if (others.length === 0) return;
   const request: ChatRequest = { type: "chat_request", timestamp, content: joinedText(others) };
   const [first] = others;
   const single = others.length === 1 && first !== undefined && isPlainText(first);
-  out.push(withMetadata(request, single ? undefined : { content: others }));
+  out.push(meta.write(request, single ? undefined : { content: others }));
 }
 
 function assistantEvents(
   message: Extract<AnthropicMessage, { role: "assistant" }>,
   path: MessagePath,
-  timestamp: string,
-  pairing: Pairing,
-  out: Entry[],
+  { timestamp, pairing, events: out }: TurnState,
 ): void {
   if (typeof message.content === "string") {
     out.push({ type: "chat_response", timestamp, message: message.content });
@@ -305,15 +269,15 @@ function assistantEvents(
     switch (block.type) {
       case "text": {
         const response: ChatResponse = { type: "chat_response", timestamp, message: block.text };
-        const extras = extrasOf(block, ["text"]);
-        out.push(withMetadata(response, extras && { block: extras }));
+        const extras = blockExtras(block, ["text"]);
+        out.push(meta.write(response, extras && { block: extras }));
         return;
       }
       case "thinking":
       case "redacted_thinking": {
         const reasoning = block.type === "thinking" ? block.thinking : "";
         const response: ChatResponse = { type: "chat_response", timestamp, reasoning };
-        out.push(withMetadata(response, { block: extrasOf(block, ["thinking"]) ?? {} }));
+        out.push(meta.write(response, { block: blockExtras(block, ["thinking"]) ?? {} }));
         return;
       }
       case "tool_use": {
@@ -325,8 +289,8 @@ function assistantEvents(
           name: block.name,
           arguments: block.input,
         };
-        const extras = extrasOf(block, ["id", "name", "input"]);
-        out.push(withMetadata(request, extras && { block: extras }));
+        const extras = blockExtras(block, ["id", "name", "input"]);
+        out.push(meta.write(request, extras && { block: extras }));
         return;
       }
     }
@@ -334,26 +298,20 @@ function assistantEvents(
 }
 
 function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): ConvertedTurn {
-  const dropped = droppedSystem(value, dropSystem);
-  refuseUnmodelled(value, dropped);
-  const posted =
-    dropped > 0 && Array.isArray(value)
-      ? value.map((message: unknown, i) => (i < dropped ? PLACEHOLDER : message))
-      : value;
-  const messages = parseMessages(Turn, posted, FIELD);
-  if (dropped === messages.length) {
-    throw invalidMessage([FIELD], "nothing is left once the leading system messages are dropped");
-  }
-  const events: Entry[] = [{ type: "turn_start", timestamp }];
-  const pairing = new Pairing();
+  const { messages, dropped } = parsePostedTurn(value, dropSystem, POSTED_TURN);
+  const turn: TurnState = {
+    timestamp,
+    pairing: new Pairing(),
+    events: [{ type: "turn_start", timestamp }],
+  };
   messages.forEach((message, i) => {
     if (i < dropped) return;
-    pairing.enter(message.role);
-    if (message.role === "user") userEvents(message, [FIELD, i], timestamp, pairing, events);
-    else assistantEvents(message, [FIELD, i], timestamp, pairing, events);
+    turn.pairing.enter(message.role);
+    if (message.role === "user") userEvents(message, [FIELD, i], turn);
+    else assistantEvents(message, [FIELD, i], turn);
   });
-  pairing.finish();
-  return { events, droppedSystem: dropped };
+  turn.pairing.finish();
+  return { events: turn.events, droppedSystem: dropped };
 }
 
 // ---------------------------------------------------------------- fromView
@@ -374,19 +332,13 @@ const NO_RESULT = "[no result recorded]";
 const OPENING = "[conversation continues]";
 
 /** The event's own metadata under our name, unless the projection rewrote the event. */
-function storedMetadata(event: ProviderEvent, rewritten: boolean): AnthropicMetadata | undefined {
-  const metadata = rewritten ? undefined : event.metadata?.[NAME];
-  if (!isJsonObject(metadata)) return undefined;
+function metadataOf(viewEvent: ViewEvent): AnthropicMetadata | undefined {
+  const stored = meta.stored(viewEvent);
+  if (stored === undefined) return undefined;
   return {
-    content: metadata.content,
-    block: isJsonObject(metadata.block) ? metadata.block : undefined,
+    content: stored.content,
+    block: isJsonObject(stored.block) ? stored.block : undefined,
   };
-}
-
-/** `candidate` when it is a valid block of `schema` (stored metadata is never trusted blindly). */
-function valid<T>(schema: z.ZodType<T>, candidate: unknown): T | undefined {
-  const result = schema.safeParse(candidate);
-  return result.success ? result.data : undefined;
 }
 
 const Parts = z.array(UserContentBlock);
@@ -524,8 +476,9 @@ function singleText(blocks: readonly { type: string; text?: unknown }[]): string
 function fromView(view: ProviderView): AnthropicMessage[] {
   const drafts: Draft[] = [];
   for (const turn of view) {
-    for (const { event, rewritten } of turn.events) {
-      const metadata = storedMetadata(event, rewritten);
+    for (const viewEvent of turn.events) {
+      const { event } = viewEvent;
+      const metadata = metadataOf(viewEvent);
       switch (event.type) {
         case "chat_request": {
           const blocks = requestBlocks(event, metadata);

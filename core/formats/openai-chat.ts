@@ -45,7 +45,20 @@ import {
   ChatToolMessage,
   ChatUserMessage,
 } from "./openai-chat.schema.ts";
-import { isJsonObject, parseToolArguments } from "./shared.ts";
+import {
+  extrasOf,
+  fits,
+  formatMetadata,
+  isJsonObject,
+  type Json,
+  joinedText,
+  LeadingSystem,
+  laterSystemHint,
+  parseToolArguments,
+  reportLocated,
+  turnOf,
+  without,
+} from "./shared.ts";
 import type { ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "openai-chat";
@@ -75,21 +88,7 @@ export interface ChatMetadata {
   readonly call?: Record<string, unknown>;
 }
 
-type Json = Record<string, unknown>;
 type Path = ["messages", ...(string | number)[]];
-
-/** The keys of `object` but `omit`, as own properties (`Object.fromEntries` keeps a `__proto__` key as data). */
-function without(object: Json, omit: readonly string[]): Json {
-  return Object.fromEntries(Object.entries(object).filter(([key]) => !omit.includes(key)));
-}
-
-/** Text of a user or tool message: a string, or its text parts joined by `\n`. */
-function userText(value: string | readonly { type: string; text?: unknown }[]): string {
-  if (typeof value === "string") return value;
-  const texts: string[] = [];
-  for (const part of value) if (part.type === "text") texts.push(part.text as string);
-  return texts.join("\n");
-}
 
 /**
  * Text of an assistant message: its content string, or its text and refusal
@@ -110,53 +109,27 @@ function assistantText(message: {
   return text === "" && typeof message.refusal === "string" ? message.refusal : text;
 }
 
-function withMetadata<E extends Entry>(event: E, metadata: ChatMetadata): E {
-  return Object.keys(metadata).length === 0 ? event : { ...event, metadata: { [NAME]: metadata } };
+/** What our events carry under `metadata["openai-chat"]`. */
+const meta = formatMetadata<ChatMetadata>(NAME);
+
+/** The message's fields the event has no place for, as metadata. */
+function messageField(original: Json, held: readonly string[]): ChatMetadata {
+  const rest = extrasOf(original, held);
+  return rest ? { message: rest } : {};
 }
 
-function messageField(rest: Json): ChatMetadata {
-  return Object.keys(rest).length === 0 ? {} : { message: rest };
-}
+const SYSTEM_REFUSAL = laterSystemHint(
+  "system and developer prompts are not conversation turns: the platform sends them with each call, so post only the turn's messages (a large system prompt can be taken out of `context_window`), or post with `drop_system: true` to drop leading system and developer messages",
+  "message",
+);
 
-const SYSTEM_DETAIL =
-  "system and developer prompts are not conversation turns: the platform sends them with each call, so post only the turn's messages (a large system prompt can be taken out of `context_window`), or post with `drop_system: true` to drop leading system and developer messages";
+const turnMessages = turnOf(ChatMessage);
 
-type Issue = z.core.$ZodIssue;
-
-/**
- * A union of a string and a parts array reports a bad part only as one issue
- * at `content`, with each branch's issues inside it. When exactly one branch
- * took the value's type (the other failed at its root), its issues are the
- * real ones: they replace the union's, located at the part
- * (`messages[3].content[1].type`). Issues nest only as deep as the schema.
- */
-function located(issues: readonly Issue[], prefix: readonly PropertyKey[] = []): Issue[] {
-  const out: Issue[] = [];
-  for (const issue of issues) {
-    const path = [...prefix, ...issue.path];
-    if (issue.code === "invalid_union") {
-      // A branch that failed at the value's type reports only a root issue; one that took it, deeper ones.
-      const taken = issue.errors.filter((branch) => branch.some((inner) => inner.path.length > 0));
-      if (taken.length === 1) {
-        // One push per issue: a spread of a branch with 100,000 bad parts overflows the stack.
-        for (const inner of located(taken[0] as Issue[], path)) out.push(inner);
-        continue;
-      }
-    }
-    out.push({ ...issue, path });
-  }
-  return out;
-}
-
-const turnMessages = z.array(ChatMessage).min(1, "a turn needs at least one message");
-
-/** {@link turnMessages} with its issues {@link located}: what a post is validated with. */
+/** {@link turnMessages} with its issues located inside the content: what a post is validated with. */
 const postedMessages = z.unknown().transform((value, ctx) => {
   const result = turnMessages.safeParse(value);
   if (result.success) return result.data;
-  for (const issue of located(result.error.issues)) {
-    ctx.issues.push({ code: "custom", message: issue.message, path: issue.path, input: value });
-  }
+  reportLocated(ctx, result.error.issues, [], value);
   return z.NEVER;
 });
 
@@ -167,8 +140,7 @@ function toEvents(messages: unknown, { timestamp, dropSystem }: ToEventsOptions)
   const posted = messages as Json[];
   const turnStart: TurnStart = { type: "turn_start", timestamp };
   const events: Entry[] = [turnStart];
-  let droppedSystem = 0;
-  let leading = true;
+  const system = new LeadingSystem(dropSystem, SYSTEM_REFUSAL);
   let afterAssistant = false;
   // Where each call id of the turn was requested, and answered: paths for the details.
   const calls = new Map<string, Path>();
@@ -181,34 +153,23 @@ function toEvents(messages: unknown, { timestamp, dropSystem }: ToEventsOptions)
     switch (message.role) {
       case "system":
       case "developer":
-        if (leading && dropSystem) {
-          droppedSystem++;
-          continue;
-        }
-        throw unsupportedMessage(
-          at,
-          leading
-            ? SYSTEM_DETAIL
-            : `a ${message.role} message after the turn's first other message: ${SYSTEM_DETAIL} (only leading ones are dropped)`,
-        );
+        system.system(at, message.role);
+        continue;
       case "function":
         throw unsupportedMessage(
           at,
           'the deprecated "function" role is not supported: send tool results as {"role":"tool","tool_call_id":…,"content":…}',
         );
       case "user": {
-        const text = userText(message.content);
+        const text = joinedText(message.content);
         const hasOtherPart =
           Array.isArray(message.content) && message.content.some((part) => part.type !== "text");
         if (text === "" && !hasOtherPart) {
           throw invalidMessage([...at, "content"], "a user message needs text or a content part");
         }
-        const rest = without(
-          original,
-          typeof message.content === "string" ? ["role", "content"] : ["role"],
-        );
+        const held = typeof message.content === "string" ? ["role", "content"] : ["role"];
         const request: ChatRequest = { type: "chat_request", timestamp, content: text };
-        events.push(withMetadata(request, messageField(rest)));
+        events.push(meta.write(request, messageField(original, held)));
         break;
       }
       case "assistant":
@@ -230,24 +191,22 @@ function toEvents(messages: unknown, { timestamp, dropSystem }: ToEventsOptions)
           );
         }
         answers.set(id, at);
-        const rest = without(
-          original,
+        const held =
           typeof message.content === "string"
             ? ["role", "tool_call_id", "content"]
-            : ["role", "tool_call_id"],
-        );
+            : ["role", "tool_call_id"];
         const response: ToolCallResponse = {
           type: "tool_call_response",
           timestamp,
           id,
-          content: userText(message.content),
+          content: joinedText(message.content),
           is_error: false,
         };
-        events.push(withMetadata(response, messageField(rest)));
+        events.push(meta.write(response, messageField(original, held)));
         break;
       }
     }
-    leading = false;
+    system.other();
     afterAssistant = message.role === "assistant";
   }
   if (events.length === 1) {
@@ -256,7 +215,7 @@ function toEvents(messages: unknown, { timestamp, dropSystem }: ToEventsOptions)
       "the turn holds only system prompts: post at least one other message",
     );
   }
-  return { events, droppedSystem };
+  return { events, droppedSystem: system.dropped };
 }
 
 function convertAssistant(
@@ -290,14 +249,13 @@ function convertAssistant(
   const contentIsText =
     (typeof message.content === "string" && message.content !== "") ||
     (message.content === null && text === "");
-  const rest = without(
+  let first: ChatMetadata = messageField(
     original,
     contentIsText ? ["role", "tool_calls", "content"] : ["role", "tool_calls"],
   );
-  let first: ChatMetadata = messageField(rest);
   if (text !== "") {
     const response: ChatResponse = { type: "chat_response", timestamp, message: text };
-    events.push(withMetadata(response, first));
+    events.push(meta.write(response, first));
     first = {};
   } else if (afterAssistant) {
     first = { ...first, split: true };
@@ -320,7 +278,7 @@ function convertAssistant(
     }
     calls.set(call.id, callAt);
     const args = parseToolArguments(call.function.arguments, [...callAt, "function", "arguments"]);
-    const extra = without((original.tool_calls as Json[])[j] as Json, ["id", "type", "function"]);
+    const extra = extrasOf((original.tool_calls as Json[])[j] as Json, ["id", "type", "function"]);
     const request: ToolCallRequest = {
       type: "tool_call_request",
       timestamp,
@@ -328,17 +286,14 @@ function convertAssistant(
       name: call.function.name,
       arguments: args,
     };
-    events.push(
-      withMetadata(request, Object.keys(extra).length === 0 ? first : { ...first, call: extra }),
-    );
+    events.push(meta.write(request, extra ? { ...first, call: extra } : first));
     first = {};
   }
 }
 
 /** This format's metadata of an event, when it has the documented shape. */
-function metadataOf(event: ViewEvent["event"]): ChatMetadata | undefined {
-  const own = event.metadata?.[NAME];
-  return isJsonObject(own) ? (own as ChatMetadata) : undefined;
+function chatMetadataOf(event: ViewEvent["event"]): ChatMetadata | undefined {
+  return meta.read(event) as ChatMetadata | undefined;
 }
 
 /** The stored message fields of a view event, unless the projection rewrote it. */
@@ -346,7 +301,7 @@ function templateOf(viewEvent: ViewEvent, reserved: readonly string[]): Json | u
   // A text-less assistant message's fields ride on its first call, but describe the message, not
   // the call: stripping the call's arguments leaves them true (the text check still guards them).
   if (viewEvent.rewritten && viewEvent.event.type !== "tool_call_request") return undefined;
-  const message = metadataOf(viewEvent.event)?.message;
+  const message = chatMetadataOf(viewEvent.event)?.message;
   return isJsonObject(message) ? without(message, reserved) : undefined;
 }
 
@@ -354,9 +309,9 @@ function userMessage(viewEvent: ViewEvent, content: string): ChatMessage {
   const plain: ChatMessage = { role: "user", content };
   const template = templateOf(viewEvent, ["role"]);
   if (template === undefined) return plain;
-  const candidate = ChatUserMessage.safeParse({ role: "user", content, ...template });
-  return candidate.success && userText(candidate.data.content) === content
-    ? { role: "user", content, ...template }
+  const candidate: ChatMessage = { role: "user", content, ...template };
+  return fits(ChatUserMessage, candidate, (m) => joinedText(m.content), content)
+    ? candidate
     : plain;
 }
 
@@ -364,14 +319,9 @@ function toolMessage(viewEvent: ViewEvent, id: string, content: string): ChatMes
   const plain: ChatMessage = { role: "tool", tool_call_id: id, content };
   const template = templateOf(viewEvent, ["role", "tool_call_id"]);
   if (template === undefined) return plain;
-  const candidate = ChatToolMessage.safeParse({
-    role: "tool",
-    tool_call_id: id,
-    content,
-    ...template,
-  });
-  return candidate.success && userText(candidate.data.content) === content
-    ? { role: "tool", tool_call_id: id, content, ...template }
+  const candidate: ChatMessage = { role: "tool", tool_call_id: id, content, ...template };
+  return fits(ChatToolMessage, candidate, (m) => joinedText(m.content), content)
+    ? candidate
     : plain;
 }
 
@@ -381,13 +331,12 @@ function assistantMessage(viewEvent: ViewEvent | undefined, text: string): ChatA
   const template = viewEvent && templateOf(viewEvent, ["role", "tool_calls"]);
   if (template === undefined) return plain;
   const message = { ...plain, ...template };
-  const candidate = ChatAssistantMessage.safeParse(message);
-  return candidate.success && assistantText(candidate.data) === text ? message : plain;
+  return fits(ChatAssistantMessage, message, assistantText, text) ? message : plain;
 }
 
 function toolCallOf(viewEvent: ViewEvent): ChatToolCall {
   const request = viewEvent.event as ToolCallRequest;
-  const stored = viewEvent.rewritten ? undefined : metadataOf(request)?.call;
+  const stored = meta.stored(viewEvent)?.call;
   const extra = isJsonObject(stored) ? without(stored, ["id", "type", "function"]) : {};
   return {
     id: request.id,
@@ -423,7 +372,7 @@ function fromView(view: ProviderView): ChatMessage[] {
           break;
         }
         case "tool_call_request": {
-          if (open === undefined || metadataOf(event)?.split === true) {
+          if (open === undefined || chatMetadataOf(event)?.split === true) {
             open = assistantMessage(viewEvent, "");
             held = true;
           }

@@ -62,18 +62,23 @@ import {
   ResponsesReasoning,
   ResponsesUserMessage,
 } from "./openai-responses.schema.ts";
-import { isJsonObject, parseToolArguments } from "./shared.ts";
+import {
+  extrasOf,
+  fits,
+  formatMetadata,
+  isJsonObject,
+  type Json,
+  joinedText,
+  LeadingSystem,
+  laterSystemHint,
+  parseToolArguments,
+  reportLocated,
+  without,
+} from "./shared.ts";
 import type { ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "openai-responses";
 const FIELD = "input";
-
-type Json = Record<string, unknown>;
-
-/** The keys of `object` but `omit`, as own properties. */
-function without(object: Json, omit: readonly string[]): Json {
-  return Object.fromEntries(Object.entries(object).filter(([key]) => !omit.includes(key)));
-}
 
 /** The item types the service models. */
 const MODELLED = ["message", "reasoning", "function_call", "function_call_output"] as const;
@@ -130,8 +135,10 @@ export interface ResponsesMetadata {
 
 // ---------------------------------------------------------------- toEvents
 
-const SYSTEM_DETAIL =
-  "system and developer prompts are not conversation turns: the platform sends them with each call (the Responses API's `instructions`, or leading input messages), so post only the turn's items (a large system prompt can be taken out of `context_window`), or post with `drop_system: true` to drop leading system and developer messages";
+const SYSTEM_REFUSAL = laterSystemHint(
+  "system and developer prompts are not conversation turns: the platform sends them with each call (the Responses API's `instructions`, or leading input messages), so post only the turn's items (a large system prompt can be taken out of `context_window`), or post with `drop_system: true` to drop leading system and developer messages",
+  "item",
+);
 
 /** Which schema an item is parsed with: by `type`, and a message by `role`. */
 function itemSchema(item: unknown): z.ZodType {
@@ -156,32 +163,6 @@ function itemSchema(item: unknown): z.ZodType {
   }
 }
 
-type Issue = z.core.$ZodIssue;
-
-/**
- * A union of a string and a parts array reports a bad part only as one issue
- * at `content`, with each branch's issues inside it. When exactly one branch
- * took the value's type (the other failed at its root), its issues are the
- * real ones: they replace the union's, located at the part
- * (`input[3].content[1].type`). As openai-chat does.
- */
-function located(issues: readonly Issue[], prefix: readonly PropertyKey[]): Issue[] {
-  const out: Issue[] = [];
-  for (const issue of issues) {
-    const path = [...prefix, ...issue.path];
-    if (issue.code === "invalid_union") {
-      const taken = issue.errors.filter((branch) => branch.some((inner) => inner.path.length > 0));
-      if (taken.length === 1) {
-        // One push per issue: a spread of a branch with many bad parts overflows the stack.
-        for (const inner of located(taken[0] as Issue[], path)) out.push(inner);
-        continue;
-      }
-    }
-    out.push({ ...issue, path });
-  }
-  return out;
-}
-
 /** Each item parsed by its own schema, so issues are located inside it (`input[3].content[1].type`). */
 const Turn = z
   .array(z.unknown(), { error: "expected an array of input items" })
@@ -191,16 +172,7 @@ const Turn = z
     items.forEach((item, i) => {
       const result = itemSchema(item).safeParse(item);
       if (result.success) out.push(result.data);
-      else {
-        for (const issue of located(result.error.issues, [i])) {
-          ctx.issues.push({
-            code: "custom",
-            message: issue.message,
-            path: issue.path,
-            input: item,
-          });
-        }
-      }
+      else reportLocated(ctx, result.error.issues, [i], item);
     });
     return out as ResponsesItem[];
   });
@@ -217,14 +189,11 @@ function refuseUnmodelled(value: unknown): void {
   });
 }
 
+const TEXT_PARTS = ["input_text", "output_text"];
+
 /** A string, or the texts of its `input_text`/`output_text` parts joined by `\n`. */
-function joinedText(value: string | readonly { type: string; text?: unknown }[]): string {
-  if (typeof value === "string") return value;
-  const texts: string[] = [];
-  for (const part of value) {
-    if (part.type === "input_text" || part.type === "output_text") texts.push(part.text as string);
-  }
-  return texts.join("\n");
+function textOf(value: string | readonly { type: string; text?: unknown }[]): string {
+  return joinedText(value, TEXT_PARTS);
 }
 
 /** The text of a reasoning item: its summary texts, then its content texts, joined by `\n`. */
@@ -235,44 +204,41 @@ function reasoningText(item: {
   return [...item.summary, ...(item.content ?? [])].map((part) => part.text).join("\n");
 }
 
-function withItem<E extends Entry>(event: E, item: Json): E {
-  return Object.keys(item).length === 0 ? event : { ...event, metadata: { [NAME]: { item } } };
+/** What our events carry under `metadata["openai-responses"]`. */
+const meta = formatMetadata<ResponsesMetadata>(NAME);
+
+/** `event` with the item's keys it has no field for (`held` aside) under our name, if any. */
+function withItem<E extends Entry>(event: E, original: Json, held: readonly string[]): E {
+  const item = extrasOf(original, held);
+  return meta.write(event, item && { item });
 }
 
 /** The events of one turn so far, and what pairing needs. */
 class TurnEvents {
   readonly events: Entry[];
-  droppedSystem = 0;
-  private leading = true;
+  readonly system: LeadingSystem;
   /** Where each call id of the turn was requested, and answered: paths for the details. */
   private readonly calls = new Map<string, MessagePath>();
   private readonly answers = new Map<string, MessagePath>();
 
   constructor(
     private readonly timestamp: string,
-    private readonly dropSystem: boolean,
+    dropSystem: boolean,
   ) {
     this.events = [{ type: "turn_start", timestamp }];
+    this.system = new LeadingSystem(dropSystem, SYSTEM_REFUSAL);
   }
 
   message(item: ResponsesMessage, original: Json, at: MessagePath): void {
     const { timestamp } = this;
     if (item.role === "system" || item.role === "developer") {
-      if (this.leading && this.dropSystem) {
-        this.droppedSystem++;
-        return;
-      }
-      throw unsupportedMessage(
-        at,
-        this.leading
-          ? SYSTEM_DETAIL
-          : `a ${item.role} message after the turn's first other item: ${SYSTEM_DETAIL} (only leading ones are dropped)`,
-      );
+      this.system.system(at, item.role);
+      return;
     }
-    this.leading = false;
+    this.system.other();
     const parts: readonly { type: string; text?: unknown }[] =
       typeof item.content === "string" ? [] : item.content;
-    const text = joinedText(item.content);
+    const text = textOf(item.content);
     const hasOtherPart = parts.some(
       (part) => part.type !== "input_text" && part.type !== "output_text",
     );
@@ -282,31 +248,28 @@ class TurnEvents {
         `${item.role === "user" ? "a user" : "an assistant"} message needs text or a content part`,
       );
     }
-    const rest = without(
-      original,
-      typeof item.content === "string" ? ["role", "content"] : ["role"],
-    );
+    const held = typeof item.content === "string" ? ["role", "content"] : ["role"];
     if (item.role === "user") {
       const request: ChatRequest = { type: "chat_request", timestamp, content: text };
-      this.events.push(withItem(request, rest));
+      this.events.push(withItem(request, original, held));
     } else {
       const response: ChatResponse = { type: "chat_response", timestamp, message: text };
-      this.events.push(withItem(response, rest));
+      this.events.push(withItem(response, original, held));
     }
   }
 
   reasoning(item: ResponsesReasoning, original: Json): void {
-    this.leading = false;
+    this.system.other();
     const response: ChatResponse = {
       type: "chat_response",
       timestamp: this.timestamp,
       reasoning: reasoningText(item),
     };
-    this.events.push(withItem(response, without(original, ["type"])));
+    this.events.push(withItem(response, original, ["type"]));
   }
 
   call(item: ResponsesFunctionCall, original: Json, at: MessagePath): void {
-    this.leading = false;
+    this.system.other();
     const earlier = this.calls.get(item.call_id);
     if (earlier !== undefined) {
       throw invalidMessage(
@@ -322,13 +285,11 @@ class TurnEvents {
       name: item.name,
       arguments: parseToolArguments(item.arguments, [...at, "arguments"]),
     };
-    this.events.push(
-      withItem(request, without(original, ["type", "call_id", "name", "arguments"])),
-    );
+    this.events.push(withItem(request, original, ["type", "call_id", "name", "arguments"]));
   }
 
   output(item: ResponsesFunctionCallOutput, original: Json, at: MessagePath): void {
-    // No `leading = false`: an output is taken only after its call, which cleared it.
+    // Not `system.other()`: an output is taken only after its call, which ended the leading run.
     const id = item.call_id;
     const answered = this.answers.get(id);
     if (answered !== undefined) {
@@ -348,12 +309,12 @@ class TurnEvents {
       type: "tool_call_response",
       timestamp: this.timestamp,
       id,
-      content: joinedText(item.output),
+      content: textOf(item.output),
       is_error: false,
     };
-    const omit =
+    const held =
       typeof item.output === "string" ? ["type", "call_id", "output"] : ["type", "call_id"];
-    this.events.push(withItem(response, without(original, omit)));
+    this.events.push(withItem(response, original, held));
   }
 }
 
@@ -389,29 +350,16 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
       "the turn holds only system prompts: post at least one other item",
     );
   }
-  return { events: turn.events, droppedSystem: turn.droppedSystem };
+  return { events: turn.events, droppedSystem: turn.system.dropped };
 }
 
 // ---------------------------------------------------------------- fromView
 
 /** The stored item keys of a view event, unless the projection rewrote it; `id` dropped in a turn whose reasoning is stripped. */
 function templateOf(viewEvent: ViewEvent, idless: boolean): Json | undefined {
-  if (viewEvent.rewritten) return undefined;
-  const own = viewEvent.event.metadata?.[NAME];
-  const item = isJsonObject(own) ? own.item : undefined;
+  const item = meta.stored(viewEvent)?.item;
   if (!isJsonObject(item)) return undefined;
   return idless ? without(item, ["id"]) : item;
-}
-
-/** `candidate` when `schema` takes it and `text` of it is `expected`. */
-function fits<T>(
-  schema: z.ZodType<T>,
-  candidate: Json,
-  text: (value: T) => string,
-  expected: string,
-): boolean {
-  const result = schema.safeParse(candidate);
-  return result.success && text(result.data) === expected;
 }
 
 function userItem(viewEvent: ViewEvent, text: string, idless: boolean): ResponsesItem {
@@ -419,7 +367,7 @@ function userItem(viewEvent: ViewEvent, text: string, idless: boolean): Response
   const template = templateOf(viewEvent, idless);
   if (template === undefined) return plain;
   const candidate = { role: "user", content: text, ...without(template, ["role"]) };
-  return fits(ResponsesUserMessage, candidate, (m) => joinedText(m.content), text)
+  return fits(ResponsesUserMessage, candidate, (m) => textOf(m.content), text)
     ? (candidate as ResponsesItem)
     : plain;
 }
@@ -447,7 +395,7 @@ function assistantItem(viewEvent: ViewEvent, text: string, idless: boolean): Res
         { type: "output_text", text, annotations: [], logprobs: [] },
       ],
     };
-    if (fits(ResponsesAssistantMessage, candidate, (m) => joinedText(m.content), text)) {
+    if (fits(ResponsesAssistantMessage, candidate, (m) => textOf(m.content), text)) {
       return candidate as ResponsesItem;
     }
     return plain;
@@ -469,8 +417,7 @@ function reasoningItem(viewEvent: ViewEvent, text: string): ResponsesItem | unde
     : undefined;
 }
 
-function callItem(viewEvent: ViewEvent, idless: boolean): ResponsesItem {
-  const request = viewEvent.event as ToolCallRequest;
+function callItem(request: ToolCallRequest, viewEvent: ViewEvent, idless: boolean): ResponsesItem {
   const plain = {
     type: "function_call" as const,
     call_id: request.id,
@@ -483,8 +430,11 @@ function callItem(viewEvent: ViewEvent, idless: boolean): ResponsesItem {
   return ResponsesFunctionCall.safeParse(candidate).success ? (candidate as ResponsesItem) : plain;
 }
 
-function outputItem(viewEvent: ViewEvent, idless: boolean): ResponsesItem {
-  const response = viewEvent.event as ToolCallResponse;
+function outputItem(
+  response: ToolCallResponse,
+  viewEvent: ViewEvent,
+  idless: boolean,
+): ResponsesItem {
   const plain = {
     type: "function_call_output" as const,
     call_id: response.id,
@@ -493,7 +443,7 @@ function outputItem(viewEvent: ViewEvent, idless: boolean): ResponsesItem {
   const template = templateOf(viewEvent, idless);
   if (template === undefined) return plain;
   const candidate = { ...plain, ...without(template, ["type", "call_id"]) };
-  return fits(ResponsesFunctionCallOutput, candidate, (o) => joinedText(o.output), response.content)
+  return fits(ResponsesFunctionCallOutput, candidate, (o) => textOf(o.output), response.content)
     ? (candidate as ResponsesItem)
     : plain;
 }
@@ -525,10 +475,10 @@ function fromView(view: ProviderView): ResponsesItem[] {
           break;
         }
         case "tool_call_request":
-          out.push(callItem(viewEvent, idless));
+          out.push(callItem(event, viewEvent, idless));
           break;
         case "tool_call_response":
-          out.push(outputItem(viewEvent, idless));
+          out.push(outputItem(event, viewEvent, idless));
           break;
       }
     }

@@ -1,22 +1,206 @@
 /**
- * Parsing rules several formats share: tool arguments sent as a JSON string
- * (OpenAI Chat, OpenAI Responses), and message content that is a string or
- * an array of parts (Anthropic Messages, the AI SDK).
+ * What the provider formats share (docs/architecture.md §15), so each format
+ * module keeps only its own mapping: the leading-system rule, a posted turn
+ * parsed with every issue located, tool arguments sent as a JSON string,
+ * content that is a string or an array of parts, and the plumbing of the
+ * metadata an event carries under the format's name (written only when it
+ * holds something, read back only while the event is not rewritten and the
+ * format's schema still takes it).
  */
 import * as z from "zod";
+import type { Entry } from "../events.ts";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../json.ts";
-import { invalidMessage, type MessagePath } from "./issues.ts";
+import type { MessagesField } from "./format.ts";
+import { invalidMessage, type MessagePath, parseMessages, unsupportedMessage } from "./issues.ts";
+import type { ProviderEvent, ViewEvent } from "./view.ts";
+
+/** A JSON object's fields, verbatim. */
+export type Json = Record<string, unknown>;
 
 /** A JSON object (not null, not an array). */
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
+export function isJsonObject(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// ---------------------------------------------------------------- posted turns
+
+/** The 422 a format words for a system message it does not drop. */
+export type SystemRefusal = (message: {
+  /** `system`, or `developer` (OpenAI). */
+  readonly role: string;
+  /** Every message before it is a system message too. */
+  readonly leading: boolean;
+  readonly dropSystem: boolean;
+}) => string;
+
+/**
+ * The leading-system rule: while every message of the turn so far is a
+ * system (or developer) message, `dropSystem` drops it; any other system
+ * message is refused (422). Fed the turn's messages in order.
+ */
+export class LeadingSystem {
+  /** How many leading system messages were dropped. */
+  dropped = 0;
+  private leading = true;
+
+  constructor(
+    private readonly dropSystem: boolean,
+    private readonly refusal: SystemRefusal,
+  ) {}
+
+  /** A system message at `at`: dropped, or throws the 422. */
+  system(at: MessagePath, role: string): void {
+    const { leading, dropSystem } = this;
+    if (leading && dropSystem) {
+      this.dropped++;
+      return;
+    }
+    throw unsupportedMessage(at, this.refusal({ role, leading, dropSystem }));
+  }
+
+  /** Any other message: the leading run is over. */
+  other(): void {
+    this.leading = false;
+  }
+}
+
+/** The refusal of a format whose `detail` leaves `drop_system` out: it adds how `drop_system` applies. */
+export function dropSystemHint(detail: string): SystemRefusal {
+  return ({ dropSystem }) =>
+    dropSystem
+      ? `${detail}; drop_system drops leading system messages only`
+      : `${detail}; or post with "drop_system": true to drop leading system messages`;
+}
+
+/** The refusal of a format whose `detail` names `drop_system`: a later one hears that only leading ones drop. */
+export function laterSystemHint(detail: string, noun: string): SystemRefusal {
+  return ({ role, leading }) =>
+    leading
+      ? detail
+      : `a ${role} message after the turn's first other ${noun}: ${detail} (only leading ones are dropped)`;
+}
+
+/** A turn's messages: a non-empty array of `message`. */
+export function turnOf<M>(message: z.ZodType<M>) {
+  return z.array(message).min(1, "a turn needs at least one message");
+}
+
+/** How a format whose message schema has no system role takes a posted turn. */
+export interface PostedTurn<M> {
+  readonly field: MessagesField;
+  /** The turn's messages (see {@link turnOf}), content issues located inside the content. */
+  readonly schema: z.ZodType<M[]>;
+  readonly refusal: SystemRefusal;
+  /** Refuses (422) what the format does not model, from message `from` on, before the schema would call it invalid (400). */
+  readonly refuseUnmodelled: (value: unknown, from: number) => void;
+}
+
+// A placeholder for a dropped system message: the schema then runs over the
+// array as posted, so every issue keeps the index the platform wrote.
+const PLACEHOLDER = { role: "user", content: "-" };
+
+/**
+ * A posted turn's messages (the dropped ones are placeholders) and how many
+ * leading system messages were dropped. System messages are taken first,
+ * the schema's role check would answer a 400 for them; then what the format
+ * does not model; then the schema. Throws the located 400s and 422s.
+ */
+export function parsePostedTurn<M>(
+  value: unknown,
+  dropSystem: boolean,
+  turn: PostedTurn<M>,
+): { messages: M[]; dropped: number } {
+  const system = new LeadingSystem(dropSystem, turn.refusal);
+  if (Array.isArray(value)) {
+    value.forEach((message: unknown, i) => {
+      if (isJsonObject(message) && message.role === "system")
+        system.system([turn.field, i], "system");
+      else system.other();
+    });
+  }
+  const { dropped } = system;
+  turn.refuseUnmodelled(value, dropped);
+  const posted = Array.isArray(value)
+    ? value.map((message: unknown, i) => (i < dropped ? PLACEHOLDER : message))
+    : value;
+  const messages = parseMessages(turn.schema, posted, turn.field);
+  if (dropped === messages.length) {
+    throw invalidMessage(
+      [turn.field],
+      "nothing is left once the leading system messages are dropped",
+    );
+  }
+  return { messages, dropped };
+}
+
+/**
+ * Calls `refuse` on every part (an object with a string `type`) in the
+ * content arrays of the posted messages from `from` on: where a format finds
+ * what it does not model before its schema runs.
+ */
+export function forEachPostedPart(
+  value: unknown,
+  field: MessagesField,
+  from: number,
+  refuse: (part: Json & { type: string }, at: MessagePath, message: Json) => void,
+): void {
+  if (!Array.isArray(value)) return;
+  for (let i = from; i < value.length; i++) {
+    const message: unknown = value[i];
+    const content = isJsonObject(message) ? message.content : undefined;
+    if (!Array.isArray(content)) continue;
+    content.forEach((part: unknown, j) => {
+      if (isJsonObject(part) && typeof part.type === "string") {
+        refuse(part as Json & { type: string }, [field, i, "content", j], message as Json);
+      }
+    });
+  }
+}
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A union of a string and a parts array reports a bad part only as one issue
+ * at `content`, with each branch's issues inside it. When exactly one branch
+ * took the value's type (the other failed at its root), its issues are the
+ * real ones: they replace the union's, located at the part
+ * (`messages[3].content[1].type`). Issues nest only as deep as the schema.
+ */
+export function located(issues: readonly Issue[], prefix: readonly PropertyKey[]): Issue[] {
+  const out: Issue[] = [];
+  for (const issue of issues) {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === "invalid_union") {
+      // A branch that failed at the value's type reports only a root issue; one that took it, deeper ones.
+      const taken = issue.errors.filter((branch) => branch.some((inner) => inner.path.length > 0));
+      if (taken.length === 1) {
+        // One push per issue: a spread of a branch with 100,000 bad parts overflows the stack.
+        for (const inner of located(taken[0] as Issue[], path)) out.push(inner);
+        continue;
+      }
+    }
+    out.push({ ...issue, path });
+  }
+  return out;
+}
+
+/** Reports on `ctx` the `issues` of parsing `input`, each {@link located} under `prefix`. */
+export function reportLocated(
+  ctx: z.core.$RefinementCtx,
+  issues: readonly Issue[],
+  prefix: readonly PropertyKey[],
+  input: unknown,
+): void {
+  for (const issue of located(issues, prefix)) {
+    ctx.issues.push({ code: "custom", message: issue.message, path: issue.path, input });
+  }
 }
 
 /**
  * Tool arguments the provider sends as a JSON string: they must encode a
  * JSON object no deeper than {@link MAX_JSON_DEPTH}, else a located 400.
  */
-export function parseToolArguments(text: string, at: MessagePath): Record<string, unknown> {
+export function parseToolArguments(text: string, at: MessagePath): Json {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -38,6 +222,8 @@ export function parseToolArguments(text: string, at: MessagePath): Record<string
   }
   return value;
 }
+
+// ---------------------------------------------------------------- content
 
 /** How a format words its content rules. */
 export interface ContentWording {
@@ -76,4 +262,86 @@ export function locatedContent<P>(items: z.ZodType<P>, wording: ContentWording) 
     for (const issue of result.error.issues) ctx.addIssue({ ...issue });
     return z.NEVER;
   });
+}
+
+/** The error of a message schema's `role`: a message that is not an object has no role to complain about. */
+export function roleError(wrongRole: string, notAnObject: string) {
+  return (issue: { input: unknown }): string =>
+    isJsonObject(issue.input) ? wrongRole : notAnObject;
+}
+
+const TEXT_TYPES: readonly string[] = ["text"];
+
+/** The text of content: a string as it is, else its text parts (of `textTypes`) joined `\n`, other parts skipped. */
+export function joinedText(
+  content: string | readonly { type: string; text?: unknown }[],
+  textTypes: readonly string[] = TEXT_TYPES,
+): string {
+  if (typeof content === "string") return content;
+  const texts: string[] = [];
+  for (const part of content) if (textTypes.includes(part.type)) texts.push(part.text as string);
+  return texts.join("\n");
+}
+
+/** A `text` part with nothing but its text: what a content string stands for. */
+export function isPlainText(part: { type?: unknown }): boolean {
+  return part.type === "text" && Object.keys(part).length === 2;
+}
+
+// ---------------------------------------------------------------- metadata
+
+/** The fields of `object` but `omit`, as own properties (`Object.fromEntries` keeps a `__proto__` key as data). */
+export function without(object: Json, omit: readonly string[]): Json {
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !omit.includes(key)));
+}
+
+/** The fields of `object` but `held`, worth storing: `undefined` when fewer than `least` are left. */
+export function extrasOf(object: Json, held: readonly string[], least = 1): Json | undefined {
+  const extras = without(object, held);
+  return Object.keys(extras).length >= least ? extras : undefined;
+}
+
+/** What a format's events carry under `metadata[name]`: written typed, read back as untrusted JSON. */
+export interface FormatMetadata<M extends object> {
+  /** `event`, carrying `metadata` unless it holds nothing (no empty metadata is written). */
+  write<E extends Entry>(event: E, metadata: M | undefined): E;
+  /** What `event` carries, when it is an object. */
+  read(event: ProviderEvent): Json | undefined;
+  /** The same, unless the projection rewrote the event: its provider data no longer applies. */
+  stored(viewEvent: ViewEvent): Json | undefined;
+}
+
+/** The metadata plumbing of the format named `name` (its key in event `metadata`). */
+export function formatMetadata<M extends object>(name: string): FormatMetadata<M> {
+  const read = (event: ProviderEvent): Json | undefined => {
+    const own = event.metadata?.[name];
+    return isJsonObject(own) ? own : undefined;
+  };
+  return {
+    write(event, metadata) {
+      if (metadata !== undefined && Object.keys(metadata).length > 0) {
+        event.metadata = { [name]: metadata };
+      }
+      return event;
+    },
+    read,
+    stored: ({ event, rewritten }) => (rewritten ? undefined : read(event)),
+  };
+}
+
+/** `candidate` as `schema` parses it, `undefined` when it does not (stored metadata is never trusted blindly). */
+export function valid<T>(schema: z.ZodType<T>, candidate: unknown): T | undefined {
+  const result = schema.safeParse(candidate);
+  return result.success ? result.data : undefined;
+}
+
+/** `schema` takes `candidate`, and `text` of it is still `expected` (the event's own text). */
+export function fits<T>(
+  schema: z.ZodType<T>,
+  candidate: unknown,
+  text: (value: T) => string,
+  expected: string,
+): boolean {
+  const result = schema.safeParse(candidate);
+  return result.success && text(result.data) === expected;
 }

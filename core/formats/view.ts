@@ -6,13 +6,7 @@
  * back, and some providers refuse items whose siblings were dropped (OpenAI
  * Responses item ids in a turn whose reasoning was stripped).
  */
-import type {
-  ChatRequest,
-  ChatResponse,
-  Entry,
-  ToolCallRequest,
-  ToolCallResponse,
-} from "../events.ts";
+import type { Entry } from "../events.ts";
 import {
   compactionsOf,
   type Projection,
@@ -23,8 +17,15 @@ import {
 } from "../projection.ts";
 import { indexTurns } from "../turns.ts";
 
-/** An event a provider sees. */
-export type ProviderEvent = ChatRequest | ChatResponse | ToolCallRequest | ToolCallResponse;
+const PROVIDER_TYPES = [
+  "chat_request",
+  "chat_response",
+  "tool_call_request",
+  "tool_call_response",
+] as const;
+
+/** An event a provider sees: a chat request or response, a tool call request or response. */
+export type ProviderEvent = Extract<Entry, { type: (typeof PROVIDER_TYPES)[number] }>;
 
 /** One provider-visible event of a view. */
 export interface ViewEvent {
@@ -46,15 +47,10 @@ export interface ViewTurn {
 /** A view, turn by turn. */
 export type ProviderView = readonly ViewTurn[];
 
-const PROVIDER_TYPES: ReadonlySet<string> = new Set([
-  "chat_request",
-  "chat_response",
-  "tool_call_request",
-  "tool_call_response",
-]);
+const PROVIDER_TYPE_SET: ReadonlySet<string> = new Set(PROVIDER_TYPES);
 
 function isProviderEvent(entry: Entry): entry is ProviderEvent {
-  return PROVIDER_TYPES.has(entry.type);
+  return PROVIDER_TYPE_SET.has(entry.type);
 }
 
 /** Groups the provider-visible entries of `entries` by turn. */
