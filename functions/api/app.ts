@@ -21,6 +21,7 @@ import { mountConsole } from "../console/mount.ts";
 import type { EvaluationWait } from "../conversations/evaluation-wait.ts";
 import type { TurnPost } from "../conversations/posted-turn.ts";
 import type { ConversationService } from "../conversations/service.ts";
+import { BEARER_CHALLENGE, UnauthorizedError } from "../errors.ts";
 import { hashApiKey } from "../keys.ts";
 import {
   type NotificationSettings,
@@ -28,7 +29,6 @@ import {
   registerEndpoint,
 } from "../notifications/endpoints.ts";
 import { resetNotifications } from "../notifications/events.ts";
-import { AWS_URL_POLICY } from "../notifications/url-safety.ts";
 import type {
   Clock,
   NotificationPublisher,
@@ -37,15 +37,13 @@ import type {
   WebhookReceipts,
 } from "../ports.ts";
 import { systemClock } from "../ports.ts";
-import { MemoryNotificationEndpoints } from "../store/tenants-memory.ts";
+import { verifyWebhook } from "../webhook-signature.ts";
 import {
-  BEARER_CHALLENGE,
   type Problem,
   problemHeaders,
   REJECTED,
   RequestRejectedError,
   toProblem,
-  UnauthorizedError,
 } from "./errors.ts";
 import { DOCUMENT, registerComponents } from "./openapi.ts";
 import * as routes from "./routes.ts";
@@ -58,7 +56,7 @@ import {
   NotificationBody,
   TurnBody,
 } from "./schemas.ts";
-import { rememberWebhook, verifyWebhook } from "./webhooks.ts";
+import { rememberWebhook } from "./webhook-ids.ts";
 
 /** Default request body limit: below Lambda's 6 MB synchronous payload limit. */
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
@@ -71,11 +69,8 @@ export interface AppDeps {
   /** The signed posts' `webhook-id`s: the table's when deployed, so every instance sees them. */
   readonly webhookReceipts: WebhookReceipts;
   readonly bodyLimitBytes?: number;
-  /**
-   * Tenants' notification endpoints and the URLs allowed (docs/architecture.md §16);
-   * default: in memory, deployed rules (the tests' apps).
-   */
-  readonly notifications?: NotificationSettings;
+  /** Tenants' notification endpoints and the URLs allowed (docs/architecture.md §16). */
+  readonly notifications: NotificationSettings;
   /** Where a reset's `compactions.reset` is published (none without it). */
   readonly notifier?: NotificationPublisher;
   /** Called with every 5xx answer, for logging: see {@link serverErrorLogger}. */
@@ -520,10 +515,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     return c.json(await deps.service.verify(c.get("tenant"), id, { repair }), 200);
   });
 
-  const notifications = deps.notifications ?? {
-    endpoints: new MemoryNotificationEndpoints(),
-    policy: AWS_URL_POLICY,
-  };
   app.openapi(routes.putNotifications, async (c) => {
     const request = parseWith(
       NotificationBody,
@@ -531,18 +522,18 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       "the notification endpoint",
     );
     const { url, events, secret } = await registerEndpoint(
-      notifications,
+      deps.notifications,
       c.get("tenant").id,
       request,
     );
     return c.json({ url, ...(events ? { events: [...events] } : {}), secret }, 200);
   });
   app.openapi(routes.getNotifications, async (c) => {
-    const { url, events } = await readEndpoint(notifications, c.get("tenant").id);
+    const { url, events } = await readEndpoint(deps.notifications, c.get("tenant").id);
     return c.json({ url, ...(events ? { events: [...events] } : {}) }, 200);
   });
   app.openapi(routes.deleteNotifications, async (c) => {
-    await notifications.endpoints.deleteEndpoint(c.get("tenant").id);
+    await deps.notifications.endpoints.deleteEndpoint(c.get("tenant").id);
     return c.body(null, 204);
   });
 
