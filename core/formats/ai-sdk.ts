@@ -210,8 +210,7 @@ function userEvents(
         "a user message needs text or an image or file part",
       );
     }
-    const [only] = parts;
-    if (!(parts.length === 1 && only !== undefined && isPlainText(only))) content = parts;
+    if (!(parts.length === 1 && isPlainText(parts[0] as Json))) content = parts;
   }
   turn.events.push(meta.write(request, { ...first, ...(content !== undefined && { content }) }));
 }

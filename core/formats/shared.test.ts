@@ -198,6 +198,10 @@ describe("parsePostedTurn", () => {
     });
     expect(problem(() => parsePostedTurn([system, "unmodelled"], false, turn)).status).toBe(422);
     expect(() => parsePostedTurn([user, "unmodelled"], false, turn)).toThrow("unmodelled");
+    const byRole = { ...turn, refusal: ({ role }: { role: string }) => `no ${role} here` };
+    expect(problem(() => parsePostedTurn([user, system], false, byRole)).detail).toBe(
+      "messages[1]: no system here",
+    );
     expect(problem(() => parsePostedTurn([system, system], true, turn))).toMatchObject({
       status: 400,
       detail: "messages: nothing is left once the leading system messages are dropped",
@@ -286,6 +290,18 @@ describe("reportLocated", () => {
       return z.NEVER;
     });
     expect(Both.safeParse({}).error?.issues.map((issue) => issue.path)).toEqual([[]]);
+    // A branch that took the value may report a root issue too (an unknown key) besides deeper ones.
+    const Strict = z.union([z.string(), z.strictObject({ a: z.string() })]);
+    const Taken = z.unknown().transform((value, ctx) => {
+      const result = Strict.safeParse(value);
+      if (result.success) return result.data;
+      reportLocated(ctx, result.error.issues, ["m"], value);
+      return z.NEVER;
+    });
+    expect(Taken.safeParse({ a: 1, b: 2 }).error?.issues.map((issue) => issue.path)).toEqual([
+      ["m", "a"],
+      ["m"],
+    ]);
   });
 });
 

@@ -145,16 +145,15 @@ export function forEachPostedPart(
   refuse: (part: Json & { type: string }, at: MessagePath, message: Json) => void,
 ): void {
   if (!Array.isArray(value)) return;
-  for (let i = from; i < value.length; i++) {
-    const message: unknown = value[i];
-    const content = isJsonObject(message) ? message.content : undefined;
-    if (!Array.isArray(content)) continue;
+  value.forEach((message: unknown, i) => {
+    const content = i >= from && isJsonObject(message) ? message.content : undefined;
+    if (!Array.isArray(content)) return;
     content.forEach((part: unknown, j) => {
       if (isJsonObject(part) && typeof part.type === "string") {
         refuse(part as Json & { type: string }, [field, i, "content", j], message as Json);
       }
     });
-  }
+  });
 }
 
 type Issue = z.core.$ZodIssue;
