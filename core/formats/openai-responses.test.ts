@@ -287,7 +287,7 @@ describe("openaiResponses.toEvents: refusals", () => {
     expectInvalid([user(7)], "input[0].content", "expected a string or an array of content parts");
   });
 
-  // Found by test/integration/formats-malformed.test.ts: these were stored (202) and re-emitted
+  // Found by test/service/formats-malformed.test.ts: these were stored (202) and re-emitted
   // verbatim, so the projection was no input OpenAI's published schema takes.
   it("refuses an assistant phase, an annotation and a logprob OpenAI's schema refuses, located", () => {
     const assistant = { role: "assistant", content: "Done." };
