@@ -5,11 +5,13 @@
  */
 import { readFile } from "node:fs/promises";
 import { parse as parseToml } from "smol-toml";
-import type { ModelInfo } from "../core/catalog.ts";
+import { type ModelInfo, resolveContextWindow } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
 import { InvalidInputError } from "../core/errors.ts";
 import { timestampNanos } from "../core/timestamp.ts";
 import { type OptionsConfig, UsageError } from "./command.ts";
+import { FORMAT_OPTION } from "./input.ts";
+import { SUMMARIZER_OPTIONS } from "./summarizer.ts";
 
 /** `--config` (repeatable) and `--enable`. */
 export const CONFIG_OPTIONS = {
@@ -21,6 +23,14 @@ export const CONFIG_OPTIONS = {
 export const MODEL_OPTIONS = {
   "context-window": { type: "string" },
   model: { type: "string" },
+} as const satisfies OptionsConfig;
+
+/** The options of a command that replays a stream under a configuration (`evaluate`, `simulate`). */
+export const REPLAY_OPTIONS = {
+  ...FORMAT_OPTION,
+  ...CONFIG_OPTIONS,
+  ...MODEL_OPTIONS,
+  ...SUMMARIZER_OPTIONS,
 } as const satisfies OptionsConfig;
 
 /** Help text of {@link CONFIG_OPTIONS}. */
@@ -136,6 +146,22 @@ export function modelInfo(values: {
     ...(values.model === undefined ? {} : { id: values.model }),
     ...(contextWindow === undefined ? {} : { context_window: contextWindow }),
   };
+}
+
+/** The context window of {@link modelInfo}'s model; a {@link UsageError} when it is not known. */
+export function requiredContextWindow(values: {
+  "context-window"?: string | undefined;
+  model?: string | undefined;
+}): number {
+  const contextWindow = resolveContextWindow(modelInfo(values));
+  if (contextWindow === undefined) {
+    throw new UsageError(
+      values.model === undefined
+        ? "--context-window N is required (or a catalogued --model)"
+        : `the context window of model "${values.model}" is unknown: give --context-window N`,
+    );
+  }
+  return contextWindow;
 }
 
 /** Parses `--now` (RFC 3339, or JP's stored form) to ms since the epoch. */

@@ -53,7 +53,7 @@ function timeoutMs(value: string | undefined): number | undefined {
  * The summarizer the options describe, or `undefined` without
  * `--summarizer`. The Bedrock SDK is loaded only when asked for.
  */
-export async function summarizerFromOptions(
+async function summarizerFromOptions(
   values: SummarizerValues,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<Summarizer | undefined> {
@@ -139,7 +139,7 @@ function summaryFailure(error: unknown): unknown {
  * asks `summarizer` for the summary of a band from its raw events, with the
  * rule's settings; a failed or empty summary is reported, never faked.
  */
-export function summarizeWith(summarizer: Summarizer): SummarizeBand {
+function summarizeWith(summarizer: Summarizer): SummarizeBand {
   return async (range, rawEvents, rule) => {
     try {
       return await summarizer.summarize(summaryRequest(range, rawEvents, rule));
@@ -147,4 +147,17 @@ export function summarizeWith(summarizer: Summarizer): SummarizeBand {
       throw summaryFailure(error);
     }
   };
+}
+
+/**
+ * The `summarize` callback of core's replays the options describe, or
+ * `undefined` without `--summarizer`: {@link summarizeWith} the summarizer of
+ * {@link summarizerFromOptions}.
+ */
+export async function summarizeFromOptions(
+  values: SummarizerValues,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<SummarizeBand | undefined> {
+  const summarizer = await summarizerFromOptions(values, env);
+  return summarizer && summarizeWith(summarizer);
 }

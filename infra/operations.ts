@@ -170,11 +170,13 @@ export class Operations extends Construct {
       period: ONE_MINUTE,
       label: "oldest message age (s)",
     });
-    const dlqDepth = deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-      statistic: "Maximum",
-      period: ONE_MINUTE,
-      label: "messages in the DLQ",
-    });
+    const messagesIn = (dlq: Queue, label: string) =>
+      dlq.metricApproximateNumberOfMessagesVisible({
+        statistic: "Maximum",
+        period: ONE_MINUTE,
+        label,
+      });
+    const dlqDepth = messagesIn(deadLetterQueue, "messages in the DLQ");
     const lambdaMetrics = (fn: IFunction, name: string) => ({
       errors: fn.metricErrors({ period: FIVE_MINUTES, statistic: "Sum", label: `${name} errors` }),
       throttles: fn.metricThrottles({
@@ -197,12 +199,10 @@ export class Operations extends Construct {
       });
     const delivered = notifierMetric("NotificationsDelivered", "delivered");
     const deliveryFailures = notifierMetric("NotificationsFailed", "failed attempts");
-    const notificationDlqDepth =
-      props.notificationDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        statistic: "Maximum",
-        period: ONE_MINUTE,
-        label: "notifications in the DLQ",
-      });
+    const notificationDlqDepth = messagesIn(
+      props.notificationDeadLetterQueue,
+      "notifications in the DLQ",
+    );
     const api = lambdaMetrics(apiFunction, "api");
     const compactor = lambdaMetrics(compactorFunction, "compactor");
     const notifier = lambdaMetrics(props.notifierFunction, "notifier");
@@ -263,13 +263,15 @@ export class Operations extends Construct {
     };
     const GT = ComparisonOperator.GREATER_THAN_THRESHOLD;
     const GTE = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
+    // A dead-letter queue holds what failed every attempt: one message is one too many.
+    const notEmpty = (id: string, depth: IMetric, description: string) =>
+      alarm(id, depth, { threshold: 0, comparison: GT, description });
     this.alarms = {
-      deadLetterQueueNotEmpty: alarm("DeadLetterQueueNotEmpty", dlqDepth, {
-        threshold: 0,
-        comparison: GT,
-        description:
-          "An evaluation message failed 5 receives and is in the DLQ: its turn was never evaluated. Read the compactor's auto_compaction.failed log lines, fix, then redrive the DLQ.",
-      }),
+      deadLetterQueueNotEmpty: notEmpty(
+        "DeadLetterQueueNotEmpty",
+        dlqDepth,
+        "An evaluation message failed 5 receives and is in the DLQ: its turn was never evaluated. Read the compactor's auto_compaction.failed log lines, fix, then redrive the DLQ.",
+      ),
       queueAge: alarm("QueueAge", queueAge, {
         threshold: settings.alarms.queueAgeSeconds,
         comparison: GT,
@@ -307,12 +309,11 @@ export class Operations extends Construct {
         description:
           "The HTTP API answered 5 or more 5xx in 5 minutes (unexpected errors, summarizer failures on manual compactions, throttling or timeouts).",
       }),
-      notificationsFailed: alarm("NotificationDeadLetterQueueNotEmpty", notificationDlqDepth, {
-        threshold: 0,
-        comparison: GT,
-        description:
-          "A notification failed every delivery attempt and is in the notification DLQ: a tenant's endpoint is down, answers non-2xx, or resolves to a refused address. Read the notifier's notification.failed log lines, then redrive the DLQ to the notification queue.",
-      }),
+      notificationsFailed: notEmpty(
+        "NotificationDeadLetterQueueNotEmpty",
+        notificationDlqDepth,
+        "A notification failed every delivery attempt and is in the notification DLQ: a tenant's endpoint is down, answers non-2xx, or resolves to a refused address. Read the notifier's notification.failed log lines, then redrive the DLQ to the notification queue.",
+      ),
     };
 
     // --- dashboard ---

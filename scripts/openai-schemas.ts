@@ -124,6 +124,17 @@ const SCHEMA_ONE = new Set([
 ]);
 /** Keywords whose value is an array of subschemas. */
 const SCHEMA_LISTS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
+/** Keywords that only annotate: a schema made of these alone accepts everything. */
+const ANNOTATIONS = new Set([
+  "title",
+  "description",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "examples",
+  "$comment",
+]);
 /** 2020-12 keywords copied as they are (assertions and annotations). */
 const VERBATIM = new Set([
   "type",
@@ -147,25 +158,7 @@ const VERBATIM = new Set([
   "format",
   "contentEncoding",
   "contentMediaType",
-  "title",
-  "description",
-  "default",
-  "deprecated",
-  "readOnly",
-  "writeOnly",
-  "examples",
-  "$comment",
-]);
-/** Keywords that only annotate: a schema made of these alone accepts everything. */
-const ANNOTATIONS = new Set([
-  "title",
-  "description",
-  "default",
-  "deprecated",
-  "readOnly",
-  "writeOnly",
-  "examples",
-  "$comment",
+  ...ANNOTATIONS,
 ]);
 /** Identifier keywords a component is not expected to carry. */
 const UNSUPPORTED = new Set([

@@ -1,32 +1,19 @@
 /** `autocompact evaluate`: the D50 trigger decision on a stream as stored. */
 import { evaluateStream } from "../../core/replay.ts";
 import { defineCommand, EXIT, write } from "../command.ts";
-import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
+import { INPUT_HELP, loadStream } from "../input.ts";
 import {
   CONFIG_HELP,
-  CONFIG_OPTIONS,
   configLayers,
   DISABLED_NOTE,
   MODEL_HELP,
-  MODEL_OPTIONS,
   modelInfo,
   nowMillis,
+  REPLAY_OPTIONS,
 } from "../options.ts";
-import {
-  SUMMARIZER_HELP,
-  SUMMARIZER_HINT,
-  SUMMARIZER_OPTIONS,
-  summarizerFromOptions,
-  summarizeWith,
-} from "../summarizer.ts";
+import { SUMMARIZER_HELP, SUMMARIZER_HINT, summarizeFromOptions } from "../summarizer.ts";
 
-const OPTIONS = {
-  ...FORMAT_OPTION,
-  ...CONFIG_OPTIONS,
-  ...MODEL_OPTIONS,
-  ...SUMMARIZER_OPTIONS,
-  now: { type: "string" },
-} as const;
+const OPTIONS = { ...REPLAY_OPTIONS, now: { type: "string" } } as const;
 
 const USAGE = `Usage: autocompact evaluate [FILE] [--context-window N] [--model ID]
                            [--config F]... [--enable] [--now RFC3339] [--format …]
@@ -73,15 +60,11 @@ summary, 2 bad usage.`;
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
   const model = modelInfo(values);
   const now = nowMillis(values.now, io.now);
-  const summarizer = await summarizerFromOptions(values, io.env);
+  const summarize = await summarizeFromOptions(values, io.env);
   const layers = await configLayers(values);
   const entries = await loadStream(positionals, values, io);
   const context = { layers, nowMillis: now, ...(model === undefined ? {} : { model }) };
-  const step = await evaluateStream(
-    entries,
-    context,
-    summarizer ? summarizeWith(summarizer) : undefined,
-  );
+  const step = await evaluateStream(entries, context, summarize);
   const decision = step.decision;
   if (decision.reason === "disabled") {
     await write(io.stderr, `autocompact: note: ${DISABLED_NOTE}\n`);

@@ -1,35 +1,21 @@
 /** `autocompact simulate`: replays a stream turn by turn with automatic compaction. */
 import { writeFile } from "node:fs/promises";
 import { summaryAudit } from "../../core/auto-compaction.ts";
-import { resolveContextWindow } from "../../core/catalog.ts";
 import { InvalidInputError, SummaryRequiredError } from "../../core/errors.ts";
 import { configForStream, simulateStream } from "../../core/replay.ts";
 import { defineCommand, EXIT, UsageError, write } from "../command.ts";
-import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
+import { INPUT_HELP, loadStream } from "../input.ts";
 import {
   CONFIG_HELP,
-  CONFIG_OPTIONS,
   configLayers,
   DISABLED_NOTE,
   MODEL_HELP,
-  MODEL_OPTIONS,
-  modelInfo,
+  REPLAY_OPTIONS,
+  requiredContextWindow,
 } from "../options.ts";
-import {
-  SUMMARIZER_HELP,
-  SUMMARIZER_HINT,
-  SUMMARIZER_OPTIONS,
-  summarizerFromOptions,
-  summarizeWith,
-} from "../summarizer.ts";
+import { SUMMARIZER_HELP, SUMMARIZER_HINT, summarizeFromOptions } from "../summarizer.ts";
 
-const OPTIONS = {
-  ...FORMAT_OPTION,
-  ...CONFIG_OPTIONS,
-  ...MODEL_OPTIONS,
-  ...SUMMARIZER_OPTIONS,
-  out: { type: "string" },
-} as const;
+const OPTIONS = { ...REPLAY_OPTIONS, out: { type: "string" } } as const;
 
 const USAGE = `Usage: autocompact simulate [FILE] --context-window N [--model ID]
                            [--config F]... [--enable] [--out F] [--format …]
@@ -74,17 +60,9 @@ Exit codes: 0 ok, 1 bad input or config (or a summary rule fired without a
 summarizer, or its summary failed), 2 bad usage.`;
 
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
-  const model = modelInfo(values);
-  const contextWindow = resolveContextWindow(model);
-  if (contextWindow === undefined) {
-    throw new UsageError(
-      values.model === undefined
-        ? "--context-window N is required (or a catalogued --model)"
-        : `the context window of model "${values.model}" is unknown: give --context-window N`,
-    );
-  }
+  const contextWindow = requiredContextWindow(values);
   if (values.out === "") throw new UsageError("--out needs a file path");
-  const summarizer = await summarizerFromOptions(values, io.env);
+  const summarize = await summarizeFromOptions(values, io.env);
   const layers = await configLayers(values);
   const entries = await loadStream(positionals, values, io);
   let simulation: Awaited<ReturnType<typeof simulateStream>>;
@@ -92,7 +70,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     simulation = await simulateStream(entries, {
       layers,
       model: { context_window: contextWindow },
-      ...(summarizer ? { summarize: summarizeWith(summarizer) } : {}),
+      ...(summarize ? { summarize } : {}),
     });
   } catch (error) {
     if (error instanceof SummaryRequiredError) {

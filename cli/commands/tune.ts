@@ -2,7 +2,6 @@
 import { readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { stringify as toToml } from "smol-toml";
-import { resolveContextWindow } from "../../core/catalog.ts";
 import { type AutoConfigLayer, resolveAutoConfig, toConfigTree } from "../../core/config.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import { type Entry, parseStream } from "../../core/events.ts";
@@ -29,13 +28,14 @@ import {
 import { SERVICE_HELP, serviceClient } from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
-import { CONFIG_OPTIONS, configLayers, MODEL_HELP, MODEL_OPTIONS, modelInfo } from "../options.ts";
 import {
-  SUMMARIZER_HELP,
-  SUMMARIZER_OPTIONS,
-  summarizerFromOptions,
-  summarizeWith,
-} from "../summarizer.ts";
+  CONFIG_OPTIONS,
+  configLayers,
+  MODEL_HELP,
+  MODEL_OPTIONS,
+  requiredContextWindow,
+} from "../options.ts";
+import { SUMMARIZER_HELP, SUMMARIZER_OPTIONS, summarizeFromOptions } from "../summarizer.ts";
 import { tuneHtml } from "../tune-html.ts";
 
 const OPTIONS = {
@@ -295,14 +295,7 @@ function perConversation(
 }
 
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
-  const contextWindow = resolveContextWindow(modelInfo(values));
-  if (contextWindow === undefined) {
-    throw new UsageError(
-      values.model === undefined
-        ? "--context-window N is required (or a catalogued --model)"
-        : `the context window of model "${values.model}" is unknown: give --context-window N`,
-    );
-  }
+  const contextWindow = requiredContextWindow(values);
   if (values.html === "") throw new UsageError("--html needs a file path");
   const price = cacheReadPrice(values["cache-read-price"]);
   let configs: TuneConfig[];
@@ -314,12 +307,10 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     if (error instanceof InvalidInputError) throw new UsageError(error.message);
     throw error;
   }
-  const summarizer = await summarizerFromOptions(values, io.env);
-  const standIn = !summarizer && configs.some((config) => config.summary);
+  const summarize = await summarizeFromOptions(values, io.env);
+  const standIn = !summarize && configs.some((config) => config.summary);
   const conversations = await loadConversations(positionals, values, io);
-  const summarizers = conversations.map(() =>
-    cachedSummaries(summarizer ? summarizeWith(summarizer) : standInSummary),
-  );
+  const summarizers = conversations.map(() => cachedSummaries(summarize ?? standInSummary));
   const runOne = (config: TuneConfig, index: number, curves = false) =>
     tuneConversation((conversations[index] as Conversation).prepared, config, {
       contextWindow,

@@ -8,19 +8,9 @@ import {
   ConverseCommand,
   type ConverseResponse,
 } from "@aws-sdk/client-bedrock-runtime";
-import { buildSummaryMessages, type TranscriptBudget } from "../../core/transcript.ts";
 import { SummarizerError } from "../errors.ts";
 import type { SummarizeOptions, Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
-import {
-  bandName,
-  DEFAULT_MAX_OUTPUT_TOKENS,
-  DEFAULT_SUMMARY_TIMEOUT_MS,
-  elapsedMs,
-  positiveOption,
-  requireText,
-  type SummarizerOptions,
-  withTimeout,
-} from "./common.ts";
+import { bandName, ModelCaller, requireText, type SummarizerOptions } from "./common.ts";
 
 /** Options of {@link BedrockSummarizer}. */
 export interface BedrockSummarizerOptions extends SummarizerOptions {
@@ -35,9 +25,7 @@ const REFUSALS = new Set(["guardrail_intervened", "content_filtered"]);
 export class BedrockSummarizer implements Summarizer {
   readonly #client: BedrockRuntimeClient;
   readonly #defaultModelId: string;
-  readonly #maxOutputTokens: number;
-  readonly #timeoutMs: number;
-  readonly #transcript: TranscriptBudget;
+  readonly #caller: ModelCaller;
 
   constructor(client: BedrockRuntimeClient, options: BedrockSummarizerOptions) {
     if (options.defaultModelId.trim() === "") {
@@ -45,28 +33,20 @@ export class BedrockSummarizer implements Summarizer {
     }
     this.#client = client;
     this.#defaultModelId = options.defaultModelId;
-    this.#maxOutputTokens = positiveOption(
-      "maxOutputTokens",
-      options.maxOutputTokens,
-      DEFAULT_MAX_OUTPUT_TOKENS,
-    );
-    this.#timeoutMs = positiveOption("timeoutMs", options.timeoutMs, DEFAULT_SUMMARY_TIMEOUT_MS);
-    this.#transcript = options.transcript ?? {};
+    this.#caller = new ModelCaller(options);
   }
 
   async summarize(request: SummaryRequest, options?: SummarizeOptions): Promise<SummaryResult> {
     const model = request.model ?? this.#defaultModelId;
     const what = `bedrock converse (${model}) summarizing ${bandName(request)}`;
-    const { system, user } = buildSummaryMessages(request, this.#transcript);
+    const { system, user } = this.#caller.prompt(request);
     const command = new ConverseCommand({
       modelId: model,
       system: [{ text: system }],
       messages: [{ role: "user", content: [{ text: user }] }],
-      inferenceConfig: { maxTokens: this.#maxOutputTokens },
+      inferenceConfig: { maxTokens: this.#caller.maxOutputTokens },
     });
-    const started = performance.now();
-    const response: ConverseResponse = await withTimeout(
-      this.#timeoutMs,
+    const { answer: response, latencyMs: latency } = await this.#caller.call<ConverseResponse>(
       { what, model },
       (abortSignal) => this.#client.send(command, { abortSignal }),
       (error) => {
@@ -83,7 +63,6 @@ export class BedrockSummarizer implements Summarizer {
       },
       options?.signal,
     );
-    const latency = elapsedMs(started);
     if (response.stopReason && REFUSALS.has(response.stopReason)) {
       throw new SummarizerError(`${what}: the model refused (stop reason ${response.stopReason})`, {
         model,

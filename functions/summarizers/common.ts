@@ -1,9 +1,13 @@
 /**
  * What both summarizer adapters share: option defaults and checks, the
- * timeout (an `AbortSignal` that fires after `timeoutMs`), and the rule that
- * an empty answer is an error, never a summary.
+ * prompt, the timeout (an `AbortSignal` that fires after `timeoutMs`), and the
+ * rule that an empty answer is an error, never a summary.
  */
-import type { TranscriptBudget } from "../../core/transcript.ts";
+import {
+  buildSummaryMessages,
+  type SummaryMessages,
+  type TranscriptBudget,
+} from "../../core/transcript.ts";
 import { EmptySummaryError, SummarizerError } from "../errors.ts";
 import type { SummaryRequest } from "../ports.ts";
 
@@ -28,7 +32,7 @@ export interface SummarizerOptions {
 }
 
 /** Validates a positive whole-number option. */
-export function positiveOption(name: string, value: number | undefined, fallback: number): number {
+function positiveOption(name: string, value: number | undefined, fallback: number): number {
   const resolved = value ?? fallback;
   if (!Number.isSafeInteger(resolved) || resolved <= 0) {
     throw new RangeError(`${name} must be a positive whole number (got ${String(value)})`);
@@ -48,7 +52,7 @@ export function bandName(request: Pick<SummaryRequest, "from_turn" | "to_turn">)
  * adapter's timeout, or the time waited until the deadline; any other failure
  * is passed to `wrap` (which returns the error to throw).
  */
-export async function withTimeout<T>(
+async function withTimeout<T>(
   timeoutMs: number,
   describe: { readonly what: string; readonly model: string },
   call: (signal: AbortSignal) => Promise<T>,
@@ -92,6 +96,46 @@ export function requireText(text: string, what: string): string {
 }
 
 /** Milliseconds since `started` (a `performance.now()` reading), rounded. */
-export function elapsedMs(started: number): number {
+function elapsedMs(started: number): number {
   return Math.max(0, Math.round(performance.now() - started));
+}
+
+/**
+ * What both adapters do around their one request to a model: the options
+ * checked once (a `RangeError` names the bad one), the prompt built from the
+ * request's raw events, and the request bounded by the timeout and the
+ * caller's deadline, and timed.
+ */
+export class ModelCaller {
+  /** Answer length limit in tokens. */
+  readonly maxOutputTokens: number;
+  readonly #timeoutMs: number;
+  readonly #transcript: TranscriptBudget;
+
+  constructor(options: SummarizerOptions) {
+    this.maxOutputTokens = positiveOption(
+      "maxOutputTokens",
+      options.maxOutputTokens,
+      DEFAULT_MAX_OUTPUT_TOKENS,
+    );
+    this.#timeoutMs = positiveOption("timeoutMs", options.timeoutMs, DEFAULT_SUMMARY_TIMEOUT_MS);
+    this.#transcript = options.transcript ?? {};
+  }
+
+  /** The system and user messages asking for `request`'s summary (core/transcript.ts). */
+  prompt(request: SummaryRequest): SummaryMessages {
+    return buildSummaryMessages(request, this.#transcript);
+  }
+
+  /** `call` under {@link withTimeout}'s rules, with its latency in ms. */
+  async call<T>(
+    describe: { readonly what: string; readonly model: string },
+    call: (signal: AbortSignal) => Promise<T>,
+    wrap: (error: unknown) => Error,
+    deadline?: AbortSignal,
+  ): Promise<{ readonly answer: T; readonly latencyMs: number }> {
+    const started = performance.now();
+    const answer = await withTimeout(this.#timeoutMs, describe, call, wrap, deadline);
+    return { answer, latencyMs: elapsedMs(started) };
+  }
 }

@@ -12,19 +12,9 @@
  */
 import * as z from "zod";
 import { issueLines } from "../../core/issues.ts";
-import { buildSummaryMessages, type TranscriptBudget } from "../../core/transcript.ts";
 import { SummarizerError } from "../errors.ts";
 import type { SummarizeOptions, Summarizer, SummaryRequest, SummaryResult } from "../ports.ts";
-import {
-  bandName,
-  DEFAULT_MAX_OUTPUT_TOKENS,
-  DEFAULT_SUMMARY_TIMEOUT_MS,
-  elapsedMs,
-  positiveOption,
-  requireText,
-  type SummarizerOptions,
-  withTimeout,
-} from "./common.ts";
+import { bandName, ModelCaller, requireText, type SummarizerOptions } from "./common.ts";
 
 /** Options of {@link OpenAiCompatibleSummarizer}. */
 export interface OpenAiCompatibleOptions extends SummarizerOptions {
@@ -86,9 +76,7 @@ export class OpenAiCompatibleSummarizer implements Summarizer {
   readonly #url: string;
   readonly #apiKey: string | undefined;
   readonly #defaultModelId: string | undefined;
-  readonly #maxOutputTokens: number;
-  readonly #timeoutMs: number;
-  readonly #transcript: TranscriptBudget;
+  readonly #caller: ModelCaller;
   readonly #fetch: typeof fetch;
 
   constructor(options: OpenAiCompatibleOptions) {
@@ -106,13 +94,7 @@ export class OpenAiCompatibleSummarizer implements Summarizer {
     this.#url = `${base.href.replace(/\/+$/, "")}/chat/completions`;
     this.#apiKey = options.apiKey || undefined;
     this.#defaultModelId = options.defaultModelId || undefined;
-    this.#maxOutputTokens = positiveOption(
-      "maxOutputTokens",
-      options.maxOutputTokens,
-      DEFAULT_MAX_OUTPUT_TOKENS,
-    );
-    this.#timeoutMs = positiveOption("timeoutMs", options.timeoutMs, DEFAULT_SUMMARY_TIMEOUT_MS);
-    this.#transcript = options.transcript ?? {};
+    this.#caller = new ModelCaller(options);
     this.#fetch = options.fetch ?? globalThis.fetch;
   }
 
@@ -120,23 +102,24 @@ export class OpenAiCompatibleSummarizer implements Summarizer {
     const model = request.model ?? this.#defaultModelId;
     const shown = model ?? "the server's default model";
     const what = `${this.#url} (${shown}) summarizing ${bandName(request)}`;
-    const { system, user } = buildSummaryMessages(request, this.#transcript);
+    const { system, user } = this.#caller.prompt(request);
     const body = JSON.stringify({
       ...(model === undefined ? {} : { model }),
       messages: [
         { role: "system", content: system },
         { role: "user", content: user },
       ],
-      max_tokens: this.#maxOutputTokens,
+      max_tokens: this.#caller.maxOutputTokens,
     });
     const headers: Record<string, string> = {
       "content-type": "application/json",
       accept: "application/json",
       ...(this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {}),
     };
-    const started = performance.now();
-    const { status, text: answer } = await withTimeout(
-      this.#timeoutMs,
+    const {
+      answer: { status, text: answer },
+      latencyMs: latency,
+    } = await this.#caller.call(
       { what, model: shown },
       async (signal) => {
         const response = await this.#fetch(this.#url, { method: "POST", headers, body, signal });
@@ -152,7 +135,6 @@ export class OpenAiCompatibleSummarizer implements Summarizer {
       },
       options?.signal,
     );
-    const latency = elapsedMs(started);
     if (status < 200 || status > 299) {
       throw new SummarizerError(`${what}: HTTP ${status}: ${errorMessage(answer)}`, {
         upstreamStatus: status,
