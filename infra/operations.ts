@@ -266,6 +266,9 @@ export class Operations extends Construct {
     // A dead-letter queue holds what failed every attempt: one message is one too many.
     const notEmpty = (id: string, depth: IMetric, description: string) =>
       alarm(id, depth, { threshold: 0, comparison: GT, description });
+    // A function's errors and failed records are faults: one raises the alarm.
+    const anyFailure = (id: string, failures: IMetric, description: string, periods = 1) =>
+      alarm(id, failures, { threshold: 1, comparison: GTE, periods, description });
     this.alarms = {
       deadLetterQueueNotEmpty: notEmpty(
         "DeadLetterQueueNotEmpty",
@@ -284,25 +287,22 @@ export class Operations extends Construct {
         periods: 2,
         description: `The p99 evaluation lag (a turn's post to the evaluation that decided on it, EvaluationLagMs) is over ${settings.alarms.evaluationLagSeconds} s for 10 minutes: reads with after_turn wait that long or answer evaluation-pending. See the queue's age, compactor throttles and max concurrency, and slow summaries (EvaluationMs).`,
       }),
-      compactorErrors: alarm("CompactorErrors", compactor.errors, {
-        threshold: 1,
-        comparison: GTE,
-        description:
-          "The compactor Lambda failed whole invocations (crash, timeout, or a cold start rejecting its environment). Record failures are counted by the Failed metric instead.",
-      }),
-      compactorFailedRecords: alarm("CompactorFailedRecords", failedRecords, {
-        threshold: 1,
-        comparison: GTE,
-        periods: 3,
-        description:
-          "Evaluation records have failed in each of the last 3 five-minute periods (store contention, summarizer errors, invalid messages). Failed records are retried and end in the DLQ after 5 receives.",
-      }),
-      apiErrors: alarm("ApiErrors", api.errors, {
-        threshold: 1,
-        comparison: GTE,
-        description:
-          "The api Lambda failed invocations (crash, timeout, or a cold start rejecting its environment); clients got 5xx from API Gateway.",
-      }),
+      compactorErrors: anyFailure(
+        "CompactorErrors",
+        compactor.errors,
+        "The compactor Lambda failed whole invocations (crash, timeout, or a cold start rejecting its environment). Record failures are counted by the Failed metric instead.",
+      ),
+      compactorFailedRecords: anyFailure(
+        "CompactorFailedRecords",
+        failedRecords,
+        "Evaluation records have failed in each of the last 3 five-minute periods (store contention, summarizer errors, invalid messages). Failed records are retried and end in the DLQ after 5 receives.",
+        3,
+      ),
+      apiErrors: anyFailure(
+        "ApiErrors",
+        api.errors,
+        "The api Lambda failed invocations (crash, timeout, or a cold start rejecting its environment); clients got 5xx from API Gateway.",
+      ),
       api5xx: alarm("Api5xx", api5xx, {
         threshold: 5,
         comparison: GTE,
