@@ -15,13 +15,14 @@ const OPTIONS = {
   host: { type: "string" },
   "data-dir": { type: "string" },
   "in-memory": { type: "boolean" },
+  endpoint: { type: "string" },
 } as const;
 
 /** The key of the dev tenant when `AUTOCOMPACT_DEV_KEY` is not set. */
 export const DEFAULT_DEV_KEY = LOCAL_DEV_KEY;
 
 const USAGE = `Usage: autocompact serve [--port N] [--host H] [--data-dir DIR | --in-memory]
-                       [--config F]... [--enable]
+                       [--endpoint URL] [--config F]... [--enable]
 
 Runs the whole service on this machine: DynamoDB Local (needs Java 17+), the
 HTTP API, and the compactor on an in-process queue with SQS semantics. Logs are
@@ -33,6 +34,9 @@ pending evaluation.
   --host H        address to bind (default $HOST, else 127.0.0.1)
   --data-dir DIR  where data lives (default $AUTOCOMPACT_DATA_DIR, else .data)
   --in-memory     keep nothing on disk
+  --endpoint URL  use a DynamoDB Local already running there instead of
+                  starting one (it is neither started nor stopped); the
+                  database is the one $AWS_ACCESS_KEY_ID selects, else a new one
   --config F      the service config layer: a TOML file rooted like D50
                   ([conversation.compaction.auto]) or inline JSON; also
                   $AUTOCOMPACT_CONFIG (JSON tree); repeatable, later wins
@@ -58,6 +62,23 @@ async function localSummarizer(env: Readonly<Record<string, string | undefined>>
   }
 }
 
+/**
+ * A running DynamoDB Local (`--endpoint`) and the database on it: DynamoDB
+ * Local keeps one database per access key id, so the environment's key selects
+ * one, and without a key a random one gives the service a new, empty database.
+ */
+async function existingDatabase(
+  endpoint: string,
+  env: Readonly<Record<string, string | undefined>>,
+) {
+  if (!URL.canParse(endpoint)) throw new UsageError(`--endpoint must be a URL (got "${endpoint}")`);
+  const { randomCredentials } = await import("../../functions/local/dynamodb-local.ts");
+  const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey } = env;
+  const credentials =
+    accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : randomCredentials();
+  return { endpoint, credentials };
+}
+
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const portText = values.port ?? io.env.PORT ?? "8787";
@@ -81,6 +102,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     logLevel: io.env.LOG_LEVEL ?? "INFO",
     ...(layers.length > 0 ? { config: mergeLayers(...layers) } : {}),
     ...(summarizer ? { summarizer } : {}),
+    ...(values.endpoint ? { database: await existingDatabase(values.endpoint, io.env) } : {}),
   };
   const { SetupError } = await import("../../functions/errors.ts");
   let service: Awaited<ReturnType<typeof startLocalService>>;

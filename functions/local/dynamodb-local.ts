@@ -141,7 +141,8 @@ export function readLocalDatabase(dataDir: string): {
 const SHARED_DB_FILE = "shared-local-instance.db";
 
 /** New random credentials (DynamoDB Local names its database file after the key id). */
-function randomCredentials(): LocalCredentials {
+/** A new database's credentials: a random access key id selects an empty database of its own. */
+export function randomCredentials(): LocalCredentials {
   return {
     accessKeyId: `AKLOCAL${randomBytes(10).toString("hex").toUpperCase()}`,
     secretAccessKey: randomBytes(30).toString("base64url"),

@@ -38,6 +38,7 @@ import { DynamoWebhookReceipts } from "../store/webhook-receipts-dynamodb.ts";
 import { localAdmin } from "./admin.ts";
 import { answerClientError } from "./client-error.ts";
 import {
+  type DynamoDbLocal,
   LOCAL_TABLE,
   type LocalCredentials,
   localClientConfig,
@@ -64,6 +65,13 @@ export interface LocalServiceOptions {
   readonly visibilityTimeoutMs?: number;
   /** The pause between notification attempts (full jitter, capped at 30 s); injectable for tests. */
   readonly notificationBackoff?: BackoffOptions;
+  /**
+   * A DynamoDB Local already running, and the credentials of the database to
+   * use on it, instead of a server of the service's own: the tests share one
+   * server (a Java start each costs seconds). The service neither starts nor
+   * stops it; with fresh credentials the database is the service's alone.
+   */
+  readonly database?: Pick<DynamoDbLocal, "endpoint" | "credentials">;
 }
 
 /** A running local service. */
@@ -98,7 +106,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   });
   if (!options.inMemory) await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const dataDir = options.inMemory ? undefined : localDatabaseDir(options.dataDir);
-  const dynamo = await startDynamoDbLocal({ dataDir, killOnSignals: false });
+  const dynamo = options.database
+    ? { ...options.database, stop: async () => {} }
+    : await startDynamoDbLocal({ dataDir, killOnSignals: false });
   try {
     return await wire(options, logger, dynamo);
   } catch (error) {
@@ -111,7 +121,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 async function wire(
   options: LocalServiceOptions,
   logger: Logger,
-  dynamo: Awaited<ReturnType<typeof startDynamoDbLocal>>,
+  dynamo: Pick<DynamoDbLocal, "endpoint" | "credentials" | "stop">,
 ): Promise<LocalService> {
   const client = new DynamoDBClient(localClientConfig(dynamo));
   await createTable(client, LOCAL_TABLE);

@@ -20,6 +20,7 @@ import {
   replayGenerated,
   watchPage,
 } from "../helpers/browser.ts";
+import { sharedDatabase } from "../helpers/local-runtime.ts";
 
 const KEY = "console-e2e-key";
 const REPLAYED = "console-replayed";
@@ -61,6 +62,7 @@ beforeAll(async () => {
   vi.stubEnv("POWERTOOLS_METRICS_DISABLED", "true");
   service = await startLocalService({
     port: 0,
+    database: sharedDatabase(),
     host: "127.0.0.1",
     dataDir: dir,
     inMemory: true,

@@ -15,6 +15,7 @@ import { SummarizerError } from "../../functions/errors.ts";
 import { type LocalService, startLocalService } from "../../functions/local/runtime.ts";
 import type { Summarizer } from "../../functions/ports.ts";
 import { runCli } from "../helpers/cli.ts";
+import { sharedDatabase } from "../helpers/local-runtime.ts";
 
 const KEY = "dlq-e2e-key";
 const CONVERSATION = "dlq-e2e";
@@ -41,6 +42,7 @@ beforeAll(async () => {
   vi.stubEnv("POWERTOOLS_METRICS_DISABLED", "true");
   service = await startLocalService({
     port: 0,
+    database: sharedDatabase(),
     host: "127.0.0.1",
     dataDir: dir,
     inMemory: true,

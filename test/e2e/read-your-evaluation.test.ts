@@ -33,6 +33,7 @@ import { simulateStream } from "../../core/replay.ts";
 import { splitTurns } from "../../core/turns.ts";
 import { type LocalService, startLocalService } from "../../functions/local/runtime.ts";
 import { prng, text } from "../helpers/conversation.ts";
+import { sharedDatabase } from "../helpers/local-runtime.ts";
 
 const KEY = "e2e-key";
 const WINDOW = 16_000;
@@ -58,6 +59,7 @@ beforeAll(async () => {
   vi.stubEnv("POWERTOOLS_METRICS_DISABLED", "true");
   service = await startLocalService({
     port: 0,
+    database: sharedDatabase(),
     host: "127.0.0.1",
     dataDir: dir,
     inMemory: true,

@@ -10,11 +10,22 @@ import { join } from "node:path";
 import { expect, vi } from "vitest";
 import type { Entry } from "../../core/events.ts";
 import { splitTurns } from "../../core/turns.ts";
+import { randomCredentials } from "../../functions/local/dynamodb-local.ts";
 import {
   type LocalService,
   type LocalServiceOptions,
   startLocalService,
 } from "../../functions/local/runtime.ts";
+import { localEndpoint } from "./dynamodb.ts";
+
+/**
+ * A database of its own on the run's DynamoDB Local (test/setup/dynamodb.ts),
+ * for a runtime that need not own its Java process: fresh credentials select
+ * an empty database (functions/local/dynamodb-local.ts).
+ */
+export function sharedDatabase(): NonNullable<LocalServiceOptions["database"]> {
+  return { endpoint: localEndpoint(), credentials: randomCredentials() };
+}
 
 /** The dev tenant's API key of a {@link startTestRuntime} runtime. */
 export const RUNTIME_KEY = "e2e-key";
@@ -68,6 +79,7 @@ export async function startTestRuntime(
     inMemory: true,
     devKey: RUNTIME_KEY,
     logLevel: "ERROR",
+    database: sharedDatabase(),
     ...options,
   });
 
