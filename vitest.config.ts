@@ -30,7 +30,7 @@ export default defineConfig({
     // this project's 2-core machines. The integration suites mostly wait
     // (DynamoDB Local, a child process, a server), so three workers keep
     // both cores busy; the unit suites are CPU-bound and run as many as cores.
-    maxWorkers: 3,
+    maxWorkers: 4,
     projects: [
       {
         test: {
@@ -43,6 +43,11 @@ export default defineConfig({
             "test/**/*.test.ts",
           ],
           exclude: ["**/node_modules/**", ...INTEGRATION],
+          // Pure and in-process tests share their workers' module cache:
+          // importing zod, hono and the SDKs once per worker rather than
+          // once per file halves the project's time. A test that changes
+          // global state undoes it (vi.unstubAllEnvs, a mock's restore).
+          isolate: false,
         },
       },
       {

@@ -13,7 +13,7 @@ import {
   StartMessageMoveTaskCommand,
 } from "@aws-sdk/client-sqs";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Io } from "./command.ts";
 import { command } from "./commands/dlq.ts";
 
@@ -26,6 +26,12 @@ const dynamo = mockClient(DynamoDBClient);
 afterEach(() => {
   sqs.reset();
   dynamo.reset();
+});
+
+// The unit project shares workers between files: give the real clients back.
+afterAll(() => {
+  sqs.restore();
+  dynamo.restore();
 });
 
 async function dlq(...argv: string[]): Promise<{ code: number; lines: unknown[] }> {

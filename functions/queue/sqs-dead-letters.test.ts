@@ -7,7 +7,7 @@ import {
   StartMessageMoveTaskCommand,
 } from "@aws-sdk/client-sqs";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { QueueError } from "../errors.ts";
 import { describeDeadLetter } from "./dead-letters.ts";
 import { SqsDeadLetters } from "./sqs-dead-letters.ts";
@@ -21,6 +21,11 @@ const sqs = mockClient(SQSClient);
 
 afterEach(() => {
   sqs.reset();
+});
+
+// The unit project shares workers between files: give the real clients back.
+afterAll(() => {
+  sqs.restore();
 });
 
 const newAdmin = () =>

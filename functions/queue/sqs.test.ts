@@ -1,6 +1,6 @@
 import { SendMessageCommand, SQSClient, SQSServiceException } from "@aws-sdk/client-sqs";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { QueueError } from "../errors.ts";
 import { decodeMessageBody, messageDeduplicationId, messageGroupId } from "./message.ts";
 import { SqsTurnQueue } from "./sqs.ts";
@@ -12,6 +12,11 @@ const sqs = mockClient(SQSClient);
 
 afterEach(() => {
   sqs.reset();
+});
+
+// The unit project shares workers between files: give the real clients back.
+afterAll(() => {
+  sqs.restore();
 });
 
 const newQueue = () => new SqsTurnQueue(new SQSClient({ region: "eu-west-1" }), QUEUE_URL);
