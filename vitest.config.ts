@@ -28,8 +28,8 @@ export default defineConfig({
   test: {
     // Vitest's default is one worker per core less one: a single worker on
     // this project's 2-core machines. The integration suites mostly wait
-    // (DynamoDB Local, a child process, a server), so three workers keep
-    // both cores busy; the unit suites are CPU-bound and run as many as cores.
+    // (DynamoDB Local, a child process, a server), so four workers keep
+    // both cores busy while they wait (docs/architecture.md §11).
     maxWorkers: 4,
     projects: [
       {

@@ -187,4 +187,14 @@ describe("turnConfigLayers", () => {
     expect(error.issues[0]?.pointer).toBe("/events/1/delta");
     expect(error.issues[0]?.detail).toMatch(/^conversation\.compaction\.auto\.trigger_ratio: /);
   });
+
+  it("lets an error that is not the delta's fault through as it is", () => {
+    const hostile = {
+      get conversation(): never {
+        throw new RangeError("boom");
+      },
+    };
+    const entry = { type: "config_delta", timestamp: T, delta: hostile } as Entry;
+    expect(() => turnConfigLayers([start, entry])).toThrow(RangeError);
+  });
 });

@@ -18,7 +18,7 @@
  * - the turn number is bounded by the route schema (the store's keys); whether
  *   it is the next turn depends on the stored conversation (a 409, not a 400).
  */
-import { type AutoConfigLayer, type ConfigError, parseConfigTree } from "./config.ts";
+import { type AutoConfigLayer, ConfigError, parseConfigTree } from "./config.ts";
 import { InvalidInputError, PROBLEM_VARIANTS } from "./errors.ts";
 import { type Entry, parseStream } from "./events.ts";
 import { FORMAT_NAMES, PROVIDER_FORMATS, type ProviderFormatName } from "./formats/index.ts";
@@ -153,8 +153,9 @@ function parseTurnConfig(entry: Entry, index: number): AutoConfigLayer {
   try {
     return parseConfigTree((entry as { delta?: unknown }).delta ?? {});
   } catch (error) {
-    // parseConfigTree throws only ConfigError, whose messages name each bad key.
-    const { messages } = error as ConfigError;
+    // A ConfigError's messages name each bad key; anything else is not the turn's fault.
+    if (!(error instanceof ConfigError)) throw error;
+    const { messages } = error;
     throw new InvalidInputError(joinIssues(messages.map((m) => `events[${index}].delta: ${m}`)), {
       ...PROBLEM_VARIANTS.invalidTurn,
       issues: messages.map((detail) => ({ pointer: `/events/${index}/delta`, detail })),

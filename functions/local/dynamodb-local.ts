@@ -140,7 +140,6 @@ export function readLocalDatabase(dataDir: string): {
 /** Where `-sharedDb` kept everything (data directories of earlier versions). */
 const SHARED_DB_FILE = "shared-local-instance.db";
 
-/** New random credentials (DynamoDB Local names its database file after the key id). */
 /** A new database's credentials: a random access key id selects an empty database of its own. */
 export function randomCredentials(): LocalCredentials {
   return {

@@ -95,7 +95,7 @@ export class UpdateExpressionBuilder {
   }
 
   /**
-   * SETs the list index's keys (dynamodb-table.ts `listIndex`): the
+   * SETs the list index's keys (table-definition.ts `listIndex`): the
    * conversation is `tenant`'s, active at `nowMs`.
    */
   active(listPk: string, nowMs: number): this {

@@ -47,7 +47,7 @@ export function parsePartitionKey(pk: string): ConversationRef | undefined {
 
 /**
  * The list index's partition key of a tenant (the HEAD items' `list_pk`,
- * see dynamodb-table.ts `listIndex`): escaped as in {@link partitionKey}.
+ * see table-definition.ts `listIndex`): escaped as in {@link partitionKey}.
  */
 export function listPartitionKey(tenant: string): string {
   return `T#${escapeId(tenant, "tenant")}`;

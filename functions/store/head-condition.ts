@@ -3,8 +3,10 @@
  * (clauses comparing head fields with values) that both stores read: the
  * memory store and the DynamoDB store's pre-check evaluate them on a head
  * they hold ({@link headConflict}), the DynamoDB store renders them into a
- * ConditionExpression (dynamodb-expressions.ts `condition`), and the conflict
- * message of either comes from the same clauses ({@link describeHead}).
+ * ConditionExpression (dynamodb-expressions.ts `condition`), and the memory
+ * store's conflict messages come from the same clauses ({@link describeHead});
+ * DynamoDB answers a failed condition without the head, so its messages say
+ * what the write expected.
  *
  * Every condition also requires a live head: one with `deleting` set (a
  * delete under way) fails it. A field the head lacks holds its value in

@@ -21,7 +21,9 @@ import { localEndpoint } from "./dynamodb.ts";
 /**
  * A database of its own on the run's DynamoDB Local (test/setup/dynamodb.ts),
  * for a runtime that need not own its Java process: fresh credentials select
- * an empty database (functions/local/dynamodb-local.ts).
+ * an empty database (functions/local/dynamodb-local.ts). That holds only on a
+ * server without `-sharedDb`, as the run's own is; an external one set by
+ * `AUTOCOMPACT_TEST_DYNAMODB_ENDPOINT` must be started the same way.
  */
 export function sharedDatabase(): NonNullable<LocalServiceOptions["database"]> {
   return { endpoint: localEndpoint(), credentials: randomCredentials() };

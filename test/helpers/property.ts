@@ -20,7 +20,7 @@ function scale(): number {
 }
 
 /** The run count of a property whose base count is `base`, under the run's scale. */
-export function runCount(base: number): number {
+function runCount(base: number): number {
   return Math.max(1, Math.round(base * scale()));
 }
 

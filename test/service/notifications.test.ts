@@ -370,6 +370,10 @@ describe("the EventBridge publisher", () => {
   afterEach(() => {
     events.reset();
   });
+  // The unit project shares workers between files: give the real client back.
+  afterAll(() => {
+    events.restore();
+  });
 
   it("puts each notification on the bus (source autocompact, detail-type its type), ten per call", async () => {
     events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [] });
