@@ -57,6 +57,10 @@ export default defineConfig({
           include: INTEGRATION,
           // One in-memory DynamoDB Local for the whole run (needs Java 17+).
           globalSetup: ["test/setup/dynamodb.ts"],
+          // As in unit: each worker imports the SDKs, hono and zod once.
+          // Entry points read their environment at import (a cold start):
+          // only test/cdk/stack.test.ts imports them, under its own stubs.
+          isolate: false,
         },
       },
     ],
