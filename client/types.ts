@@ -241,7 +241,14 @@ export interface AutoConfigLayer {
   trigger_ratio?: number;
   min_turns?: number;
   rule?: RuleLayer;
+  estimator?: EstimatorSetting;
+  reserve_tokens?: number;
+  min_gain_tokens?: number;
+  min_band_turns?: number;
 }
+
+/** How the trigger turns characters into tokens: D50's chars / 4, a fit to reported usage, or the fit once 3 turns carry usage. */
+export type EstimatorSetting = "chars" | "calibrated" | "auto";
 
 /** `PUT /v1/conversations/{id}/config`: the D50 config tree. */
 export interface ConfigTree {
@@ -357,6 +364,10 @@ export interface EffectiveConfig {
     tool_calls: ToolCallMode | null;
     summary: SummaryRuleConfig | null;
   };
+  estimator: EstimatorSetting;
+  reserve_tokens: number;
+  min_gain_tokens: number;
+  min_band_turns: number;
 }
 
 /** A conversation as `GET /v1/conversations` lists it. */

@@ -32,6 +32,10 @@ describe("auto configuration", () => {
       trigger_ratio: 0.75,
       min_turns: 5,
       rule: { keep_first: 1, keep_last: 3, reasoning: "strip", tool_calls: "strip", summary: null },
+      estimator: "auto",
+      reserve_tokens: 0,
+      min_gain_tokens: 0,
+      min_band_turns: 1,
     });
     expect(resolveAutoConfig()).toEqual(DEFAULT_AUTO_CONFIG);
   });
@@ -112,6 +116,13 @@ describe("auto configuration", () => {
     [{ min_turns: 2.5 }, "min_turns: must be a whole number of turns"],
     [{ min_turns: "5" }, "min_turns: must be a whole number of turns"],
     [{ min_turns: -1 }, "min_turns: must be 0 or more"],
+    [{ estimator: "tiktoken" }, 'estimator: must be "chars", "calibrated" or "auto"'],
+    [{ reserve_tokens: -1 }, "reserve_tokens: must be 0 or more"],
+    [{ reserve_tokens: "8k" }, "reserve_tokens: must be a number of tokens"],
+    [{ min_gain_tokens: -0.5 }, "min_gain_tokens: must be 0 or more"],
+    [{ min_gain_tokens: 1e300 }, "min_gain_tokens: must be at most 9007199254740991"],
+    [{ min_band_turns: 0 }, "min_band_turns: must be 1 or more"],
+    [{ min_band_turns: 1.5 }, "min_band_turns: must be a whole number of turns"],
     [{ rule: { keep_first: 0.5 } }, "rule.keep_first: must be a whole number of turns"],
     [{ rule: { keep_last: -1 } }, "rule.keep_last: must be 0 or more"],
     [{ rule: { reasoning: "keep" } }, 'rule.reasoning: Invalid input: expected "strip"'],
@@ -156,8 +167,32 @@ describe("auto configuration", () => {
         tool_calls: "strip-requests",
         summary: { instructions: "Keep every decision.", model: { id: "m" } },
       },
+      estimator: "calibrated",
+      reserve_tokens: 0,
+      min_gain_tokens: 0,
+      min_band_turns: 1,
     };
     expect(parseAutoLayer(layer)).toEqual(layer);
+  });
+
+  it("merges and resolves the estimator and the guards key by key", () => {
+    const layers = [
+      { estimator: "chars", reserve_tokens: 8_000, min_band_turns: 4 },
+      { estimator: "calibrated", min_gain_tokens: 1_500.5 },
+      { min_band_turns: undefined },
+    ] as const;
+    expect(mergeLayers(...layers)).toEqual({
+      estimator: "calibrated",
+      reserve_tokens: 8_000,
+      min_gain_tokens: 1_500.5,
+      min_band_turns: 4,
+    });
+    expect(resolveAutoConfig(...layers)).toMatchObject({
+      estimator: "calibrated",
+      reserve_tokens: 8_000,
+      min_gain_tokens: 1_500.5,
+      min_band_turns: 4,
+    });
   });
 
   it.each([["strip"], ["strip-requests"], ["strip-responses"], ["omit"]])(
@@ -170,7 +205,11 @@ describe("auto configuration", () => {
   );
 
   it.each([
-    [{ trigger_ration: 0.5 }, "trigger_ration", "enabled, trigger_ratio, min_turns, rule"],
+    [
+      { trigger_ration: 0.5 },
+      "trigger_ration",
+      "enabled, trigger_ratio, min_turns, rule, estimator, reserve_tokens, min_gain_tokens, min_band_turns",
+    ],
     [
       { rule: { keepLast: 1 } },
       "rule.keepLast",

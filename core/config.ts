@@ -47,6 +47,21 @@ const turnsToKeep = z
   .int()
   .nonnegative("must be 0 or more");
 
+/**
+ * How the trigger turns characters into tokens (docs/architecture.md §5):
+ * `chars` is D50's chars / 4; `calibrated` fits tokens = a·chars + b to the
+ * turns' reported usage; `auto` is `calibrated` once enough turns carry usage.
+ */
+export const Estimator = z.enum(["chars", "calibrated", "auto"], {
+  error: 'must be "chars", "calibrated" or "auto"',
+});
+
+// A number of tokens: real, as the estimate is never rounded.
+const tokenCount = z
+  .number({ error: "must be a number of tokens" })
+  .nonnegative("must be 0 or more")
+  .max(Number.MAX_SAFE_INTEGER, "must be at most 9007199254740991");
+
 /** One layer of `auto.rule`: every key optional. */
 export const RuleLayer = z.strictObject({
   keep_first: turnsToKeep.optional(),
@@ -66,8 +81,18 @@ export const AutoConfigLayer = z.strictObject({
     .optional(),
   min_turns: turnsToKeep.optional(),
   rule: RuleLayer.optional(),
+  estimator: Estimator.optional(),
+  reserve_tokens: tokenCount.optional(),
+  min_gain_tokens: tokenCount.optional(),
+  min_band_turns: z
+    .number({ error: "must be a whole number of turns" })
+    .int()
+    .min(1, "must be 1 or more")
+    .optional(),
 });
 
+/** The parsed value of the `Estimator` schema. */
+export type EstimatorSetting = z.infer<typeof Estimator>;
 /** The parsed value of the `ToolCallMode` schema. */
 export type ToolCallMode = z.infer<typeof ToolCallMode>;
 /** The parsed value of the `SummaryRuleConfig` schema. */
@@ -92,6 +117,13 @@ export interface AutoConfig {
   readonly trigger_ratio: number;
   readonly min_turns: number;
   readonly rule: CompactionRule;
+  readonly estimator: EstimatorSetting;
+  /** Added to the estimate before the threshold test: what the platform adds that we don't see. */
+  readonly reserve_tokens: number;
+  /** A band removing fewer estimated tokens is not appended (`low_gain`) unless the window is exceeded. */
+  readonly min_gain_tokens: number;
+  /** A rolling range spanning fewer turns is not compacted (`short_range`) unless the window is exceeded. */
+  readonly min_band_turns: number;
 }
 
 /** The built-in defaults of D50. */
@@ -106,6 +138,10 @@ export const DEFAULT_AUTO_CONFIG: AutoConfig = Object.freeze({
     tool_calls: "strip",
     summary: null,
   }),
+  estimator: "auto",
+  reserve_tokens: 0,
+  min_gain_tokens: 0,
+  min_band_turns: 1,
 });
 
 /** A configuration that failed validation; `messages` name each bad key (one issue each). */
@@ -209,6 +245,10 @@ export function mergeLayers(...layers: readonly AutoConfigLayer[]): AutoConfigLa
     if (layer.enabled !== undefined) merged.enabled = layer.enabled;
     if (layer.trigger_ratio !== undefined) merged.trigger_ratio = layer.trigger_ratio;
     if (layer.min_turns !== undefined) merged.min_turns = layer.min_turns;
+    if (layer.estimator !== undefined) merged.estimator = layer.estimator;
+    if (layer.reserve_tokens !== undefined) merged.reserve_tokens = layer.reserve_tokens;
+    if (layer.min_gain_tokens !== undefined) merged.min_gain_tokens = layer.min_gain_tokens;
+    if (layer.min_band_turns !== undefined) merged.min_band_turns = layer.min_band_turns;
     if (layer.rule !== undefined) {
       const rule: RuleLayer = { ...merged.rule };
       for (const [key, value] of Object.entries(layer.rule)) {
@@ -240,6 +280,10 @@ export function resolveAutoConfig(...layers: readonly AutoConfigLayer[]): AutoCo
       tool_calls: rule.tool_calls === undefined ? defaults.rule.tool_calls : rule.tool_calls,
       summary: rule.summary ?? null,
     },
+    estimator: merged.estimator ?? defaults.estimator,
+    reserve_tokens: merged.reserve_tokens ?? defaults.reserve_tokens,
+    min_gain_tokens: merged.min_gain_tokens ?? defaults.min_gain_tokens,
+    min_band_turns: merged.min_band_turns ?? defaults.min_band_turns,
   };
   if (!resolved.rule.reasoning && !resolved.rule.tool_calls && !resolved.rule.summary) {
     throw new ConfigError([

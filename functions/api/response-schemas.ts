@@ -9,6 +9,7 @@ import { SKIP_REASONS } from "../../core/auto-compaction.ts";
 import {
   type AutoConfig,
   AutoConfigLayer,
+  Estimator,
   SummaryRuleConfig,
   ToolCallMode,
 } from "../../core/config.ts";
@@ -271,6 +272,10 @@ export const EffectiveConfig = z
       tool_calls: ToolCallMode.nullable(),
       summary: SummaryRuleConfig.nullable(),
     }),
+    estimator: Estimator,
+    reserve_tokens: z.number(),
+    min_gain_tokens: z.number(),
+    min_band_turns: z.number().int(),
   })
   .openapi("EffectiveConfig");
 
