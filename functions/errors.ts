@@ -85,6 +85,22 @@ export class ContentionError extends AutocompactError {
   }
 }
 
+/** The local runtime listens before its database is up (a busy port fails at once); until then it answers this (503). */
+export class ServiceStartingError extends AutocompactError {
+  override readonly name = "ServiceStartingError";
+  constructor(options: ErrorOptions = {}) {
+    super(
+      "the service is starting: retry in a second",
+      { status: 503, slug: "starting", title: "Starting" },
+      options,
+    );
+  }
+
+  override responseHeaders(): Record<string, string> {
+    return { "Retry-After": "1" };
+  }
+}
+
 /**
  * A read asked for the view as evaluated after a turn (`after_turn`) and the
  * wait ran out before an evaluation had decided on a state holding it (503

@@ -20,10 +20,12 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { ModelCatalog } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { createApp, serverErrorLogger } from "../api/app.ts";
+import { problemHeaders, toProblem } from "../api/errors.ts";
 import type { BackoffOptions } from "../backoff.ts";
 import { evaluateTurn } from "../compactor/evaluate-turn.ts";
 import { createCompactorHandler } from "../compactor/handler.ts";
 import { ConversationService } from "../conversations/service.ts";
+import { ServiceStartingError } from "../errors.ts";
 import { LocalNotificationDelivery } from "../notifications/local-delivery.ts";
 import { LOCAL_URL_POLICY } from "../notifications/url-safety.ts";
 import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
@@ -45,7 +47,7 @@ import {
   localDatabaseDir,
   startDynamoDbLocal,
 } from "./dynamodb-local.ts";
-import { serveApp } from "./http-server.ts";
+import { type ServeAppOptions, serveApp } from "./http-server.ts";
 import { listUnevaluatedConversations } from "./unevaluated-conversations.ts";
 
 /** Options of {@link startLocalService}. */
@@ -104,24 +106,73 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     serviceName: SERVICE_NAMES.api,
     logLevel: (options.logLevel ?? "INFO") as "INFO",
   });
-  if (!options.inMemory) await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-  const dataDir = options.inMemory ? undefined : localDatabaseDir(options.dataDir);
-  const dynamo = options.database
-    ? { ...options.database, stop: async () => {} }
-    : await startDynamoDbLocal({ dataDir, killOnSignals: false });
+  // The port first: a busy one is reported at once, before seconds of Java.
+  const listener = await listen(options);
   try {
-    return await wire(options, logger, dynamo);
+    if (!options.inMemory) await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+    const dataDir = options.inMemory ? undefined : localDatabaseDir(options.dataDir);
+    const dynamo = options.database
+      ? { ...options.database, stop: async () => {} }
+      : await startDynamoDbLocal({ dataDir, killOnSignals: false });
+    try {
+      return await wire(options, logger, dynamo, listener);
+    } catch (error) {
+      // Nothing may outlive a failed start (a bad table, a journal it cannot read): no orphaned Java.
+      await dynamo.stop();
+      throw error;
+    }
   } catch (error) {
-    // Nothing may outlive a failed start (a port in use, a bad table): no orphaned Java.
-    await dynamo.stop();
+    await listener.close();
     throw error;
   }
+}
+
+/** The HTTP listener, bound before anything else starts; it answers 503 until the service is wired. */
+interface Listener {
+  readonly url: string;
+  serve(fetch: ServeAppOptions["fetch"]): void;
+  close(): Promise<void>;
+}
+
+async function listen(options: Pick<LocalServiceOptions, "port" | "host">): Promise<Listener> {
+  const starting = new ServiceStartingError();
+  let handler: ServeAppOptions["fetch"] = () =>
+    new Response(JSON.stringify(toProblem(starting)), {
+      status: starting.status,
+      headers: problemHeaders(starting),
+    });
+  const server = await new Promise<ReturnType<typeof serveApp>>((resolve, reject) => {
+    const instance = serveApp(
+      {
+        fetch: (request, env) => handler(request, env),
+        port: options.port,
+        hostname: options.host,
+      },
+      () => resolve(instance),
+    );
+    instance.once("error", reject);
+    instance.on("clientError", answerClientError);
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`,
+    serve(fetch) {
+      handler = fetch;
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => server.close(() => resolve()));
+      return closing;
+    },
+  };
 }
 
 async function wire(
   options: LocalServiceOptions,
   logger: Logger,
   dynamo: Pick<DynamoDbLocal, "endpoint" | "credentials" | "stop">,
+  listener: Listener,
 ): Promise<LocalService> {
   const client = new DynamoDBClient(localClientConfig(dynamo));
   await createTable(client, LOCAL_TABLE);
@@ -209,41 +260,19 @@ async function wire(
     onServerError: serverErrorLogger(logger),
   });
   const admin = localAdmin({ queue, store, devKey: options.devKey });
-  let server: ReturnType<typeof serveApp>;
-  try {
-    server = await new Promise<ReturnType<typeof serveApp>>((resolve, reject) => {
-      const instance = serveApp(
-        {
-          // The dead letters' admin routes (this runtime's only), then the API.
-          fetch: (request, env) => admin(request) ?? app.fetch(request, env),
-          port: options.port,
-          hostname: options.host,
-        },
-        () => resolve(instance),
-      );
-      instance.once("error", reject);
-      instance.on("clientError", answerClientError);
-    });
-  } catch (error) {
-    await queue.stop();
-    notifications.stop();
-    client.destroy();
-    throw error;
-  }
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : options.port;
-  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+  // The dead letters' admin routes (this runtime's only), then the API.
+  listener.serve((request, env) => admin(request) ?? app.fetch(request, env));
 
   let stopping: Promise<void> | undefined;
   return {
-    url,
+    url: listener.url,
     dynamoEndpoint: dynamo.endpoint,
     dynamoCredentials: dynamo.credentials,
     queue,
     notifications,
     stop() {
       stopping ??= (async () => {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await listener.close();
         await queue.stop();
         notifications.stop();
         client.destroy();

@@ -1,8 +1,8 @@
 /**
  * `npm start` as a user runs it: killed with SIGKILL in the middle of a burst
  * of turns and started again on the same data, it has lost no acknowledged
- * turn and finishes every pending evaluation; Ctrl-C (SIGINT) then stops it
- * without leaving DynamoDB Local's Java process behind.
+ * turn and finishes every pending evaluation; SIGTERM to `npm start` then
+ * stops it without leaving the service or DynamoDB Local's Java behind.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -21,9 +21,17 @@ afterAll(() => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
-/** Starts `autocompact serve` and resolves with its URL once it has started. */
-function serve(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [bin, "serve", "--data-dir", dataDir, "--port", "0"], {
+/**
+ * Starts `autocompact serve` (through `npm start` with `viaNpm`, as a user
+ * runs it) and resolves with its URL once it has started.
+ */
+function serve(dataDir: string, viaNpm = false): Promise<{ child: ChildProcess; url: string }> {
+  const args = ["--data-dir", dataDir, "--port", "0"];
+  const [command, argv] = viaNpm
+    ? ["npm", ["start", "--silent", "--", ...args]]
+    : [process.execPath, [bin, "serve", ...args]];
+  const child = spawn(command, argv, {
+    cwd: new URL("../..", import.meta.url).pathname,
     env: { ...process.env, AUTOCOMPACT_DEV_KEY: KEY, LOG_LEVEL: "WARN" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -61,13 +69,16 @@ function api(url: string) {
   };
 }
 
-function javaPidsFor(dataDir: string): number[] {
+/** The processes whose command line names `dataDir` and `what` (DynamoDB Local's Java, the service). */
+function pidsFor(dataDir: string, what: string): number[] {
   const out = execFileSync("ps", ["-eo", "pid,args"], { encoding: "utf8" });
   return out
     .split("\n")
-    .filter((line) => line.includes("DynamoDBLocal") && line.includes(dataDir))
+    .filter((line) => line.includes(what) && line.includes(dataDir))
     .map((line) => Number(line.trim().split(/\s+/)[0]));
 }
+
+const javaPidsFor = (dataDir: string) => pidsFor(dataDir, "DynamoDBLocal");
 
 describe("npm start under SIGKILL", () => {
   it("loses no acknowledged turn and finishes every pending evaluation after a restart", async () => {
@@ -103,7 +114,7 @@ describe("npm start under SIGKILL", () => {
       first.child.kill("SIGKILL");
       await new Promise((resolve) => first.child.once("exit", resolve));
 
-      const second = await serve(dataDir);
+      const second = await serve(dataDir, true);
       const again = api(second.url);
       for (const id of conversations) {
         let summary: { turn_count: number; evaluated_through: number | null } | undefined;
@@ -160,10 +171,15 @@ describe("npm start under SIGKILL", () => {
         await rm(busyDir, { recursive: true, force: true });
       }
 
-      second.child.kill("SIGINT");
-      const code = await new Promise((resolve) => second.child.once("exit", resolve));
-      expect(code).toBe(0);
-      expect(javaPidsFor(dataDir)).toEqual([]);
+      // SIGTERM to `npm start` (a process manager's stop) stops the service and its Java, not npm alone.
+      second.child.kill("SIGTERM");
+      await new Promise((resolve) => second.child.once("exit", resolve));
+      await expect
+        .poll(() => [...pidsFor(dataDir, "bin.mjs serve"), ...javaPidsFor(dataDir)], {
+          timeout: 10_000,
+          message: "the service and DynamoDB Local stopped",
+        })
+        .toEqual([]);
       expect(() => readFileSync(join(dataDir, "dynamodb", ".dynamodb-local.pid"))).toThrow();
     } finally {
       await rm(dataDir, { recursive: true, force: true });
