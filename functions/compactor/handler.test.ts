@@ -328,62 +328,52 @@ describe("compactor handler: the last failure", () => {
 });
 
 describe("compactor handler: partial batch responses", () => {
-  it("holds back the failing record's group only: its later records fail, other groups go on", async () => {
+  it("fails only the failing record: [A/1 poison, A/2, A/3, B/1] reports A/1 and evaluates A/2, A/3, B/1", async () => {
     const { handler, evaluate } = setup(async (message) => {
-      if (message.conversation === "c1" && message.turn === 2) throw new Error("DynamoDB is down");
+      if (message.conversation === "a" && message.turn === 1) throw new Error("poison");
       return { outcome: "skipped", reason: "stale" };
     });
 
     const response = await handler(
       event(
-        record("m1", msg(1)),
-        record("m2", msg(2)),
-        record("m3", msg(3)),
-        record("m4", msg(0, "other"), "g2"),
-        record("m5", msg(4)),
-        record("m6", msg(1, "other"), "g2"),
+        record("a-1", msg(1, "a"), "group-a"),
+        record("a-2", msg(2, "a"), "group-a"),
+        record("a-3", msg(3, "a"), "group-a"),
+        record("b-1", msg(1, "b"), "group-b"),
       ),
     );
 
-    expect(response).toEqual({
-      batchItemFailures: [
-        { itemIdentifier: "m2" },
-        { itemIdentifier: "m3" },
-        { itemIdentifier: "m5" },
-      ],
-    });
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: "a-1" }] });
+    // One at a time, in the batch's order, the poison's group mates included.
     expect(evaluate.mock.calls.map(([m]) => [m.conversation, m.turn])).toEqual([
-      ["c1", 1],
-      ["c1", 2],
-      ["other", 0],
-      ["other", 1],
+      ["a", 1],
+      ["a", 2],
+      ["a", 3],
+      ["b", 1],
+    ]);
+    expect(logs().map((line) => [line.level, line.message, line.conversation, line.turn])).toEqual([
+      ["ERROR", "auto_compaction.failed", "a", 1],
+      ["INFO", "auto_compaction.skipped", "a", 2],
+      ["INFO", "auto_compaction.skipped", "a", 3],
+      ["INFO", "auto_compaction.skipped", "b", 1],
     ]);
     const failure = logs().find((line) => line.message === "auto_compaction.failed");
     expect(failure).toMatchObject({
       level: "ERROR",
       tenant: "alice",
-      conversation: "c1",
-      turn: 2,
-      message_id: "m2",
+      message_id: "a-1",
       receive_count: 1,
       duration_ms: 12.5,
-      error: { name: "Error", message: "DynamoDB is down" },
+      error: { name: "Error", message: "poison" },
     });
   });
 
   it("fails a record whose body is not an evaluation message, without evaluating it", async () => {
     const { handler, evaluate } = setup(async () => ({ outcome: "skipped", reason: "stale" }));
 
-    const response = await handler(
-      event(
-        record("bad-json", "{not json"),
-        record("ok", msg(1)), // after a failure in its group: failed too
-      ),
-    );
+    const response = await handler(event(record("bad-json", "{not json")));
 
-    expect(response).toEqual({
-      batchItemFailures: [{ itemIdentifier: "bad-json" }, { itemIdentifier: "ok" }],
-    });
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: "bad-json" }] });
     expect(evaluate).not.toHaveBeenCalled();
     expect(logs()).toEqual([
       {
@@ -411,7 +401,7 @@ describe("compactor handler: partial batch responses", () => {
     );
   });
 
-  it("a poison message for one conversation fails neither another conversation's records nor the batch", async () => {
+  it("a body that is not a message fails itself alone, not its group mates nor another conversation's records", async () => {
     const { handler, evaluate } = setup(async () => ({ outcome: "skipped", reason: "stale" }));
 
     const response = await handler(
@@ -424,19 +414,17 @@ describe("compactor handler: partial batch responses", () => {
       ),
     );
 
-    expect(response).toEqual({
-      batchItemFailures: [
-        { itemIdentifier: "a-poison" },
-        { itemIdentifier: "a-1" },
-        { itemIdentifier: "a-2" },
-      ],
-    });
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: "a-poison" }] });
     expect(evaluate.mock.calls.map(([m]) => [m.conversation, m.turn])).toEqual([
+      ["a", 1],
       ["b", 1],
+      ["a", 2],
       ["b", 2],
     ]);
     expect(logs().map((line) => [line.level, line.message, line.message_id])).toEqual([
       ["ERROR", "auto_compaction.invalid_message", "a-poison"],
+      ["INFO", "auto_compaction.skipped", undefined],
+      ["INFO", "auto_compaction.skipped", undefined],
       ["INFO", "auto_compaction.skipped", undefined],
       ["INFO", "auto_compaction.skipped", undefined],
     ]);

@@ -2,11 +2,16 @@
  * The compactor's Lambda handler: one SQS FIFO batch of evaluation messages,
  * answered with a partial batch response (docs/architecture.md §2, §10).
  *
- * Records are processed in order by Powertools' FIFO processor with
- * `skipGroupOnError`: a failed record fails the later records of its own
- * message group (its conversation) and no others, so a conversation's messages
- * are never evaluated out of order and a poison message holds back only its
- * own conversation; other conversations in the batch go on. Each record has
+ * Records are processed one after another by Powertools' `BatchProcessor`
+ * (SQS), and a failed record fails itself alone: the later records of its
+ * conversation (message group) in the same batch are still evaluated and
+ * deleted, so a poison message never takes them with it (no receive count of
+ * theirs climbs with its own, none is dead-lettered beside it). That is safe
+ * because evaluation does not depend on delivery order (docs/architecture.md
+ * §2): only the newest stored turn is evaluated, so a later turn's message
+ * decides for the earlier one, whose retry then skips as `already_evaluated`.
+ * (Powertools' FIFO processor would fail them unrun, `skipGroupOnError`, or
+ * fail the whole rest of the batch without it.) Each record has
  * a deadline, its share of the invocation's remaining time (Lambda's context,
  * or the in-process queue's visibility timeout) less a margin: a summary still
  * running then is aborted and fails its record, so a hanging summarizer never
@@ -23,7 +28,7 @@
  * turn that fired publishes them again, under the same `webhook-id`s, so a
  * publish that failed (and failed the record) is made good by the retry.
  */
-import { processPartialResponse, SqsFifoPartialProcessorAsync } from "@aws-lambda-powertools/batch";
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Logger } from "@aws-lambda-powertools/logger";
 import { type Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
@@ -250,12 +255,13 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
       return await processPartialResponse(
         event,
         (record: SQSRecord) => handleRecord(record, budgetOf(record)),
-        new SqsFifoPartialProcessorAsync(),
+        new BatchProcessor(EventType.SQS),
         {
           ...(lambda ? { context: lambda } : {}),
-          // A failure holds back its own group (conversation) only (docs/architecture.md §2);
-          // without it every later record of the batch fails, other conversations' too.
-          skipGroupOnError: true,
+          // One record at a time, in the batch's order: each gets its share of the
+          // time left (budgetOf), and two records of one conversation never race.
+          // A failure fails its own record only (docs/architecture.md §2).
+          processInParallel: false,
           // Report every record as failed instead of throwing: same redelivery,
           // and the invocation is not counted as a Lambda error.
           throwOnFullBatchFailure: false,

@@ -13,7 +13,7 @@
  *   messages out at once and keeps its order; a failing message blocks its
  *   group until it succeeds or is dead-lettered. Other groups keep flowing.
  * - Deduplication: a message whose deduplication id was sent within the
- *   last 5 minutes is accepted and dropped.
+ *   last 5 minutes is accepted and dropped (dedup-window.ts).
  * - Partial batch responses: the handler gets an `SQSEvent` (and a context
  *   whose remaining time runs out with the visibility timeout, as a Lambda's
  *   with its timeout) and answers like
@@ -22,8 +22,8 @@
  *   one message per group, so a failed record holds back its own group only:
  *   the group's later messages are not out, and the other records of the
  *   batch are done or failed on their own. (A Lambda batch may hold several
- *   messages of a group; the compactor's handler fails a failed record's later
- *   group mates and no others, `skipGroupOnError`.)
+ *   messages of a group; the compactor's handler fails a failed record alone
+ *   there too, docs/architecture.md §2.)
  * - Optional journal: every change is saved (serialized, latest state wins)
  *   before `enqueue` resolves, so a process killed at any moment restarts
  *   with every message it had not deleted; messages that were out are
@@ -33,6 +33,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { QueueError } from "../errors.ts";
 import { type Clock, type EvaluationMessage, systemClock, type TurnQueue } from "../ports.ts";
+import { DEDUPLICATION_WINDOW_MS, DeduplicationWindow } from "./dedup-window.ts";
 import type { DeadLetter, QueuedMessage, QueueJournal } from "./file-journal.ts";
 import { encodeMessageBody, messageDeduplicationId, messageGroupId } from "./message.ts";
 
@@ -124,7 +125,6 @@ export class InProcessQueue implements TurnQueue {
   readonly #maxReceiveCount: number;
   readonly #batchSize: number;
   readonly #concurrency: number;
-  readonly #deduplicationWindowMs: number;
   readonly #journal: QueueJournal | undefined;
   readonly #clock: Clock;
   readonly #arn: string;
@@ -134,8 +134,7 @@ export class InProcessQueue implements TurnQueue {
   /** Pending messages in sending order. */
   readonly #messages = new Map<string, Slot>();
   readonly #dead: DeadLetter[] = [];
-  /** Deduplication id → when it may be sent again. */
-  readonly #dedup = new Map<string, number>();
+  readonly #dedup: DeduplicationWindow;
   #nextSequence = 1;
 
   readonly #loaded: Promise<void>;
@@ -160,7 +159,7 @@ export class InProcessQueue implements TurnQueue {
     this.#maxReceiveCount = positiveInteger(options.maxReceiveCount ?? 5, "maxReceiveCount");
     this.#batchSize = positiveInteger(options.batchSize ?? 10, "batchSize");
     this.#concurrency = positiveInteger(options.concurrency ?? 1, "concurrency");
-    this.#deduplicationWindowMs = options.deduplicationWindowMs ?? 5 * 60_000;
+    this.#dedup = new DeduplicationWindow(options.deduplicationWindowMs ?? DEDUPLICATION_WINDOW_MS);
     this.#journal = options.journal;
     this.#clock = options.clock ?? systemClock;
     this.#arn = `arn:aws:sqs:local:000000000000:${options.name ?? "autocompact-evaluations.fifo"}`;
@@ -204,17 +203,15 @@ export class InProcessQueue implements TurnQueue {
     }
     await this.ready();
     const now = this.#clock.nowMillis();
-    for (const [id, until] of this.#dedup) if (until <= now) this.#dedup.delete(id);
-    if (this.#dedup.has(options.deduplicationId)) return { duplicate: true };
+    if (this.#dedup.seen(options.deduplicationId, now)) return { duplicate: true };
     const slot = this.#push(body, options.groupId, options.deduplicationId, now);
-    const until = now + this.#deduplicationWindowMs;
-    this.#dedup.set(slot.dedup, until);
+    const until = this.#dedup.record(slot.dedup, now);
     try {
       await this.#persist();
     } catch (error) {
       // Not durable: let a retry through (the message may already be out,
       // so it stays; a duplicate delivery is within at-least-once).
-      if (this.#dedup.get(slot.dedup) === until) this.#dedup.delete(slot.dedup);
+      this.#dedup.withdraw(slot.dedup, until);
       throw new QueueError("could not save the message to the queue journal", { cause: error });
     }
     return { duplicate: false, messageId: slot.id };
@@ -523,8 +520,7 @@ export class InProcessQueue implements TurnQueue {
     const now = this.#clock.nowMillis();
     for (const message of saved) {
       this.#nextSequence = Math.max(this.#nextSequence, message.sequence + 1);
-      const until = message.sent_at + this.#deduplicationWindowMs;
-      if (until > now) this.#dedup.set(message.deduplication_id, until);
+      this.#dedup.record(message.deduplication_id, message.sent_at, now);
       if (message.dead_lettered_at !== undefined) {
         this.#dead.push({ ...message, dead_lettered_at: message.dead_lettered_at });
         continue;
