@@ -88,7 +88,8 @@ export class FileQueueJournal implements QueueJournal {
     const tmp = `${this.#path}.${process.pid}.${++tmpCounter}.tmp`;
     await mkdir(dirname(this.#path), { recursive: true });
     try {
-      const file = await open(tmp, "w");
+      // 0600, like every file of the data directory (it names tenants and conversations).
+      const file = await open(tmp, "w", 0o600);
       try {
         await file.writeFile(text, "utf8");
         await file.sync();
