@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { describe, expect, it } from "vitest";
 import { harness } from "../../test/helpers/service.ts";
@@ -5,6 +6,7 @@ import { harness } from "../../test/helpers/service.ts";
 type Operation = { responses: Record<string, { content?: Record<string, unknown> }> };
 
 const document = (await (await harness().app.request("/v1/openapi.json")).json()) as {
+  info: { version: string; license: { name: string; identifier?: string } };
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, unknown> };
 };
@@ -21,7 +23,17 @@ const listing = problems
   .map((p) => `${p.severity} ${p.ruleId}: ${p.message} (${p.location[0]?.pointer ?? "?"})`)
   .join("\n");
 
+/** The package's manifest: the license and version the document must state. */
+const manifest = JSON.parse(
+  readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
+) as { license: string; version: string };
+
 describe("the OpenAPI document", () => {
+  it("states the package's license (an SPDX identifier) and version", () => {
+    expect(document.info.license).toEqual({ name: manifest.license, identifier: manifest.license });
+    expect(document.info.version).toBe(manifest.version);
+  });
+
   it(`passes Redocly's recommended rules (${errors.length} errors, ${warnings.length} warnings)`, () => {
     expect(errors, listing).toEqual([]);
     expect(warnings.length, listing).toBeLessThanOrEqual(3);

@@ -13,8 +13,8 @@ export const DOCUMENT = {
     version: "0.1.0",
     description:
       "Automatic, non-destructive compaction of agent conversations (RFD D50 over RFD 064). Errors are RFC 9457 problems.",
-    // The repository states no license: all rights reserved until it does.
-    license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+    // As LICENSE and package.json (openapi.test.ts holds the two together).
+    license: { name: "Apache-2.0", identifier: "Apache-2.0" },
   },
   servers: [
     { url: "/", description: "The host serving this document." },
