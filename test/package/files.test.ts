@@ -48,6 +48,7 @@ const REQUIRED = [
 interface Manifest {
   bin: Record<string, string>;
   types: string;
+  typesVersions: Record<string, Record<string, string[]>>;
   exports: Record<string, string | Record<string, string | string[]>>;
 }
 
@@ -76,10 +77,11 @@ describe("npm pack", () => {
     expect(REQUIRED.filter((path) => !files.includes(path))).toEqual([]);
   });
 
-  it("ships every file package.json points at, and none of the checkout's sources", () => {
+  it("ships every file package.json points at (bin, types, typesVersions, exports), and none of the checkout's sources", () => {
     const targets = [
       ...Object.values(manifest.bin),
       manifest.types,
+      ...Object.values(manifest.typesVersions).flatMap((paths) => Object.values(paths).flat()),
       ...Object.values(manifest.exports).flatMap((entry) =>
         typeof entry === "string" ? [entry] : Object.values(entry).flat(),
       ),

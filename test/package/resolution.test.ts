@@ -1,0 +1,87 @@
+/**
+ * How a platform's code finds the installed package (issue 31): the files
+ * `npm pack` ships, laid out as `npm install` leaves them, then required
+ * from CommonJS (Node's `require(esm)`, unflagged from Node 20.19, the
+ * `engines` floor) and type-checked under the module resolutions a
+ * TypeScript project may have: `node10` reads `typesVersions`, `bundler`
+ * and `nodenext` read `exports` (the smoke test, scripts/smoke-package.ts,
+ * type-checks under `NodeNext` from the real tarball).
+ */
+import { execFile } from "node:child_process";
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const TSC = join(ROOT, "node_modules/typescript/bin/tsc");
+
+/** Uses the client and the root's types; the wrong call must be refused (the types are not `any`). */
+const CHECK_TS = `import { AutocompactClient, ServiceError } from "autocompact/client";
+import type { Projection } from "autocompact";
+const client = new AutocompactClient({ url: "http://127.0.0.1:8787", key: "local-dev-key" });
+export const view: Promise<Projection> = client.projection("conv-1");
+export const isError = (error: unknown) => error instanceof ServiceError;
+// @ts-expect-error a turn is a number
+client.postTurn("conv-1", { turn: "0", events: [] });
+`;
+
+let app: string;
+let manifest: { engines: { node: string } };
+
+beforeAll(async () => {
+  const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], {
+    cwd: ROOT,
+    maxBuffer: 1 << 24,
+  });
+  const [packed] = JSON.parse(stdout) as { files: { path: string }[] }[];
+  app = await mkdtemp(join(tmpdir(), "autocompact-resolution-"));
+  const installed = join(app, "node_modules/autocompact");
+  for (const { path } of packed?.files ?? []) {
+    await mkdir(dirname(join(installed, path)), { recursive: true });
+    await copyFile(join(ROOT, path), join(installed, path));
+  }
+  // A CommonJS project: no "type" field.
+  await writeFile(join(app, "package.json"), '{"name":"app","private":true}\n');
+  await writeFile(join(app, "check.ts"), CHECK_TS);
+  manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as typeof manifest;
+}, 180_000);
+
+afterAll(async () => {
+  if (app) await rm(app, { recursive: true, force: true });
+});
+
+/** `tsc` on check.ts under `resolution` (and the module kind it needs); its output. */
+async function typeCheck(module: string, resolution: string): Promise<string> {
+  const args = [TSC, "--strict", "--noEmit", "--target", "ES2022", "--lib", "ES2022,DOM"];
+  args.push("--module", module, "--moduleResolution", resolution, "check.ts");
+  try {
+    return (await run(process.execPath, args, { cwd: app })).stdout;
+  } catch (error) {
+    return String((error as { stdout?: string }).stdout);
+  }
+}
+
+describe("the installed package", () => {
+  it("states the Node floor that CommonJS require of it needs (require(esm), Node 20.19)", () => {
+    expect(manifest.engines.node).toBe(">=20.19");
+  });
+
+  it("can be required from CommonJS", async () => {
+    const script = `const { AutocompactClient, ServiceError } = require("autocompact/client");
+process.stdout.write(typeof AutocompactClient + " " + typeof ServiceError);`;
+    const { stdout } = await run(process.execPath, ["-e", script], { cwd: app });
+    expect(stdout).toBe("function function");
+  });
+
+  it.each([
+    ["CommonJS", "node10"],
+    ["ESNext", "bundler"],
+    ["NodeNext", "nodenext"],
+  ])("has types under --module %s --moduleResolution %s", async (module, resolution) => {
+    expect(await typeCheck(module, resolution)).toBe("");
+  });
+});
