@@ -6,6 +6,7 @@
  * running `npm start`'s admin routes (functions/local/admin.ts).
  */
 import { InvalidInputError } from "../../core/errors.ts";
+import { awsClientSettings } from "../aws.ts";
 import { LOCAL_DEV_KEY, serviceClient } from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 
@@ -94,7 +95,7 @@ const required = (value: string | undefined, flag: string, output: string): stri
 async function aws(action: Action, values: Values, io: Io): Promise<number> {
   const { SQSClient } = await import("@aws-sdk/client-sqs");
   const { SqsDeadLetters } = await import("../../functions/queue/sqs-dead-letters.ts");
-  const region = values.region ? { region: values.region } : {};
+  const region = awsClientSettings(values.region, io.env);
   const sqs = new SQSClient(region);
   const queues = {
     deadLetterQueueUrl: values["dlq-url"] ?? "",

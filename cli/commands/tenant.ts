@@ -5,6 +5,7 @@
  */
 
 import { InvalidInputError } from "../../core/errors.ts";
+import { awsClientSettings } from "../aws.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { loadConfigLayer } from "../options.ts";
 
@@ -84,7 +85,7 @@ async function secretSealer(
   }
   const { KMSClient } = await import("@aws-sdk/client-kms");
   const { KmsSecretSealer } = await import("../../functions/secrets/kms.ts");
-  const kms = new KMSClient(values.region ? { region: values.region } : {});
+  const kms = new KMSClient(awsClientSettings(values.region, env));
   return {
     kms,
     sealer: new KmsSecretSealer(
@@ -170,7 +171,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     local
       ? local.config
       : dynamoClientConfig({
-          ...(values.region ? { region: values.region } : {}),
+          ...awsClientSettings(values.region, io.env),
           ...(values.endpoint ? { endpoint: values.endpoint } : {}),
         }),
   );

@@ -18,6 +18,7 @@ import {
   startDynamoDbLocal,
 } from "../../functions/local/dynamodb-local.ts";
 import { createTable } from "../../functions/store/dynamodb-table.ts";
+import { runCli } from "../helpers/cli.ts";
 
 const run = promisify(execFile);
 const temporary: string[] = [];
@@ -120,11 +121,7 @@ describe("startDynamoDbLocal", () => {
 
   it("`autocompact tenant --data-dir` finds the local runtime's table, credentials and endpoint", async () => {
     const dataDir = await tempDir();
-    const cli = (...args: string[]) =>
-      run(process.execPath, [
-        new URL("../../cli/bin.mjs", import.meta.url).pathname,
-        ...args,
-      ]).catch((error: { code: number; stderr: string }) => error);
+    const cli = (...args: string[]) => runCli(args);
     expect(await cli("tenant", "create", "--data-dir", dataDir, "--id", "acme")).toMatchObject({
       code: 1,
       stderr: expect.stringContaining(`no local database under ${dataDir}`),
@@ -135,7 +132,7 @@ describe("startDynamoDbLocal", () => {
       await createTable(client, LOCAL_TABLE);
       client.destroy();
       const created = await cli("tenant", "create", "--data-dir", dataDir, "--id", "acme");
-      expect(JSON.parse((created as { stdout: string }).stdout)).toMatchObject({ tenant: "acme" });
+      expect(JSON.parse(created.stdout)).toMatchObject({ tenant: "acme" });
     } finally {
       await local.stop();
     }

@@ -1,8 +1,6 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/api/app.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
@@ -12,36 +10,16 @@ import { fileSecretSealer } from "../../functions/secrets/local.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { DynamoTenantDirectory } from "../../functions/store/tenants-dynamodb.ts";
 import { MemoryWebhookReceipts } from "../../functions/store/webhook-receipts-memory.ts";
+import { runCli } from "../helpers/cli.ts";
 import { freshTable, localAwsEnv, localClient, localEndpoint } from "../helpers/dynamodb.ts";
 import { memoryNotifications, RecordingQueue } from "../helpers/service.ts";
-
-const run = promisify(execFile);
 
 /** The suite's secrets key file (the CLI seals with it through --secrets-key-file). */
 const keyFile = join(mkdtempSync(join(tmpdir(), "tenants-key-")), "webhook-secrets.key");
 const sealer = fileSecretSealer(keyFile, { create: true });
 
-/** Runs the CLI with `input` on stdin; resolves with its exit code and output. */
-function cli(
-  args: string[],
-  input = "",
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [bin, ...args],
-      { env: { ...process.env, ...localAwsEnv() } },
-      (error, stdout, stderr) =>
-        resolve({
-          code: error ? Number((error as { code?: number }).code ?? 1) : 0,
-          stdout,
-          stderr,
-        }),
-    );
-    child.stdin?.end(input);
-  });
-}
-const bin = new URL("../../cli/bin.mjs", import.meta.url).pathname;
+/** Runs the CLI in process with `input` on stdin, against the run's DynamoDB Local. */
+const cli = (args: string[], input = "") => runCli(args, { stdin: input, env: localAwsEnv() });
 
 describe("tenants in DynamoDB", () => {
   it("creates tenants with hashed keys, config and webhook secrets, and rotates keys", async () => {
@@ -69,24 +47,12 @@ describe("tenants in DynamoDB", () => {
   it("`autocompact tenant create` prints a key that authenticates against the API", async () => {
     const client = localClient();
     const table = await freshTable(client, "tenant-cli");
-    const args = [
-      bin,
-      "tenant",
-      "create",
-      "--table",
-      table,
-      "--id",
-      "globex",
-      "--endpoint",
-      localEndpoint(),
-    ];
-    const env = { ...process.env, ...localAwsEnv() };
-    const { stdout } = await run(process.execPath, args, { env });
-    const { tenant, api_key } = JSON.parse(stdout) as { tenant: string; api_key: string };
+    const args = ["tenant", "create", "--table", table, "--id", "globex"];
+    const created = await cli([...args, "--endpoint", localEndpoint()]);
+    expect(created.code).toBe(0);
+    const { tenant, api_key } = JSON.parse(created.stdout) as { tenant: string; api_key: string };
     expect(tenant).toBe("globex");
-    const duplicate = await run(process.execPath, args, { env }).catch(
-      (error: { code: number; stderr: string }) => error,
-    );
+    const duplicate = await cli([...args, "--endpoint", localEndpoint()]);
     expect(duplicate).toMatchObject({ code: 1, stderr: expect.stringContaining("already exists") });
 
     const store = new DynamoConversationStore(client, table);
