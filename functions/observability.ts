@@ -13,7 +13,7 @@ export const DELIVERY_SKIPS = ["stale", "already_evaluated", "unknown_turn"] as 
 /** One of {@link DELIVERY_SKIPS}. */
 export type DeliverySkip = (typeof DELIVERY_SKIPS)[number];
 
-/** The EMF namespace of the compactor's metrics. */
+/** The EMF namespace of every function's metrics (the compactor's, the notifier's, the api's). */
 export const METRICS_NAMESPACE = "Autocompact";
 
 /** Powertools `serviceName` of each function: the `service` key of its log lines and of its metrics. */

@@ -70,6 +70,15 @@ export interface ConversationHead {
   readonly bands?: BandCounts;
   /** The timestamp of the latest automatic band written (kept after a reset). */
   readonly last_fired_at?: string;
+  /**
+   * Which life of the conversation id this head is: a random id chosen by
+   * the write that creates the head (its first turn, or a config), kept by
+   * every later write and by the tombstone. A conversation deleted and
+   * created again under the same id has a new one, so its evaluation
+   * messages are told from the old life's (docs/architecture.md §7). Absent
+   * on heads created before it existed, until their next turn or config.
+   */
+  readonly incarnation?: string;
 }
 
 /** Compactions by source. */
@@ -377,6 +386,15 @@ export interface EvaluationMessage {
    * (`EvaluationLagMs`). Absent on messages enqueued before it existed.
    */
   readonly posted_at_ms?: number;
+  /**
+   * The conversation's {@link ConversationHead.incarnation} when the turn
+   * was stored: the compactor skips the message as `stale` on a head of
+   * another life, and it is part of the deduplication id, so a recreated
+   * conversation's turns are not dropped as the old one's duplicates.
+   * Absent on messages enqueued before it existed (or for a head without
+   * one): those are evaluated against whatever life the conversation is in.
+   */
+  readonly incarnation?: string;
 }
 
 /** The evaluation queue (SQS FIFO in AWS, in-process locally). */
@@ -509,7 +527,10 @@ export interface NotificationBody {
   readonly type: NotificationType;
   /** When the event happened (ISO 8601): a band's own timestamp, so a redelivery carries the same body. */
   readonly timestamp: string;
-  /** The conversation and the band (with its `trigger` audit), or the bands a reset removed. */
+  /**
+   * The conversation and the band (with its `trigger` audit), or the bands a reset removed;
+   * references instead of summary texts, with `truncated: true`, when they would not fit (size.ts).
+   */
   readonly data: { readonly conversation: string } & Readonly<Record<string, unknown>>;
 }
 

@@ -9,7 +9,7 @@ import { Duration, type Stack } from "aws-cdk-lib";
 import { EventBus, Rule } from "aws-cdk-lib/aws-events";
 import { SqsQueue } from "aws-cdk-lib/aws-events-targets";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
-import { EVENT_SOURCE } from "../functions/notifications/eventbridge.ts";
+import { EVENT_SOURCE } from "../functions/notifications/size.ts";
 
 /**
  * How many times a notification is received (tried) before it moves to the

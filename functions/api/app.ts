@@ -16,6 +16,7 @@ import { parseConfigTree, RuleLayer } from "../../core/config.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import { describeIssues, firstIssue, issueLines, joinIssues } from "../../core/issues.ts";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../core/json.ts";
+import { lossyBodyError } from "../../core/json-text.ts";
 import { formatMessages, turnBodyKind, turnEvents } from "../../core/turn-validation.ts";
 import { mountConsole } from "../console/mount.ts";
 import type { EvaluationWait } from "../conversations/evaluation-wait.ts";
@@ -29,6 +30,7 @@ import {
   registerEndpoint,
 } from "../notifications/endpoints.ts";
 import { resetNotifications } from "../notifications/events.ts";
+import { ReliablePublisher, type ReliablePublishing } from "../notifications/reliable.ts";
 import type {
   Clock,
   NotificationPublisher,
@@ -71,8 +73,14 @@ export interface AppDeps {
   readonly bodyLimitBytes?: number;
   /** Tenants' notification endpoints and the URLs allowed (docs/architecture.md §16). */
   readonly notifications: NotificationSettings;
-  /** Where a reset's `compactions.reset` is published (none without it). */
+  /**
+   * Where a reset's `compactions.reset` is published (none without it),
+   * through a {@link ReliablePublisher}: a failure is retried, logged and
+   * counted, and the reset still answers its removed bands.
+   */
   readonly notifier?: NotificationPublisher;
+  /** The retries, log and metric of that publisher. */
+  readonly publishing?: ReliablePublishing;
   /** Called with every 5xx answer, for logging: see {@link serverErrorLogger}. */
   readonly onServerError?: (error: unknown, request: FailedRequest) => void;
 }
@@ -233,6 +241,9 @@ function parseJson(text: string): unknown {
   if (jsonDepthExceeds(value)) {
     throw new InvalidInputError(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
+  // JSON.parse keeps the last of duplicate keys and rounds long numbers without a word.
+  const lossy = lossyBodyError(text);
+  if (lossy) throw lossy;
   return value;
 }
 
@@ -292,6 +303,7 @@ const VERIFY_PATH = /^\/v1\/conversations\/[^/]+\/verify$/;
 /** Builds the app. */
 export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const clock = deps.clock ?? systemClock;
+  const notifier = deps.notifier && new ReliablePublisher(deps.notifier, deps.publishing);
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
   registerComponents(app);
   let openapi: ReturnType<typeof app.getOpenAPI31Document> | undefined;
@@ -482,10 +494,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(routes.getTimeline, async (c) =>
     c.json(await deps.service.timeline(c.get("tenant"), c.req.valid("param").id), 200),
   );
-  /** A reset that removed bands is published as `compactions.reset`. */
+  /** A reset that removed bands is published as `compactions.reset` (never failing the reset). */
   const publishReset = async (tenant: Tenant, conversation: string, removed: Removed) => {
     const ref = { tenant: tenant.id, conversation };
-    await deps.notifier?.publish(resetNotifications(ref, removed.removed, clock.nowMillis()));
+    await notifier?.publish(resetNotifications(ref, removed.removed, clock.nowMillis()));
     return removed;
   };
   app.openapi(routes.resetCompactions, async (c) => {

@@ -4,6 +4,7 @@
  * the local runtime is served through `handle(app)`.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
+import { Metrics } from "@aws-lambda-powertools/metrics";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { KMSClient } from "@aws-sdk/client-kms";
@@ -14,7 +15,7 @@ import { readEnvironment } from "../env.ts";
 import { SetupError } from "../errors.ts";
 import { EventBridgePublisher } from "../notifications/eventbridge.ts";
 import { AWS_URL_POLICY } from "../notifications/url-safety.ts";
-import { SERVICE_NAMES } from "../observability.ts";
+import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
 import { SqsTurnQueue } from "../queue/sqs.ts";
 import { KmsSecretSealer } from "../secrets/kms.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
@@ -29,7 +30,7 @@ type LogLevel = NonNullable<NonNullable<ConstructorParameters<typeof Logger>[0]>
 /** Manual summaries must answer within API Gateway's 30 s integration timeout. */
 const API_SUMMARY_TIMEOUT_MS = 25_000;
 
-/** The `service` key of every log line. */
+/** The `service` key of every log line and the `service` dimension of every metric. */
 export const SERVICE_NAME = SERVICE_NAMES.api;
 
 const env = readEnvironment(process.env);
@@ -39,6 +40,7 @@ if (!env.webhookSecretsKeyArn) {
 }
 
 const logger = new Logger({ serviceName: SERVICE_NAME, logLevel: env.logLevel as LogLevel });
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 const dynamodb = new DynamoDBClient(dynamoClientConfig());
 const summarizer = await summarizerFromEnvironment(env, { timeoutMs: API_SUMMARY_TIMEOUT_MS });
 const service = new ConversationService({
@@ -71,6 +73,8 @@ export const handler = handle(
     ...(env.eventBusName
       ? { notifier: new EventBridgePublisher(new EventBridgeClient({}), env.eventBusName) }
       : {}),
+    // A reset's notification that cannot be published is retried, then logged and counted.
+    publishing: { logger, metrics },
     webhookReceipts: new DynamoWebhookReceipts(dynamodb, env.tableName),
     ...(env.bodyLimitBytes ? { bodyLimitBytes: env.bodyLimitBytes } : {}),
     onServerError: serverErrorLogger(logger),

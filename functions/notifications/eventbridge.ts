@@ -3,18 +3,43 @@
  * EventBridge bus (source {@link EVENT_SOURCE}, detail-type the
  * notification's type, detail the notification), where a rule feeds the
  * notifier's queue and AWS-side consumers may attach rules of their own.
- * An entry EventBridge did not take fails the call, so the caller's message
- * is retried and every notification is put again (same `webhook-id`).
+ * Entries are sent at most 10 per call and at most 256 KB per call, sized as
+ * EventBridge sizes them (size.ts). An entry EventBridge did not take fails
+ * the call; the caller retries (the api, docs/architecture.md §16) or fails its
+ * message so it is retried (the compactor), and every notification is put
+ * again (same `webhook-id`).
  */
 import { type EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { QueueError } from "../errors.ts";
 import type { Notification, NotificationPublisher } from "../ports.ts";
-
-/** The `source` of every event autocompact puts on its bus. */
-export const EVENT_SOURCE = "autocompact";
+import { EVENT_SOURCE, entryBytes, eventDetail, PUT_EVENTS_LIMIT_BYTES } from "./size.ts";
 
 /** PutEvents takes at most this many entries per call. */
 const MAX_ENTRIES = 10;
+
+/** The notifications in calls of at most {@link MAX_ENTRIES} entries and {@link PUT_EVENTS_LIMIT_BYTES} bytes. */
+function calls(notifications: readonly Notification[]): Notification[][] {
+  const batches: Notification[][] = [];
+  let batch: Notification[] = [];
+  let bytes = 0;
+  for (const notification of notifications) {
+    const size = entryBytes(notification);
+    if (size > PUT_EVENTS_LIMIT_BYTES) {
+      throw new QueueError(
+        `notification ${notification.id} is ${size} bytes, over EventBridge's ${PUT_EVENTS_LIMIT_BYTES}`,
+      );
+    }
+    if (batch.length === MAX_ENTRIES || bytes + size > PUT_EVENTS_LIMIT_BYTES) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(notification);
+    bytes += size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
 
 export class EventBridgePublisher implements NotificationPublisher {
   constructor(
@@ -23,15 +48,14 @@ export class EventBridgePublisher implements NotificationPublisher {
   ) {}
 
   async publish(notifications: readonly Notification[]): Promise<void> {
-    for (let start = 0; start < notifications.length; start += MAX_ENTRIES) {
-      const batch = notifications.slice(start, start + MAX_ENTRIES);
+    for (const batch of calls(notifications)) {
       const answer = await this.client.send(
         new PutEventsCommand({
           Entries: batch.map((notification) => ({
             EventBusName: this.busName,
             Source: EVENT_SOURCE,
             DetailType: notification.body.type,
-            Detail: JSON.stringify(notification),
+            Detail: eventDetail(notification),
           })),
         }),
       );

@@ -63,6 +63,8 @@ export function harness(
     /** Notification endpoints and URL rules, and where resets are published (issue 16). */
     notifications?: AppDeps["notifications"];
     notifier?: AppDeps["notifier"];
+    /** The retries, log and metric of a reset's publishing (issue 25). */
+    publishing?: AppDeps["publishing"];
     /** Replaces the service's pause between reads of a waiting request (default below). */
     sleep?: (ms: number) => Promise<void>;
   } = {},
@@ -102,6 +104,7 @@ export function harness(
     ...(options.onServerError ? { onServerError: options.onServerError } : {}),
     notifications: options.notifications ?? memoryNotifications(),
     ...(options.notifier ? { notifier: options.notifier } : {}),
+    ...(options.publishing ? { publishing: options.publishing } : {}),
   });
   const evaluatorDeps = {
     store,

@@ -26,7 +26,7 @@ import {
   type Resolver,
 } from "../../functions/notifications/url-safety.ts";
 import { createNotifierHandler } from "../../functions/notifier/handler.ts";
-import type { Notification } from "../../functions/ports.ts";
+import type { Notification, NotificationPublisher } from "../../functions/ports.ts";
 import { MemoryNotificationEndpoints } from "../../functions/store/tenants-memory.ts";
 import { messageTurns } from "../helpers/builders.ts";
 import { type Receiver, startReceiver } from "../helpers/notification-receiver.ts";
@@ -233,6 +233,95 @@ describe("a reset", () => {
   });
 });
 
+describe("a reset whose notification cannot be published", () => {
+  /** Posts six turns and two manual bands to c1. */
+  async function twoBands(request: ReturnType<typeof harness>["request"]) {
+    const turns = messageTurns(6);
+    let turn = -1;
+    const byTurn = new Map<number, typeof turns>();
+    for (const entry of turns) {
+      if (entry.type === "turn_start" || turn < 0) turn++;
+      byTurn.set(turn, [...(byTurn.get(turn) ?? []), entry]);
+    }
+    for (const [index, events] of byTurn)
+      await request("POST", "/v1/conversations/c1/turns", { turn: index, events });
+    for (const spec of ["t:0..1", "t:2..3"])
+      expect((await request("POST", "/v1/conversations/c1/compactions", { spec })).status).toBe(
+        201,
+      );
+  }
+
+  it("still answers the removed bands, after retrying, logging and counting the failure", async () => {
+    let attempts = 0;
+    const failing: NotificationPublisher = {
+      publish: async () => {
+        attempts++;
+        throw new QueueError("EventBridge refused 1 of 1 notifications (InternalFailure: down)");
+      },
+    };
+    const logger = { warn: vi.fn(), error: vi.fn() };
+    const counted: [string, number][] = [];
+    const metrics = {
+      singleMetric: () => ({
+        addMetric: (name: string, _unit: unknown, value: number) => counted.push([name, value]),
+      }),
+    } as unknown as Pick<Metrics, "singleMetric">;
+    const waits: number[] = [];
+    const { request } = harness({
+      notifier: failing,
+      publishing: { logger, metrics, sleep: async (ms) => void waits.push(ms), random: () => 0.5 },
+    });
+    await twoBands(request);
+
+    const reset = await request("DELETE", "/v1/conversations/c1/compactions");
+    expect(reset.status).toBe(200);
+    expect(((await reset.json()) as { removed: { position: number }[] }).removed).toMatchObject([
+      { position: 1 },
+      { position: 2 },
+    ]);
+    expect(attempts).toBe(3);
+    // Full jitter from 100 ms: half of 100, then of 200.
+    expect(waits).toEqual([50, 100]);
+    expect(logger.warn.mock.calls.map(([event]) => event)).toEqual([
+      "notification.publish_retrying",
+      "notification.publish_retrying",
+    ]);
+    expect(logger.error).toHaveBeenCalledWith(
+      "notification.publish_failed",
+      expect.objectContaining({
+        tenant: "alice",
+        conversation: "c1",
+        types: ["compactions.reset"],
+        attempt: 3,
+      }),
+    );
+    expect(counted).toEqual([["NotificationsPublishFailed", 1]]);
+    // The reset happened: nothing is left to remove.
+    const listed = await request("GET", "/v1/conversations/c1/compactions");
+    expect(((await listed.json()) as { compactions: unknown[] }).compactions).toEqual([]);
+  });
+
+  it("is published on a later attempt when the bus comes back", async () => {
+    const recording = new RecordingPublisher();
+    let failures = 1;
+    const flaky: NotificationPublisher = {
+      publish: async (notifications) => {
+        if (failures-- > 0) throw new QueueError("throttled");
+        await recording.publish(notifications);
+      },
+    };
+    const logger = { warn: vi.fn(), error: vi.fn() };
+    const { request } = harness({
+      notifier: flaky,
+      publishing: { logger, sleep: async () => {} },
+    });
+    await twoBands(request);
+    expect((await request("DELETE", "/v1/conversations/c1/compactions/2")).status).toBe(200);
+    expect(recording.published.map((n) => n.body.type)).toEqual(["compactions.reset"]);
+    expect(logger.error).not.toHaveBeenCalled();
+  });
+});
+
 describe("one delivery", () => {
   const endpoint = (url: string) => ({ url, secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" });
 
@@ -387,6 +476,25 @@ describe("the EventBridge publisher", () => {
       DetailType: "compaction.fired",
       Detail: JSON.stringify({ ...notification, id: "msg_0" }),
     });
+  });
+
+  it("keeps each call within 256 KB, sized as EventBridge sizes entries", async () => {
+    events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [] });
+    // Three entries of about 100 KB: two fit in one call (262,144 bytes), three do not.
+    const big = (i: number): Notification => ({
+      ...notification,
+      id: `msg_${i}`,
+      body: { ...notification.body, data: { conversation: "c1", note: "x".repeat(100_000) } },
+    });
+    await new EventBridgePublisher(new EventBridgeClient({}), "the-bus").publish([
+      big(0),
+      big(1),
+      big(2),
+    ]);
+    const calls = events.commandCalls(PutEventsCommand);
+    expect(
+      calls.map((call) => call.args[0].input.Entries?.map((entry) => entry.Detail?.length)),
+    ).toEqual([[100_147, 100_147], [100_147]]);
   });
 
   it("throws when EventBridge refuses an entry, so the caller's message is retried", async () => {
