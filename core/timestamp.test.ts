@@ -116,10 +116,42 @@ describe("timestamps", () => {
       "2026-01-01T24:00:00Z",
       "2026-01-01T25:00:00Z",
       "2026-01-01T00:60:00Z",
-      "2026-01-01T00:00:60Z",
+      "2026-01-01T00:00:61Z",
     ]) {
       expect(failure(bad)).toBe(
         `InvalidInputError: invalid timestamp "${bad}": date or time out of range`,
+      );
+    }
+  });
+
+  it("accept a leap second (RFC 3339 §5.6) as the last nanosecond before the next minute", () => {
+    for (const leap of [
+      "1990-12-31T23:59:60Z",
+      "1990-12-31T15:59:60-08:00",
+      "1991-01-01T05:29:60+05:30",
+      "1990-12-31T23:59:60.25Z",
+      "1990-12-31 23:59:60.5",
+      "1990-12-31 23:59:60.000000",
+      "1990-12-31T23:59:60.000000Z",
+    ]) {
+      expect(canonicalTimestamp(leap)).toBe("1990-12-31T23:59:59.999999999Z");
+    }
+    expect(canonicalTimestamp("2015-06-30T23:59:60Z")).toBe("2015-06-30T23:59:59.999999999Z");
+    expect(canonicalTimestamp("9999-12-31T23:59:60Z")).toBe("9999-12-31T23:59:59.999999999Z");
+    const leap = timestampNanos("2016-12-31T23:59:60Z");
+    expect(leap).toBeGreaterThan(timestampNanos("2016-12-31T23:59:59.999999998Z"));
+    expect(leap).toBeLessThan(timestampNanos("2017-01-01T00:00:00Z"));
+  });
+
+  it("refuse second 60 anywhere but 23:59:60 UTC on a month's last day, saying so", () => {
+    for (const bad of [
+      "2026-01-01T00:00:60Z",
+      "2026-06-15T23:59:60Z",
+      "1990-12-31T23:59:60-08:00",
+      "1990-12-31T23:58:60Z",
+    ]) {
+      expect(failure(bad)).toBe(
+        `InvalidInputError: invalid timestamp "${bad}": a leap second (second 60) is only 23:59:60 UTC on a month's last day`,
       );
     }
   });
@@ -199,7 +231,7 @@ describe("timestamps", () => {
       "2026-04-31T00:00:00.000000Z",
       "2026-00-10 00:00:00.000000",
       "2026-01-01T24:00:00.000000Z",
-      "2026-01-01 00:00:60.000000",
+      "2026-01-01 00:00:61.000000",
     ]) {
       expect(failure(bad)).toBe(
         `InvalidInputError: invalid timestamp "${bad}": date or time out of range`,

@@ -3,6 +3,7 @@
  * (UTC, no zone). Both are accepted; output is always canonical RFC 3339 in UTC.
  * Ordering uses integer nanoseconds so sub-millisecond precision (JP writes
  * microseconds) decides "latest wins" correctly, which `Date` cannot.
+ * A leap second (`23:59:60Z`) is accepted and stored as `23:59:59.999999999Z`.
  */
 
 import { InvalidInputError, PROBLEM_VARIANTS } from "./errors.ts";
@@ -40,11 +41,13 @@ export function timestampNanos(text: string): bigint {
   // Date.UTC maps years 0–99 to 1900–1999; setUTCFullYear takes them as written.
   // Built in 2000, a leap year, so a 29 February survives until the real year
   // is set, and moves to 1 March if that year has none.
-  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
+  // A leap second is read as second 59 here, and checked once the offset is applied.
+  const leap = second === 60;
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, leap ? 59 : second));
   date.setUTCFullYear(year);
   // With the time in range, an impossible date (a day 00 or past the month's
   // end, a month 00 or 13 and up) rolls into another month.
-  if (hour > 23 || minute > 59 || second > 59 || date.getUTCMonth() !== month - 1) {
+  if (hour > 23 || minute > 59 || second > 60 || date.getUTCMonth() !== month - 1) {
     throw new InvalidInputError(
       `invalid timestamp "${text}": date or time out of range`,
       PROBLEM_VARIANTS.invalidTimestamp,
@@ -69,8 +72,30 @@ export function timestampNanos(text: string): bigint {
       PROBLEM_VARIANTS.invalidTimestamp,
     );
   }
+  if (leap) return leapSecondNanos(text, seconds);
   const nanos = BigInt(fraction.padEnd(9, "0"));
   return seconds * NANOS_PER_SECOND + nanos;
+}
+
+/**
+ * A leap second (RFC 3339 §5.6, second 60) where one can be: the last second
+ * of a UTC month, `23:59:60Z` on its last day (`15:59:60-08:00` and the like
+ * once the offset is applied; no table of the leap seconds IERS announced).
+ * Epoch time has no 61st second, so the whole of it (any fraction) is read as
+ * the last nanosecond before the next minute, `23:59:59.999999999Z`: it sorts
+ * after every earlier instant and before the month's first one, and is stored
+ * in that canonical form (its fraction is not kept). `secondBefore` is the
+ * UTC epoch second of `…:59` on the same local minute.
+ */
+function leapSecondNanos(text: string, secondBefore: bigint): bigint {
+  const next = new Date(Number(secondBefore + 1n) * 1000);
+  if (next.getUTCHours() !== 0 || next.getUTCMinutes() !== 0 || next.getUTCDate() !== 1) {
+    throw new InvalidInputError(
+      `invalid timestamp "${text}": a leap second (second 60) is only 23:59:60 UTC on a month's last day`,
+      PROBLEM_VARIANTS.invalidTimestamp,
+    );
+  }
+  return secondBefore * NANOS_PER_SECOND + (NANOS_PER_SECOND - 1n);
 }
 
 /** Formats epoch nanoseconds as canonical RFC 3339 UTC (microseconds, or nanoseconds when needed). */
