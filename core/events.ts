@@ -7,6 +7,7 @@
 import * as z from "zod";
 import type { InvalidInputError } from "./errors.ts";
 import { issuePath } from "./issues.ts";
+import { nonFinitePath } from "./json.ts";
 import { canonicalTimestamp } from "./timestamp.ts";
 
 /** A timestamp accepted as RFC 3339 or JP's stored form, normalized to RFC 3339 UTC. */
@@ -73,7 +74,16 @@ export const ToolCallRequest = z.looseObject({
   ...base,
   id: z.string(),
   name: z.string(),
-  arguments: JsonObject.default({}),
+  arguments: JsonObject.superRefine((value, ctx) => {
+    // Stored, a non-finite number would become `null`: refused rather than changed.
+    const path = nonFinitePath(value);
+    if (path)
+      ctx.addIssue({
+        code: "custom",
+        message: "is not a finite number: JSON cannot carry it",
+        path,
+      });
+  }).default({}),
 });
 
 /** The result of a tool invocation, matched to its request by `id`. */
@@ -230,8 +240,8 @@ export type Entry = KnownEntry | UnknownEntry;
 export interface StreamIssue {
   readonly index: number;
   /**
-   * The field, as dotted keys (`arguments.x`; `""` for the entry itself): no
-   * schema of an entry has an array, so a path holds only keys.
+   * The field, as dotted keys (`arguments.x`; `""` for the entry itself):
+   * only inside a tool call's arguments does a path hold an array index.
    */
   readonly path: string;
   readonly message: string;

@@ -10,6 +10,7 @@ import type { BandSummary } from "./auto-compaction.ts";
 import type { AutoConfigLayer } from "./config.ts";
 import { entryChars, estimateView, tokensFromChars } from "./estimate.ts";
 import { type Compaction, type Entry, isKnown, type ToolCallRequest } from "./events.ts";
+import { sameJson } from "./json.ts";
 import {
   project,
   projectToolRequest,
@@ -27,19 +28,6 @@ import {
 } from "./replay.ts";
 import type { TurnRange } from "./rules.ts";
 import { configLayer, type TuneConfig } from "./tune-grid.ts";
-
-/** JSON values equal as JSON (object key order aside). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const keysA = Object.keys(a).filter((key) => (a as Record<string, unknown>)[key] !== undefined);
-  const keysB = Object.keys(b).filter((key) => (b as Record<string, unknown>)[key] !== undefined);
-  if (keysA.length !== keysB.length) return false;
-  return keysA.every((key) =>
-    sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
-  );
-}
 
 const turnChars = new WeakMap<PreparedStream, number[][]>();
 /** Characters of each entry of each turn of a stream, measured once for every configuration. */

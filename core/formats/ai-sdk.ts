@@ -85,6 +85,7 @@ import {
   joinedText,
   type PostedTurn,
   parsePostedTurn,
+  refuseNonFinite,
   turnOf,
   valid,
 } from "./shared.ts";
@@ -256,6 +257,7 @@ function assistantEvents(
             `nests deeper than ${MAX_JSON_DEPTH} levels: flatten the tool's input`,
           );
         }
+        refuseNonFinite(part.input, [...path, "input"]);
         turn.calls.set(part.toolCallId, { path, name: part.toolName });
         event = {
           type: "tool_call_request",

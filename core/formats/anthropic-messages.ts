@@ -86,6 +86,7 @@ import {
   joinedText,
   type PostedTurn,
   parsePostedTurn,
+  refuseNonFinite,
   turnOf,
   valid,
 } from "./shared.ts";
@@ -282,6 +283,7 @@ function assistantEvents(
       }
       case "tool_use": {
         pairing.call(block.id, [...path, "content", j]);
+        refuseNonFinite(block.input, [...path, "content", j, "input"]);
         const request: ToolCallRequest = {
           type: "tool_call_request",
           timestamp,

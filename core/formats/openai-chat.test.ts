@@ -160,7 +160,7 @@ describe("openaiChat.toEvents: mapping", () => {
     expect(JSON.stringify(kept)).toBe('{"__proto__":{"a":1},"tag":2}');
   });
 
-  it("maps assistant text and its parallel tool calls, arguments parsed", () => {
+  it("maps assistant text and its parallel tool calls, arguments parsed (their text kept when not compact)", () => {
     expect(
       events([
         user("read both"),
@@ -181,6 +181,7 @@ describe("openaiChat.toEvents: mapping", () => {
         id: "c1",
         name: "fs_read",
         arguments: { path: "a" },
+        metadata: { "openai-chat": { arguments: '{"path": "a"}' } },
       },
       { type: "tool_call_request", timestamp: T, id: "c2", name: "fs_read", arguments: {} },
       { type: "tool_call_response", timestamp: T, id: "c2", content: "B", is_error: false },

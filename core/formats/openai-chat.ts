@@ -22,9 +22,9 @@
  * other fields verbatim (`name`, parts arrays with images, audio and files,
  * `refusal`, `annotations`, keys we do not know) and a tool call's own extra
  * keys. They are re-emitted while their event is not rewritten and its text
- * still matches, so round trips are exact but for tool arguments (JSON
- * values, re-serialized) and a text-less assistant message's absent
- * `content`, which comes back `null`.
+ * still matches, so round trips are exact (tool arguments too: the string
+ * as posted is kept when re-serializing would change it) but for a
+ * text-less assistant message's absent `content`, which comes back `null`.
  */
 import * as z from "zod";
 import type {
@@ -46,6 +46,7 @@ import {
   ChatUserMessage,
 } from "./openai-chat.schema.ts";
 import {
+  argumentsText,
   extrasOf,
   fits,
   formatMetadata,
@@ -55,6 +56,7 @@ import {
   LeadingSystem,
   laterSystemHint,
   parseToolArguments,
+  postedArguments,
   reportLocated,
   turnOf,
   without,
@@ -86,6 +88,13 @@ export interface ChatMetadata {
   readonly split?: true;
   /** On a `tool_call_request`: the call's keys besides `id`, `type` and `function`, verbatim; dropped with stripped arguments. */
   readonly call?: Record<string, unknown>;
+  /**
+   * On a `tool_call_request`: `function.arguments` as posted, when
+   * re-serializing the parsed object would change it (spacing, a number with
+   * more digits than a float holds); given back in both OpenAI formats while
+   * the call is not stripped.
+   */
+  readonly arguments?: string;
 }
 
 type Path = ["messages", ...(string | number)[]];
@@ -286,7 +295,8 @@ function convertAssistant(
       name: call.function.name,
       arguments: args,
     };
-    events.push(meta.write(request, extra ? { ...first, call: extra } : first));
+    const posted = postedArguments(call.function.arguments, args);
+    events.push(meta.write(request, { ...first, ...(extra && { call: extra }), ...posted }));
     first = {};
   }
 }
@@ -341,7 +351,7 @@ function toolCallOf(viewEvent: ViewEvent): ChatToolCall {
   return {
     id: request.id,
     type: "function",
-    function: { name: request.name, arguments: JSON.stringify(request.arguments) },
+    function: { name: request.name, arguments: argumentsText(viewEvent) },
     ...extra,
   };
 }

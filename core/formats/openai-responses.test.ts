@@ -194,7 +194,7 @@ describe("openaiResponses.toEvents: mapping", () => {
     ]);
   });
 
-  it("maps a function call to a tool call request, arguments parsed, its fc_ id and status kept", () => {
+  it("maps a function call to a tool call request, arguments parsed (their text kept), its fc_ id and status kept", () => {
     const call = fcall("call_1", "fs_read", '{"path": "a", "n": [1]}', {
       id: "fc_1",
       status: "completed",
@@ -202,7 +202,12 @@ describe("openaiResponses.toEvents: mapping", () => {
     expect(events([call, output("call_1", "A")])).toEqual([
       {
         ...toolCall("call_1", "fs_read", { path: "a", n: [1] }),
-        ...meta({ id: "fc_1", status: "completed" }),
+        metadata: {
+          "openai-responses": {
+            item: { id: "fc_1", status: "completed" },
+            arguments: '{"path": "a", "n": [1]}',
+          },
+        },
       },
       toolResult("call_1", "A"),
     ]);

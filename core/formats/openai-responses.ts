@@ -8,7 +8,7 @@
  * | `message` role `user` (`content` string, or `input_text`/`input_image`/`input_file` parts; `type` optional, the EasyInputMessage form) | `chat_request {content}`: the string, or its text parts joined `\n` | the item's keys besides `role` (and `content` when a string): `type`, `id`, `status`, the parts verbatim |
  * | `message` role `assistant` (`content` string, or `output_text` parts with `annotations`) | `chat_response {message}`: likewise | the same: `id` (`msg_…`), `status`, `phase`, the parts with their `annotations` |
  * | `reasoning` (`summary` `summary_text` parts, `content` `reasoning_text` parts) | `chat_response {reasoning}`: the summary texts, then the content texts, joined `\n` | every key but `type`: `id` (`rs_…`), `encrypted_content`, `summary`, `content`, `status` |
- * | `function_call` (`call_id`, `name`, `arguments` a JSON string) | `tool_call_request {id: call_id, name, arguments}`, arguments the JSON object the string encodes (≤ 100 levels) | keys besides `type`, `call_id`, `name`, `arguments`: `id` (`fc_…`), `status`, … |
+ * | `function_call` (`call_id`, `name`, `arguments` a JSON string) | `tool_call_request {id: call_id, name, arguments}`, arguments the JSON object the string encodes (≤ 100 levels; no duplicate key, no number beyond a float's range) | keys besides `type`, `call_id`, `name`, `arguments`: `id` (`fc_…`), `status`, …; and `metadata["openai-responses"].arguments`, the string as posted when re-serializing would change it (given back in both OpenAI formats while the call is not stripped) |
  * | `function_call_output` (`call_id`, `output` string or parts) | `tool_call_response {id: call_id, content, is_error: false}` (Responses has no error flag) | keys besides `type`, `call_id` (and `output` when a string) |
  * | `message` role `system`, `developer` | 422, or dropped while leading with `dropSystem` | – |
  * | OpenAI's other item types (`web_search_call`, `file_search_call`, `computer_call`, `image_generation_call`, `code_interpreter_call`, `local_shell_call`, `mcp_*`, `item_reference`, `custom_tool_call`, …) | 422 naming the type (an unknown `type` is a 400) | – |
@@ -33,8 +33,7 @@
  * `status` dropped (the API takes output parts only on output messages). Reasoning without our metadata (posted as JP events) is
  * left out: the API takes a reasoning item only with its `id`. Empty texts
  * and requests are left out; `chat_response.data` becomes its JSON text.
- * Round trips are exact up to §15's normalizations: arguments re-serialized,
- * defaults filled in, and an id-less assistant message's parts written as
+ * Round trips are exact up to §15's normalizations: defaults filled in, and an id-less assistant message's parts written as
  * their joined text.
  */
 import * as z from "zod";
@@ -63,6 +62,7 @@ import {
   ResponsesUserMessage,
 } from "./openai-responses.schema.ts";
 import {
+  argumentsText,
   extrasOf,
   fits,
   formatMetadata,
@@ -72,6 +72,7 @@ import {
   LeadingSystem,
   laterSystemHint,
   parseToolArguments,
+  postedArguments,
   reportLocated,
   without,
 } from "./shared.ts";
@@ -131,6 +132,8 @@ export const ResponsesItemSchema: z.ZodType<ResponsesItem> = z.union([
 export interface ResponsesMetadata {
   /** The item's keys the event has no field for, verbatim. */
   readonly item?: Record<string, unknown>;
+  /** On a `tool_call_request`: the call's `arguments` string as posted, when re-serializing would change it. */
+  readonly arguments?: string;
 }
 
 // ---------------------------------------------------------------- toEvents
@@ -278,14 +281,17 @@ class TurnEvents {
       );
     }
     this.calls.set(item.call_id, at);
+    const args = parseToolArguments(item.arguments, [...at, "arguments"]);
     const request: ToolCallRequest = {
       type: "tool_call_request",
       timestamp: this.timestamp,
       id: item.call_id,
       name: item.name,
-      arguments: parseToolArguments(item.arguments, [...at, "arguments"]),
+      arguments: args,
     };
-    this.events.push(withItem(request, original, ["type", "call_id", "name", "arguments"]));
+    const extras = extrasOf(original, ["type", "call_id", "name", "arguments"]);
+    const posted = postedArguments(item.arguments, args);
+    this.events.push(meta.write(request, { ...(extras && { item: extras }), ...posted }));
   }
 
   output(item: ResponsesFunctionCallOutput, original: Json, at: MessagePath): void {
@@ -422,7 +428,7 @@ function callItem(request: ToolCallRequest, viewEvent: ViewEvent, idless: boolea
     type: "function_call" as const,
     call_id: request.id,
     name: request.name,
-    arguments: JSON.stringify(request.arguments),
+    arguments: argumentsText(viewEvent),
   };
   const template = templateOf(viewEvent, idless);
   if (template === undefined) return plain;

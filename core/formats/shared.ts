@@ -8,8 +8,10 @@
  * format's schema still takes it).
  */
 import * as z from "zod";
-import type { Entry } from "../events.ts";
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../json.ts";
+import type { Entry, ToolCallRequest } from "../events.ts";
+import { joinIssues, jsonPointer } from "../issues.ts";
+import { jsonDepthExceeds, MAX_JSON_DEPTH, nonFinitePath, sameJson } from "../json.ts";
+import { describeJsonTextIssue, type JsonTextIssue, jsonTextIssues } from "../json-text.ts";
 import type { MessagesField } from "./format.ts";
 import { invalidMessage, type MessagePath, parseMessages, unsupportedMessage } from "./issues.ts";
 import type { ProviderEvent, ViewEvent } from "./view.ts";
@@ -197,7 +199,11 @@ export function reportLocated(
 
 /**
  * Tool arguments the provider sends as a JSON string: they must encode a
- * JSON object no deeper than {@link MAX_JSON_DEPTH}, else a located 400.
+ * JSON object no deeper than {@link MAX_JSON_DEPTH}, with no duplicate key
+ * and no number beyond a 64-bit float's range, else a located 400 (both
+ * would change silently). A number with more digits than a float holds is
+ * taken: the string itself is kept ({@link postedArguments}), so the OpenAI
+ * formats give it back as posted.
  */
 export function parseToolArguments(text: string, at: MessagePath): Json {
   let value: unknown;
@@ -219,7 +225,78 @@ export function parseToolArguments(text: string, at: MessagePath): Json {
       `nests deeper than ${MAX_JSON_DEPTH} levels: flatten the tool's arguments`,
     );
   }
+  const lossy = unkeptArguments(text);
+  if (lossy.length > 0) {
+    throw invalidMessage(
+      at,
+      joinIssues(
+        lossy.map(
+          (issue) => `at ${jsonPointer(issue.path) || "/"}: ${describeJsonTextIssue(issue)}`,
+        ),
+      ),
+    );
+  }
   return value;
+}
+
+/** What an arguments string holds that its parsed object would not keep (a long number is kept as text instead). */
+function unkeptArguments(text: string): JsonTextIssue[] {
+  return jsonTextIssues(text).filter((issue) => issue.problem !== "inexact");
+}
+
+/** The formats whose tool arguments are a JSON string: each keeps the string as posted in its metadata's `arguments`. */
+const ARGUMENT_STRING_FORMATS = ["openai-chat", "openai-responses"] as const;
+
+/**
+ * The metadata field that keeps a call's arguments string as posted, when
+ * re-serializing the parsed object would not give it back (spacing, key
+ * escapes, `1.0`, a number with more digits than a float holds).
+ */
+export function postedArguments(text: string, parsed: Json): { arguments: string } | undefined {
+  return JSON.stringify(parsed) === text ? undefined : { arguments: text };
+}
+
+/**
+ * The arguments string of a call in a view: the string posted in either
+ * OpenAI format (one family: both send a string), while the event is not
+ * rewritten and that string still encodes the event's arguments; else the
+ * arguments re-serialized.
+ */
+export function argumentsText(viewEvent: ViewEvent): string {
+  const request = viewEvent.event as ToolCallRequest;
+  if (!viewEvent.rewritten) {
+    for (const name of ARGUMENT_STRING_FORMATS) {
+      const own = request.metadata?.[name];
+      const text = isJsonObject(own) ? own.arguments : undefined;
+      if (typeof text === "string" && encodes(text, request.arguments)) return text;
+    }
+  }
+  return JSON.stringify(request.arguments);
+}
+
+/** `text` is JSON that reads as `value` and that {@link parseToolArguments} would take. */
+function encodes(text: string, value: Json): boolean {
+  try {
+    return sameJson(JSON.parse(text), value) && unkeptArguments(text).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Tool input a format takes as a JSON object (Anthropic, the AI SDK, JP):
+ * a located 400 for a number JSON cannot carry (non-finite: stored, it
+ * would become `null`). The HTTP layer refuses those in the body text
+ * already; this holds for every other caller.
+ */
+export function refuseNonFinite(value: Json, at: MessagePath): void {
+  const path = nonFinitePath(value);
+  if (path !== undefined) {
+    throw invalidMessage(
+      [...at, ...path],
+      "is not a finite number: JSON cannot carry it (stored, it would become null)",
+    );
+  }
 }
 
 // ---------------------------------------------------------------- content

@@ -16,6 +16,7 @@ import { parseConfigTree, RuleLayer } from "../../core/config.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import { describeIssues, firstIssue, issueLines, joinIssues } from "../../core/issues.ts";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../core/json.ts";
+import { lossyBodyError } from "../../core/json-text.ts";
 import { formatMessages, turnBodyKind, turnEvents } from "../../core/turn-validation.ts";
 import { mountConsole } from "../console/mount.ts";
 import type { EvaluationWait } from "../conversations/evaluation-wait.ts";
@@ -240,6 +241,9 @@ function parseJson(text: string): unknown {
   if (jsonDepthExceeds(value)) {
     throw new InvalidInputError(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
+  // JSON.parse keeps the last of duplicate keys and rounds long numbers without a word.
+  const lossy = lossyBodyError(text);
+  if (lossy) throw lossy;
   return value;
 }
 
