@@ -5,6 +5,8 @@
  * real launcher are in cli/bin.test.ts.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, type ExpectStatic, it } from "vitest";
@@ -113,6 +115,39 @@ describe.concurrent("autocompact", () => {
     expectOneLineError(expect, badSource, 2);
     expectOneLineError(expect, unreachable, 1);
     expect(unreachable?.stderr).toContain("cannot reach http://127.0.0.1:9");
+  });
+
+  it("gives up on a service that never answers after --timeout SECONDS", async ({ expect }) => {
+    // Takes each request and never answers.
+    const server = createServer(() => {});
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const runs = await Promise.all([
+        cli(["print", "-c", "x", "--key", "k", "--url", url, "--timeout", "0.05"]),
+        cli(["reset", "-c", "x", "--key", "k", "--url", url, "--timeout", "0.05"]),
+        cli(["verify", "-c", "x", "--key", "k", "--url", url, "--timeout", "0.05"]),
+        cli(["dlq", "list", "--url", url, "--timeout", "0.05"]),
+      ]);
+      for (const result of runs) {
+        expectOneLineError(expect, result, 1);
+        expect(result.stderr).toContain(
+          `no answer from ${url} within 0.05 s (the client's timeout)`,
+        );
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    const [bad, help] = await Promise.all([
+      cli(["print", "-c", "x", "--key", "k", "--timeout", "soon"]),
+      cli(["print", "--help"]),
+    ]);
+    expectOneLineError(expect, bad, 2);
+    expect(bad.stderr).toContain(
+      '--timeout must be a number of seconds from 0.001 to 86400 (got "soon")',
+    );
+    expect(help.stdout).toContain("--timeout SECONDS");
   });
 
   it("reads JP's base64 form as the same conversation", async ({ expect }) => {

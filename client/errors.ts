@@ -8,7 +8,7 @@ import type { EvaluationPendingProblem, Problem } from "./types.ts";
 
 /** A failed request: the service's problem detail, or the transport error. */
 export class ServiceError extends AutocompactError {
-  override readonly name = "ServiceError";
+  override readonly name: string = "ServiceError";
   constructor(
     message: string,
     /** The status the service answered with; 0 when it could not be reached. */
@@ -20,6 +20,23 @@ export class ServiceError extends AutocompactError {
     readonly problem?: Problem,
   ) {
     super(message, { status, slug: "service-error", title: "The service answered with an error" });
+  }
+}
+
+/**
+ * A request that got no whole answer within the client's timeout
+ * (`timeoutMs`, 30 s by default): the service may still have done it, so a
+ * retry of a write should be one the service recognizes (a turn's replay, an
+ * `Idempotency-Key`). Its status is 0, as for a service that cannot be reached.
+ */
+export class RequestTimeoutError extends ServiceError {
+  override readonly name = "RequestTimeoutError";
+  constructor(
+    message: string,
+    /** The timeout that ran out, in milliseconds (a `wait`'s seconds included). */
+    readonly timeoutMs: number,
+  ) {
+    super(message, 0);
   }
 }
 

@@ -6,7 +6,9 @@
  *
  * Every non-2xx answer throws a {@link ServiceError} carrying the status and
  * the service's RFC 9457 problem, with the problem's `detail` in its message;
- * a service that cannot be reached throws one with status 0.
+ * a service that cannot be reached throws one with status 0, and a request
+ * not answered within the timeout (30 s by default, `timeoutMs`) a
+ * {@link RequestTimeoutError}.
  *
  * ```ts
  * const client = new AutocompactClient({ url: "http://127.0.0.1:8787", key });
@@ -20,7 +22,7 @@
  * until its deadline; {@link isEvaluationPending} tells that error apart.
  */
 
-import { isEvaluationPending, ServiceError } from "./errors.ts";
+import { isEvaluationPending, RequestTimeoutError, ServiceError } from "./errors.ts";
 import type {
   AppendOutcome,
   CompactionDryRun,
@@ -52,7 +54,7 @@ import type {
   Verification,
 } from "./types.ts";
 
-export { isEvaluationPending, ServiceError } from "./errors.ts";
+export { isEvaluationPending, RequestTimeoutError, ServiceError } from "./errors.ts";
 export type * from "./types.ts";
 
 /** How to reach the service. */
@@ -67,12 +69,22 @@ export interface ClientOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** The time in milliseconds that the deadline of a read with `afterTurn` counts in (default: `Date.now`); for tests. */
   readonly now?: () => number;
+  /**
+   * How long one request may take, answer body included, in milliseconds
+   * (default 30,000), on top of the seconds it asks the service to `wait`.
+   * One that takes longer is aborted and throws a {@link RequestTimeoutError}.
+   */
+  readonly timeoutMs?: number;
+  /** Aborts every request of the client (with the signal's reason) once it fires. */
+  readonly signal?: AbortSignal;
 }
 
 /** The longest `wait` the service takes, in seconds (API Gateway gives up at 30 s). */
 export const MAX_WAIT_SECONDS = 25;
 /** The default total deadline of a read with `afterTurn`, in milliseconds. */
 export const DEFAULT_DEADLINE_MS = 30_000;
+/** The default timeout of one request, in milliseconds. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 /** The pause before asking again when a 503 has no `Retry-After`, in milliseconds. */
 const DEFAULT_RETRY_AFTER_MS = 1_000;
 
@@ -135,6 +147,8 @@ export class AutocompactClient {
   readonly #fetch: (input: string, init: RequestInit) => Promise<Response>;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #now: () => number;
+  readonly #timeoutMs: number;
+  readonly #signal: AbortSignal | undefined;
 
   constructor(options: ClientOptions) {
     const base = options.url.replace(/\/+$/, "");
@@ -147,6 +161,12 @@ export class AutocompactClient {
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#now = options.now ?? Date.now;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!(timeoutMs > 0 && timeoutMs <= 2_147_483_647)) {
+      throw new TypeError(`timeoutMs must be from 1 to 2147483647 (got ${timeoutMs})`);
+    }
+    this.#timeoutMs = timeoutMs;
+    this.#signal = options.signal;
   }
 
   /** The service's base URL, without a trailing `/`. */
@@ -171,6 +191,7 @@ export class AutocompactClient {
     return this.#request("POST", `${conversationPath(conversation)}/turns${query}`, {
       body,
       ...(options.sign ? { sign: options.sign } : {}),
+      ...(options.wait === undefined ? {} : { waitSeconds: options.wait }),
     });
   }
 
@@ -386,8 +407,9 @@ export class AutocompactClient {
       const wait = Math.min(options.wait ?? MAX_WAIT_SECONDS, leftSeconds);
       query.set("after_turn", String(afterTurn));
       // Tenths of a second, rounded down: never past the deadline, never in exponent notation.
-      query.set("wait", String(Math.floor(Math.max(0, wait) * 10) / 10));
-      const answer = await this.#exchange<T>("GET", withQuery(path, query));
+      const waitSeconds = Math.floor(Math.max(0, wait) * 10) / 10;
+      query.set("wait", String(waitSeconds));
+      const answer = await this.#exchange<T>("GET", withQuery(path, query), { waitSeconds });
       if (answer.ok) return answer.body;
       if (!isEvaluationPending(answer.error)) throw answer.error;
       const pause = retryAfterMs(answer.retryAfter, this.#now());
@@ -398,11 +420,7 @@ export class AutocompactClient {
   }
 
   /** Sends one request; answers the parsed body (`undefined` when empty), or throws a {@link ServiceError}. */
-  async #request<T>(
-    method: string,
-    path: string,
-    options: { body?: unknown; sign?: (text: string) => Record<string, string> } = {},
-  ): Promise<T> {
+  async #request<T>(method: string, path: string, options: ExchangeOptions = {}): Promise<T> {
     const answer = await this.#exchange<T>(method, path, options);
     if (!answer.ok) throw answer.error;
     return answer.body;
@@ -411,12 +429,13 @@ export class AutocompactClient {
   /**
    * Sends one request: the parsed body (`undefined` when empty), or the
    * {@link ServiceError} of a non-2xx answer beside its `Retry-After`.
-   * A service that cannot be reached, or a failing `sign`, throws.
+   * A service that cannot be reached, a timeout, an aborted client or a
+   * failing `sign` throws.
    */
   async #exchange<T>(
     method: string,
     path: string,
-    options: { body?: unknown; sign?: (text: string) => Record<string, string> } = {},
+    options: ExchangeOptions = {},
   ): Promise<
     { ok: true; body: T } | { ok: false; error: ServiceError; retryAfter: string | null }
   > {
@@ -427,23 +446,40 @@ export class AutocompactClient {
       ...(text === undefined ? {} : { "content-type": "application/json" }),
       ...(text !== undefined && options.sign ? options.sign(text) : {}),
     };
+    // The timeout runs on top of what the request asks the service to wait.
+    const timeoutMs = this.#timeoutMs + (options.waitSeconds ?? 0) * 1000;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = this.#signal ? AbortSignal.any([timeout, this.#signal]) : timeout;
+    /** The error of a failed fetch or body read: the timeout's, the caller's abort, or unreachable. */
+    const failure = (error: unknown): Error => {
+      if (this.#signal?.aborted) return this.#signal.reason as Error;
+      if (timeout.aborted) {
+        return new RequestTimeoutError(
+          `${method} ${path}: no answer from ${this.#base} within ${timeoutMs / 1000} s (the client's timeout)`,
+          timeoutMs,
+        );
+      }
+      // Node's fetch says "fetch failed"; the cause says why (ECONNREFUSED, ENOTFOUND, …).
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      const reason = cause?.code ?? cause?.message ?? (error as Error).message;
+      return new ServiceError(
+        `cannot reach ${this.#base} (${reason}): is the service running (npm start)?`,
+        0,
+      );
+    };
     let response: Response;
+    let answer: string;
     try {
       response = await this.#fetch(`${this.#base}${path}`, {
         method,
         headers,
+        signal,
         ...(text === undefined ? {} : { body: text }),
       });
+      answer = await response.text();
     } catch (error) {
-      // Node's fetch says "fetch failed"; the cause says why (ECONNREFUSED, ENOTFOUND, …).
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      const reason = cause?.code ?? cause?.message ?? (error as Error).message;
-      throw new ServiceError(
-        `cannot reach ${this.#base} (${reason}): is the service running (npm start)?`,
-        0,
-      );
+      throw failure(error);
     }
-    const answer = await response.text();
     const retryAfter = response.headers.get("retry-after");
     let parsed: unknown;
     try {
@@ -470,6 +506,14 @@ export class AutocompactClient {
     }
     return { ok: true, body: parsed as T };
   }
+}
+
+/** What one request sends besides its method and path. */
+interface ExchangeOptions {
+  readonly body?: unknown;
+  readonly sign?: (text: string) => Record<string, string>;
+  /** The `wait` the request asks of the service, in seconds: added to the timeout. */
+  readonly waitSeconds?: number;
 }
 
 /** `path` with `query`, when it has any parameter. */

@@ -7,7 +7,7 @@
  */
 import { InvalidInputError } from "../../core/errors.ts";
 import { awsClientSettings } from "../aws.ts";
-import { LOCAL_DEV_KEY, serviceClient } from "../client.ts";
+import { LOCAL_DEV_KEY, serviceClient, TIMEOUT_OPTION } from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 
 const OPTIONS = {
@@ -20,6 +20,7 @@ const OPTIONS = {
   region: { type: "string" },
   endpoint: { type: "string" },
   limit: { type: "string" },
+  ...TIMEOUT_OPTION,
 } as const;
 
 const ACTIONS = ["list", "redrive", "status"] as const;
@@ -50,6 +51,7 @@ and prints {"task_handle"}; status prints the last move task
 
   --url URL         the local service (default $AUTOCOMPACT_URL, else http://127.0.0.1:8787)
   --key KEY         its dev key (default $AUTOCOMPACT_DEV_KEY, else "local-dev-key")
+  --timeout S       how long one request to it may take (default 30 seconds)
   --dlq-url URL     the DLQ (output DeadLetterQueueUrl)
   --dlq-arn ARN     the DLQ (output DeadLetterQueueArn)
   --queue-arn ARN   the evaluation queue (output QueueArn)
@@ -77,7 +79,7 @@ async function local(action: Action, values: Values, io: Io): Promise<number> {
     );
   }
   const key = values.key ?? io.env.AUTOCOMPACT_DEV_KEY ?? LOCAL_DEV_KEY;
-  const client = serviceClient({ url: values.url, key }, io);
+  const client = serviceClient({ url: values.url, key, timeout: values.timeout }, io);
   if (action === "list") {
     const { dead_letters } = await client.deadLetters();
     for (const entry of dead_letters) await line(io, entry);

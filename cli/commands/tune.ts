@@ -25,7 +25,7 @@ import {
   parseGrid,
   type TuneConfig,
 } from "../../core/tune-grid.ts";
-import { SERVICE_HELP, serviceClient } from "../client.ts";
+import { SERVICE_HELP, serviceClient, TIMEOUT_OPTION } from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 import {
@@ -50,6 +50,7 @@ const OPTIONS = {
   url: { type: "string" },
   key: { type: "string" },
   conversation: { type: "string", short: "c", multiple: true },
+  ...TIMEOUT_OPTION,
 } as const;
 
 const USAGE = `Usage: autocompact tune FILES|DIR... --context-window N [--model ID]
@@ -164,6 +165,7 @@ async function loadConversations(
     conversation?: string[] | undefined;
     url?: string | undefined;
     key?: string | undefined;
+    timeout?: string | undefined;
   },
   io: Io,
 ): Promise<Conversation[]> {

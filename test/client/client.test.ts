@@ -11,6 +11,7 @@ import {
   AutocompactClient,
   type EventInput,
   isEvaluationPending,
+  RequestTimeoutError,
   ServiceError,
 } from "../../client/index.ts";
 import { hashApiKey } from "../../functions/keys.ts";
@@ -900,6 +901,66 @@ describe("AutocompactClient errors", () => {
     expect(error.problem).toBeUndefined();
     expect(error.message).toBe(
       `cannot reach http://127.0.0.1:${port} (ECONNREFUSED): is the service running (npm start)?`,
+    );
+  });
+
+  it("a service that never answers is a RequestTimeoutError after the client's timeout", async () => {
+    // Takes the request, never answers: the client's timeout alone ends the wait.
+    const server = createServer(() => {});
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const client = new AutocompactClient({
+        url: `http://127.0.0.1:${port}`,
+        key: ALICE_KEY,
+        timeoutMs: 50,
+      });
+      const error = await failure(() => client.compact("c1", { spec: "t:0..1" }));
+      expect(error).toBeInstanceOf(RequestTimeoutError);
+      expect(error).toMatchObject({ status: 0, timeoutMs: 50 });
+      expect(error.message).toBe(
+        `POST /v1/conversations/c1/compactions: no answer from http://127.0.0.1:${port} within 0.05 s (the client's timeout)`,
+      );
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("a request's wait is added to its timeout; the caller's signal aborts with its own reason", async () => {
+    const seen: (AbortSignal | undefined)[] = [];
+    const hanging = (_input: string, init: RequestInit) =>
+      new Promise<Response>((_resolve, reject) => {
+        seen.push(init.signal ?? undefined);
+        init.signal?.addEventListener("abort", () => reject(init.signal?.reason));
+      });
+    const timing = new AutocompactClient({
+      url: URL_BASE,
+      key: ALICE_KEY,
+      fetch: hanging,
+      timeoutMs: 20,
+    });
+    const waited = await failure(() =>
+      timing.postTurn("c1", { turn: 0, events: TURN_0 }, { wait: 0.03 }),
+    );
+    expect(waited).toMatchObject({ name: "RequestTimeoutError", timeoutMs: 50 });
+
+    const controller = new AbortController();
+    const aborting = new AutocompactClient({
+      url: URL_BASE,
+      key: ALICE_KEY,
+      fetch: hanging,
+      signal: controller.signal,
+    });
+    const pending = aborting.health().catch((error: unknown) => error);
+    controller.abort(new Error("the caller gave up"));
+    expect(await pending).toEqual(new Error("the caller gave up"));
+    expect(seen.every((signal) => signal instanceof AbortSignal)).toBe(true);
+  });
+
+  it("refuses a timeout that is not a positive number of milliseconds", () => {
+    expect(() => new AutocompactClient({ url: URL_BASE, key: ALICE_KEY, timeoutMs: 0 })).toThrow(
+      "timeoutMs must be from 1 to 2147483647 (got 0)",
     );
   });
 
