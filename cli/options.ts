@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { parse as parseToml } from "smol-toml";
+import { type Calibration, TOKENS_PER_CHAR_BOUNDS } from "../core/calibration.ts";
 import { type ModelInfo, resolveContextWindow } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
 import { InvalidInputError } from "../core/errors.ts";
@@ -109,6 +110,48 @@ export async function loadConfigLayer(argument: string): Promise<AutoConfigLayer
     }
     throw error;
   }
+}
+
+/** `--tokens-per-char` and `--overhead`: replay with a calibration (e.g. the one the service answered). */
+export const CALIBRATION_OPTIONS = {
+  "tokens-per-char": { type: "string" },
+  overhead: { type: "string" },
+} as const satisfies OptionsConfig;
+
+/** Help text of {@link CALIBRATION_OPTIONS}. */
+export const CALIBRATION_HELP = `  --tokens-per-char A   estimate tokens as A·chars + B instead of the config's
+  --overhead B           estimator (A in [0.1, 1], default 0.25; B tokens ≥ 0,
+                         default 0): GET /v1/conversations/{id}'s estimator
+                         answers both`;
+
+/** A finite number flag within bounds. */
+function boundedNumber(flag: string, value: string, min: number, max: number): number {
+  const number = value.trim() === "" ? Number.NaN : Number(value.replaceAll("_", ""));
+  if (!Number.isFinite(number) || number < min || number > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `in [${min}, ${max}]`;
+    throw new UsageError(`${flag} must be a number ${range} (got "${value}")`);
+  }
+  return number;
+}
+
+/** The calibration `--tokens-per-char` and `--overhead` give, or `undefined` without either. */
+export function calibrationOf(values: {
+  "tokens-per-char"?: string | undefined;
+  overhead?: string | undefined;
+}): Calibration | undefined {
+  const perChar = values["tokens-per-char"];
+  const overhead = values.overhead;
+  if (perChar === undefined && overhead === undefined) return undefined;
+  const { min, max } = TOKENS_PER_CHAR_BOUNDS;
+  return {
+    kind: "fixed",
+    tokens_per_char:
+      perChar === undefined ? 0.25 : boundedNumber("--tokens-per-char", perChar, min, max),
+    overhead_tokens:
+      overhead === undefined
+        ? 0
+        : boundedNumber("--overhead", overhead, 0, Number.MAX_SAFE_INTEGER),
+  };
 }
 
 /** The layers given on the command line, in order; `--enable` comes last. */

@@ -287,12 +287,20 @@ export type SkipReason =
   | "min_turns"
   | "context_window_unknown"
   | "under_threshold"
-  | "empty_range";
+  | "empty_range"
+  | "short_range"
+  | "low_gain";
 
 /** What an evaluation decided: the band it fired, or why it skipped; `turn` is the turn it ran after. */
 export type EvaluationDecision =
   | { turn: number; outcome: "fired"; band: { key: string; from_turn: number; to_turn: number } }
-  | { turn: number; outcome: "skipped"; reason: SkipReason };
+  | {
+      turn: number;
+      outcome: "skipped";
+      reason: SkipReason;
+      /** With `low_gain`: the estimated tokens the band would have removed. */
+      gain_tokens?: number;
+    };
 
 /** A compaction as listed, with its 1-based position in stream order. */
 export interface ListedCompaction extends CompactionEvent {
@@ -405,6 +413,8 @@ export interface TimelineTurn {
   fired: { position: number | null; from_turn: number; to_turn: number; source: "auto" } | null;
   /** Why that evaluation did not fire; null when it fired or is unknown. */
   skip_reason: SkipReason | null;
+  /** With `low_gain`: the estimated tokens the band would have removed. */
+  gain_tokens?: number;
 }
 
 /** `GET …/timeline`: one entry per stored turn. */

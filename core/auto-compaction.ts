@@ -9,8 +9,23 @@
  * fires, the compactions and a way to estimate the view with a candidate band
  * (from the full projection or from per-turn sizes), so the no-fire path
  * needs no events at all.
+ *
+ * Beyond D50 (issue 26, each off by default): the estimator turns the
+ * caller's chars / 4 into the conversation's calibrated tokens
+ * (core/calibration.ts); `reserve_tokens` is added before the threshold
+ * test; a range shorter than `min_band_turns` skips as `short_range` and a
+ * band removing less than `min_gain_tokens` as `low_gain`, except when the
+ * estimate plus reserve exceeds the window itself: then D50 fires and the
+ * band's `trigger` names the guards it overrode (`guard_overridden`).
  */
+import {
+  type Calibration,
+  type Estimator,
+  estimateTokens,
+  resolveEstimator,
+} from "./calibration.ts";
 import type { AutoConfig, SummaryRuleConfig } from "./config.ts";
+import { CHARS_PER_TOKEN } from "./estimate.ts";
 import type { Compaction, CompactionTrigger } from "./events.ts";
 import { buildCompaction, nextCompactionTimestamp, rollingRange, type TurnRange } from "./rules.ts";
 
@@ -20,9 +35,11 @@ export interface TriggerState {
   readonly turn_count: number;
   /** The turn after the furthest-compacted one, 0 without compactions. */
   readonly after_last_compaction: number;
-  /** Estimate of the current projected view. */
+  /** D50's estimate (chars / 4) of the current projected view: the estimator's input. */
   readonly estimated_tokens: number;
   readonly context_window: number | undefined;
+  /** What the estimator is fitted from; without it, chars / 4. */
+  readonly calibration?: Calibration;
 }
 
 /** The reasons a decision can skip for, in the order they are checked. */
@@ -32,16 +49,22 @@ export const SKIP_REASONS = [
   "context_window_unknown",
   "under_threshold",
   "empty_range",
+  "short_range",
+  "low_gain",
 ] as const;
 
 /** Why a decision did not fire. */
 export type SkipReason = (typeof SKIP_REASONS)[number];
+
+/** The guards a band past the window overrides (their skip reasons). */
+export type Guard = "short_range" | "low_gain";
 
 /** The numbers every decision reports (the firing log, `autocompact evaluate`). */
 interface Measures {
   readonly turn_count: number;
   /** The rolling range, or `null` when it is empty. */
   readonly range: TurnRange | null;
+  /** The estimator's tokens of the current view (its fitted overhead included, the reserve not). */
   readonly estimated_tokens: number;
   /** `context_window * trigger_ratio`, `null` while the window is unknown. */
   readonly threshold: number | null;
@@ -49,9 +72,19 @@ interface Measures {
 }
 
 /** A decision not to fire, and why. */
-export interface SkipDecision extends Measures {
+export type SkipDecision =
+  | (Measures & { readonly fire: false; readonly reason: Exclude<SkipReason, "low_gain"> })
+  | LowGainDecision;
+
+/** A band built and not appended: it would remove fewer than `min_gain_tokens`. */
+export interface LowGainDecision extends Measures {
   readonly fire: false;
-  readonly reason: SkipReason;
+  readonly reason: "low_gain";
+  readonly range: TurnRange;
+  readonly threshold: number;
+  readonly context_window: number;
+  /** What the band would have removed, in the estimator's tokens. */
+  readonly gain_tokens: number;
 }
 
 /** A decision to fire over the rolling range (the band is built by {@link buildBand}). */
@@ -66,13 +99,38 @@ export interface FireDecision extends Measures {
 /** The outcome of {@link decide}. */
 export type Decision = SkipDecision | FireDecision;
 
+/** The estimator's tokens for a D50 estimate (chars / 4): exactly that estimate for `chars`. */
+function estimatorTokens(estimator: Estimator, d50Tokens: number): number {
+  // Exact: multiplying by a power of two only moves the exponent.
+  return estimateTokens(estimator, d50Tokens * CHARS_PER_TOKEN);
+}
+
+/** The estimator of a state: its config's setting over its calibration. */
+export function stateEstimator(state: TriggerState): Estimator {
+  return resolveEstimator(state.config.estimator, state.calibration);
+}
+
+/** Whether estimate plus reserve exceeds the window itself: then no guard holds a band back. */
+function exceedsWindow(config: AutoConfig, estimatedTokens: number, window: number): boolean {
+  return estimatedTokens + config.reserve_tokens > window;
+}
+
+/** Whether a rolling range spans fewer than `min_band_turns` turns. */
+function shortRange(config: AutoConfig, range: TurnRange): boolean {
+  return range.to_turn - range.from_turn + 1 < config.min_band_turns;
+}
+
 /**
  * Decides per D50: fire only when enabled, `turn_count > min_turns`, the
- * window is known, `estimated_tokens > context_window * trigger_ratio`
- * (strictly), and the rolling range is non-empty.
+ * window is known, `estimated_tokens + reserve_tokens > context_window *
+ * trigger_ratio` (strictly), and the rolling range is non-empty; then the
+ * range must span `min_band_turns` (`short_range`) unless estimate plus
+ * reserve exceeds the window.
  */
 export function decide(state: TriggerState): Decision {
-  const { config, turn_count: turnCount, estimated_tokens: estimatedTokens } = state;
+  const { config, turn_count: turnCount } = state;
+  const estimatedTokens = estimatorTokens(stateEstimator(state), state.estimated_tokens);
+  const total = estimatedTokens + config.reserve_tokens;
   const window = state.context_window;
   const limits = window === undefined ? null : { window, threshold: window * config.trigger_ratio };
   const range = rollingRange(turnCount, state.after_last_compaction, config.rule) ?? null;
@@ -83,12 +141,19 @@ export function decide(state: TriggerState): Decision {
     threshold: limits?.threshold ?? null,
     context_window: limits?.window ?? null,
   };
-  const skip = (reason: SkipReason): SkipDecision => ({ fire: false, reason, ...measures });
+  const skip = (reason: Exclude<SkipReason, "low_gain">): SkipDecision => ({
+    fire: false,
+    reason,
+    ...measures,
+  });
   if (!config.enabled) return skip("disabled");
   if (turnCount <= config.min_turns) return skip("min_turns");
   if (limits === null) return skip("context_window_unknown");
-  if (!(estimatedTokens > limits.threshold)) return skip("under_threshold");
+  if (!(total > limits.threshold)) return skip("under_threshold");
   if (range === null) return skip("empty_range");
+  if (shortRange(config, range) && !exceedsWindow(config, estimatedTokens, limits.window)) {
+    return skip("short_range");
+  }
   return {
     fire: true,
     reason: "over_threshold",
@@ -97,6 +162,11 @@ export function decide(state: TriggerState): Decision {
     threshold: limits.threshold,
     context_window: limits.window,
   };
+}
+
+/** Whether a band's gain is below `min_gain_tokens` (never with the default 0: D50 appends any band). */
+function lowGain(config: AutoConfig, gainTokens: number): boolean {
+  return config.min_gain_tokens > 0 && gainTokens < config.min_gain_tokens;
 }
 
 /** What building a band needs beyond the state: only read when the trigger fires. */
@@ -108,7 +178,7 @@ export interface FiringContext {
   readonly compactions: readonly Compaction[];
   /** The clock reading (ms since the epoch) the new band's timestamp starts from. */
   readonly nowMillis: number;
-  /** Estimate of the projected view with `compaction` appended. */
+  /** D50's estimate (chars / 4) of the projected view with `compaction` appended. */
   readonly estimateWith: (compaction: Compaction) => number;
 }
 
@@ -133,6 +203,25 @@ export function summaryAudit(summary: BandSummary): Record<string, string | numb
   };
 }
 
+/** The audit fields the estimator and the guards add to a band's `trigger` (none with D50's defaults). */
+function estimatorAudit(
+  estimator: Estimator,
+  config: AutoConfig,
+  overridden: readonly Guard[],
+): Record<string, unknown> {
+  return {
+    ...(estimator.kind === "chars"
+      ? {}
+      : {
+          estimator: estimator.kind,
+          tokens_per_char: estimator.tokens_per_char,
+          overhead_tokens: estimator.overhead_tokens,
+        }),
+    ...(config.reserve_tokens > 0 ? { reserve_tokens: config.reserve_tokens } : {}),
+    ...(overridden.length > 0 ? { guard_overridden: overridden } : {}),
+  };
+}
+
 /** A band ready to append, and the estimate of the view once it is. */
 export interface Band {
   readonly compaction: Compaction;
@@ -143,7 +232,9 @@ export interface Band {
  * Builds the band of a firing decision, stamped after every existing
  * compaction, with its `trigger` audit (and the summary's, for a summary
  * rule). A summary rule without summary text is refused
- * (`SummaryRequiredError`): a summary is never faked.
+ * (`SummaryRequiredError`): a summary is never faked. A band below
+ * `min_gain_tokens` is built all the same (its gain is only known once it
+ * is): {@link stepAutoCompaction} holds it back unless past the window.
  */
 export function buildBand(
   state: TriggerState,
@@ -158,13 +249,20 @@ export function buildBand(
     source: "auto" as const,
     summaryText: summary?.text,
   };
-  const estimatedAfter = context.estimateWith(buildCompaction(draft));
+  const { config } = state;
+  const estimator = stateEstimator(state);
+  const estimatedAfter = estimatorTokens(estimator, context.estimateWith(buildCompaction(draft)));
+  // Guards a firing band is below were overridden: it fires only past the window.
+  const overridden: Guard[] = [];
+  if (shortRange(config, decision.range)) overridden.push("short_range");
+  if (lowGain(config, decision.estimated_tokens - estimatedAfter)) overridden.push("low_gain");
   const trigger: CompactionTrigger = {
     turn: state.turn_count - 1,
     estimated_tokens: decision.estimated_tokens,
     threshold: decision.threshold,
     context_window: decision.context_window,
     estimated_tokens_after: estimatedAfter,
+    ...estimatorAudit(estimator, config, overridden),
     ...(summary ? summaryAudit(summary) : {}),
   };
   return {
@@ -196,7 +294,11 @@ export type AutoCompactionStep =
       readonly summary?: BandSummary;
     };
 
-/** Runs the D50 step: decide, summarize if the rule asks (and can), build the band. */
+/**
+ * Runs the D50 step: decide, summarize if the rule asks (and can), build the
+ * band, and hold it back as `low_gain` when it removes less than
+ * `min_gain_tokens` and the view does not exceed the window.
+ */
 export async function stepAutoCompaction(inputs: StepInputs): Promise<AutoCompactionStep> {
   const decision = decide(inputs.state);
   if (!decision.fire) return { kind: "skip", decision };
@@ -208,5 +310,16 @@ export async function stepAutoCompaction(inputs: StepInputs): Promise<AutoCompac
   }
   const context = await inputs.firing();
   const band = buildBand(inputs.state, decision, context, summary);
+  const { config } = inputs.state;
+  const gain = decision.estimated_tokens - band.estimated_tokens_after;
+  if (
+    lowGain(config, gain) &&
+    !exceedsWindow(config, decision.estimated_tokens, decision.context_window)
+  ) {
+    return {
+      kind: "skip",
+      decision: { ...decision, fire: false, reason: "low_gain", gain_tokens: gain },
+    };
+  }
   return summary ? { kind: "fire", decision, band, summary } : { kind: "fire", decision, band };
 }

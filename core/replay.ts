@@ -13,6 +13,7 @@ import {
   stepAutoCompaction,
   type TriggerState,
 } from "./auto-compaction.ts";
+import type { Calibration } from "./calibration.ts";
 import { type ModelCatalog, type ModelInfo, resolveContextWindow } from "./catalog.ts";
 import {
   type AutoConfig,
@@ -22,7 +23,7 @@ import {
   streamConfigLayers,
 } from "./config.ts";
 import { SummaryRequiredError } from "./errors.ts";
-import { CHARS_PER_TOKEN, tokensFromChars } from "./estimate.ts";
+import { tokensFromChars } from "./estimate.ts";
 import { type Compaction, type Entry, isKnown } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
 import { afterLastCompaction, type TurnRange } from "./rules.ts";
@@ -36,6 +37,8 @@ export interface EvaluationContext {
   readonly layers?: readonly AutoConfigLayer[];
   readonly model?: ModelInfo;
   readonly catalog?: ModelCatalog;
+  /** A calibration to replay with (`--tokens-per-char A --overhead B`); else the config's estimator without usage: chars / 4. */
+  readonly calibration?: Calibration;
 }
 
 /** Generates summary text for a band from the raw events of its turns. */
@@ -60,6 +63,7 @@ function stepInputs(
   config: AutoConfig,
   contextWindow: number | undefined,
   nowMillis: number,
+  calibration: Calibration | undefined,
 ): { state: TriggerState; firing: () => FiringContext } {
   const estimate = (all: readonly Compaction[]) =>
     tokensFromChars(projectedCharsFromSizes(sizes, all));
@@ -70,6 +74,7 @@ function stepInputs(
       after_last_compaction: afterLastCompaction(compactions),
       estimated_tokens: estimate(compactions),
       context_window: contextWindow,
+      ...(calibration ? { calibration } : {}),
     },
     firing: () => ({
       compactions,
@@ -97,6 +102,7 @@ export function evaluateStream(
     configForStream(entries, context.layers),
     resolveContextWindow(context.model, context.catalog),
     context.nowMillis,
+    context.calibration,
   );
   return stepAutoCompaction({
     ...inputs,
@@ -293,6 +299,8 @@ export async function replayPrepared(
       );
       configLayers = boundary.layers;
     }
+    // The view's characters with the band the step built (it estimates one band).
+    let bandChars = chars;
     const step = await stepAutoCompaction({
       state: {
         config,
@@ -300,12 +308,16 @@ export async function replayPrepared(
         after_last_compaction: coveredThrough + 1,
         estimated_tokens: tokensFromChars(chars),
         context_window: contextWindow,
+        ...(context.calibration ? { calibration: context.calibration } : {}),
       },
       firing: () => ({
         // Only the latest-stamped compaction bounds the next band's timestamp.
         compactions: latest ? [latest.compaction] : [],
         nowMillis: boundary.nowMillis,
-        estimateWith: (band) => tokensFromChars(charsWith(band, chars)),
+        estimateWith: (band) => {
+          bandChars = charsWith(band, chars);
+          return tokensFromChars(bandChars);
+        },
       }),
       ...(summarize
         ? {
@@ -333,8 +345,7 @@ export async function replayPrepared(
     const { compaction, estimated_tokens_after } = step.band;
     bands.push({ index: boundary.index, compaction });
     add(compaction);
-    // Exact: the estimate is a whole number of characters divided by a power of two.
-    viewChars = estimated_tokens_after * CHARS_PER_TOKEN;
+    viewChars = bandChars;
     const firing: Firing = {
       turn,
       from_turn: compaction.from_turn,

@@ -95,7 +95,13 @@ export type EvaluationDecision =
       /** The band: its storage key and range. */
       readonly band: { readonly key: string; readonly from_turn: number; readonly to_turn: number };
     }
-  | { readonly turn: number; readonly outcome: "skipped"; readonly reason: SkipReason };
+  | {
+      readonly turn: number;
+      readonly outcome: "skipped";
+      readonly reason: SkipReason;
+      /** With `low_gain`: what the band would have removed, in the estimator's tokens. */
+      readonly gain_tokens?: number;
+    };
 
 /** What an evaluation saw: the numbers the timeline shows beside its decision. */
 export interface EvaluationMeasures {

@@ -3,7 +3,10 @@ import { evaluateStream } from "../../core/replay.ts";
 import { defineCommand, EXIT, write } from "../command.ts";
 import { INPUT_HELP, loadStream } from "../input.ts";
 import {
+  CALIBRATION_HELP,
+  CALIBRATION_OPTIONS,
   CONFIG_HELP,
+  calibrationOf,
   configLayers,
   DISABLED_NOTE,
   MODEL_HELP,
@@ -13,10 +16,11 @@ import {
 } from "../options.ts";
 import { SUMMARIZER_HELP, SUMMARIZER_HINT, summarizeFromOptions } from "../summarizer.ts";
 
-const OPTIONS = { ...REPLAY_OPTIONS, now: { type: "string" } } as const;
+const OPTIONS = { ...REPLAY_OPTIONS, ...CALIBRATION_OPTIONS, now: { type: "string" } } as const;
 
 const USAGE = `Usage: autocompact evaluate [FILE] [--context-window N] [--model ID]
                            [--config F]... [--enable] [--now RFC3339] [--format …]
+                           [--tokens-per-char A] [--overhead B]
                            [--summarizer openai-compatible --base-url URL [--api-key KEY]
                             | --summarizer bedrock] [--summary-model ID]
 
@@ -24,10 +28,13 @@ Evaluates the automatic compaction trigger once, after the stream's last turn,
 as the compactor would, and prints the decision as JSON on stdout:
   fire                    true when a band would be appended
   reason                  over_threshold when firing, else why not: disabled,
-                          min_turns, context_window_unknown, under_threshold, empty_range
+                          min_turns, context_window_unknown, under_threshold, empty_range,
+                          short_range (min_band_turns), low_gain (min_gain_tokens;
+                          with gain_tokens, what the band would have removed)
   turn_count
   range                   {"from_turn", "to_turn"}: the rolling range, or null
-  estimated_tokens        estimate of the current projected view
+  estimated_tokens        estimate of the current projected view (the estimator's
+                          tokens, its overhead included, the reserve not)
   threshold               context_window * trigger_ratio, or null
   context_window          or null when unknown
   compaction              when firing: the band that would be appended; with a
@@ -43,6 +50,7 @@ reason is context_window_unknown (exit 0: it is a decision, not an error).
 
 ${MODEL_HELP}
   --now RFC3339          the clock the band's timestamp starts from (default: now)
+${CALIBRATION_HELP}
 
 ${CONFIG_HELP}
 
@@ -60,10 +68,16 @@ summary, 2 bad usage.`;
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
   const model = modelInfo(values);
   const now = nowMillis(values.now, io.now);
+  const calibration = calibrationOf(values);
   const summarize = await summarizeFromOptions(values, io.env);
   const layers = await configLayers(values);
   const entries = await loadStream(positionals, values, io);
-  const context = { layers, nowMillis: now, ...(model === undefined ? {} : { model }) };
+  const context = {
+    layers,
+    nowMillis: now,
+    ...(model === undefined ? {} : { model }),
+    ...(calibration ? { calibration } : {}),
+  };
   const step = await evaluateStream(entries, context, summarize);
   const decision = step.decision;
   if (decision.reason === "disabled") {

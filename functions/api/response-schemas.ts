@@ -81,6 +81,9 @@ export const EvaluationDecisionSchema = z
       turn: z.number().int(),
       outcome: z.literal("skipped"),
       reason: z.enum(SKIP_REASONS),
+      gain_tokens: z.number().optional().openapi({
+        description: "With `low_gain`: the estimated tokens the band would have removed.",
+      }),
     }),
   ])
   .openapi("EvaluationDecision", {
@@ -178,6 +181,9 @@ export const TimelineTurn = z
       .openapi({ description: "The band the evaluation after this turn appended." }),
     skip_reason: z.enum(SKIP_REASONS).nullable().openapi({
       description: "Why that evaluation did not fire; `null` when it fired or is unknown.",
+    }),
+    gain_tokens: z.number().optional().openapi({
+      description: "With `low_gain`: the estimated tokens the band would have removed.",
     }),
   })
   .openapi("TimelineTurn");

@@ -175,7 +175,14 @@ async function evaluate(
       await log.markEvaluated(
         ref,
         message.turn,
-        { turn: message.turn, outcome: "skipped", reason: step.decision.reason },
+        {
+          turn: message.turn,
+          outcome: "skipped",
+          reason: step.decision.reason,
+          ...(step.decision.reason === "low_gain"
+            ? { gain_tokens: step.decision.gain_tokens }
+            : {}),
+        },
         measures,
       );
       return {

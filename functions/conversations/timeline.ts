@@ -33,6 +33,8 @@ export interface TimelineTurn {
   readonly threshold: number | null;
   readonly fired: FiredBand | null;
   readonly skip_reason: SkipReason | null;
+  /** With `low_gain`: the estimated tokens the band would have removed. */
+  readonly gain_tokens?: number;
 }
 
 /**
@@ -74,6 +76,9 @@ export async function conversationTimeline(
             }
           : null,
         skip_reason: evaluation.outcome === "skipped" ? evaluation.reason : null,
+        ...(evaluation.outcome === "skipped" && evaluation.gain_tokens !== undefined
+          ? { gain_tokens: evaluation.gain_tokens }
+          : {}),
       };
     }
     const audited = byKey.get(autoKey(record.turn));

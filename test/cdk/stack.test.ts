@@ -635,6 +635,8 @@ describe("operations", () => {
       "context_window_unknown",
       "under_threshold",
       "empty_range",
+      "short_range",
+      "low_gain",
       "stale",
       "already_evaluated",
       "unknown_turn",

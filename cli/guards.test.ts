@@ -1,0 +1,156 @@
+/**
+ * `simulate` and `evaluate` with issue 26's settings: the guards from a TOML
+ * `--config`, and a calibration given as `--tokens-per-char A --overhead B`.
+ * The stream is core/auto-compaction.guards.test.ts's: turns of 400 bytes
+ * (100 tokens by chars / 4), of which a band strips 100 bytes.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Entry } from "../core/events.ts";
+import { reasoning, request, turnStart } from "../test/helpers/builders.ts";
+import { runCli } from "../test/helpers/cli.ts";
+
+function stream(turns: number): Entry[] {
+  return Array.from({ length: turns }, (_, t) => [
+    turnStart(t),
+    request("q".repeat(300), t),
+    reasoning("r".repeat(100), t),
+  ]).flat();
+}
+
+const lines = (stdout: string): unknown[] =>
+  stdout
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "autocompact-guards-"));
+});
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("simulate and evaluate with the guards and a calibration", () => {
+  it("reads the guards from TOML and overrides them past the window", async () => {
+    const toml = join(dir, "guards.toml");
+    await writeFile(
+      toml,
+      [
+        "[conversation.compaction.auto]",
+        "enabled = true",
+        "min_band_turns = 3",
+        "min_gain_tokens = 60",
+        "",
+      ].join("\n"),
+    );
+    const result = await runCli(["simulate", "--context-window", "1000", "--config", toml], {
+      stdin: JSON.stringify(stream(14)),
+    });
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    const common = { threshold: 750, context_window: 1_000 };
+    const overridden = { ...common, guard_overridden: ["short_range", "low_gain"] };
+    expect(lines(result.stdout)).toEqual([
+      {
+        turn: 7,
+        from_turn: 1,
+        to_turn: 4,
+        estimated_tokens: 800,
+        estimated_tokens_after: 700,
+        ...common,
+      },
+      {
+        turn: 10,
+        from_turn: 5,
+        to_turn: 7,
+        estimated_tokens: 1_000,
+        estimated_tokens_after: 925,
+        ...common,
+      },
+      {
+        turn: 11,
+        from_turn: 8,
+        to_turn: 8,
+        estimated_tokens: 1_025,
+        estimated_tokens_after: 1_000,
+        ...overridden,
+      },
+      {
+        turn: 12,
+        from_turn: 9,
+        to_turn: 9,
+        estimated_tokens: 1_100,
+        estimated_tokens_after: 1_075,
+        ...overridden,
+      },
+      {
+        turn: 13,
+        from_turn: 10,
+        to_turn: 10,
+        estimated_tokens: 1_175,
+        estimated_tokens_after: 1_150,
+        ...overridden,
+      },
+    ]);
+  });
+
+  it("estimates with --tokens-per-char and --overhead", async () => {
+    // 8 turns, 3,200 bytes: 0.5 · 3,200 + 100 = 1,700 > 1,500; the band [1, 4]
+    // strips 400 bytes: 0.5 · 2,800 + 100 = 1,500.
+    const args = ["--enable", "--context-window", "2000", "--tokens-per-char", "0.5"];
+    const input = { stdin: JSON.stringify(stream(8)) };
+    const [evaluated, simulated] = await Promise.all([
+      runCli(["evaluate", ...args, "--overhead", "100", "--now", "2026-06-01T00:00:00Z"], input),
+      runCli(["simulate", ...args, "--overhead", "100"], input),
+    ]);
+    expect(evaluated).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(evaluated.stdout)).toMatchObject({
+      fire: true,
+      range: { from_turn: 1, to_turn: 4 },
+      estimated_tokens: 1_700,
+      estimated_tokens_after: 1_500,
+      compaction: {
+        trigger: {
+          turn: 7,
+          estimated_tokens: 1_700,
+          estimated_tokens_after: 1_500,
+          estimator: "calibrated",
+          tokens_per_char: 0.5,
+          overhead_tokens: 100,
+        },
+      },
+    });
+    expect(simulated).toMatchObject({ code: 0, stderr: "" });
+    // Simulate fires first after turn 6: 0.5 · 2,800 + 100 = 1,500 is not above the threshold.
+    expect(lines(simulated.stdout)[0]).toEqual({
+      turn: 7,
+      from_turn: 1,
+      to_turn: 4,
+      estimated_tokens: 1_700,
+      estimated_tokens_after: 1_500,
+      threshold: 1_500,
+      context_window: 2_000,
+      estimator: "calibrated",
+      tokens_per_char: 0.5,
+      overhead_tokens: 100,
+    });
+  });
+
+  it.each([
+    [["--tokens-per-char", "2"], /--tokens-per-char must be a number in \[0\.1, 1\] \(got "2"\)/],
+    [["--overhead=-5"], /--overhead must be a number 0 or more \(got "-5"\)/],
+    [["--overhead", "lots"], /--overhead must be a number 0 or more \(got "lots"\)/],
+  ])("refuses a bad calibration flag %j as a usage error", async (flags, message) => {
+    const result = await runCli(["simulate", "--context-window", "2000", ...flags], {
+      stdin: JSON.stringify(stream(2)),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(message);
+  });
+});
