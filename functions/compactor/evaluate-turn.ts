@@ -6,7 +6,9 @@
  * the head is still the one the decision was computed from. A conversation
  * deleted (or being deleted) is not there: its messages skip as
  * `unknown_turn`, and a band decided before the delete began can no longer
- * land (the tombstone bumped the version its write is conditional on).
+ * land (the tombstone bumped the version its write is conditional on). Once
+ * the id is created again, the old life's messages name another incarnation
+ * than the head's and skip as `stale`, writing nothing.
  */
 import {
   type Band,
@@ -114,7 +116,12 @@ async function evaluate(
   let cached: { key: string; result: BandSummary } | undefined;
   return log.update(ref, what, async (snapshot): Promise<Decision<EvaluationOutcome>> => {
     const head = snapshot.head;
-    if (!head || message.turn >= head.turn_count)
+    if (!head) return { result: { outcome: "skipped", reason: "unknown_turn" } };
+    // A message of an earlier life of this conversation id (deleted, then
+    // created again): it decides nothing and writes nothing on this one.
+    if (message.incarnation !== undefined && message.incarnation !== head.incarnation)
+      return { result: { outcome: "skipped", reason: "stale" } };
+    if (message.turn >= head.turn_count)
       return { result: { outcome: "skipped", reason: "unknown_turn" } };
     if (head.evaluated_through >= message.turn) {
       // A band under this turn's key is the one its evaluation fired (a reset may have removed it).

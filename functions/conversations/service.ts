@@ -134,15 +134,22 @@ export class ConversationService {
   ): Promise<AppendOutcome> {
     const prepared = prepareTurn(post);
     const ref = { tenant: tenant.id, conversation };
-    if (options.waitMs === undefined) {
-      // A new turn changes no evaluation progress: the head is read beside the write, not before it.
-      const [stored, head] = await Promise.all([
-        this.#append(tenant, ref, prepared),
-        this.#store.getHead(ref),
-      ]);
-      return { ...stored, ...progressOf(head ?? EMPTY_HEAD) };
+    // A new turn changes no evaluation progress: the head is read beside the
+    // write, not before it. That read also names the conversation's life
+    // (its incarnation) for the evaluation message, except when the write
+    // created the head (or gave an older one its first incarnation): then
+    // the head is read again, after the write. No read is added to the post.
+    const [appended, beside] = await Promise.all([
+      this.#append(tenant, ref, prepared),
+      this.#store.getHead(ref),
+    ]);
+    let stored = appended;
+    let read = beside;
+    if (stored.status === "created") {
+      if (read?.incarnation === undefined || read.deleting) read = await this.#store.getHead(ref);
+      stored = { ...stored, evaluation_enqueued: await this.#enqueue(ref, stored.turn, read) };
     }
-    const stored = await this.#append(tenant, ref, prepared);
+    if (options.waitMs === undefined) return { ...stored, ...progressOf(read ?? EMPTY_HEAD) };
     const head = await awaitDecision(
       () => this.#requireHead(ref),
       { afterTurn: stored.turn, waitMs: options.waitMs },
@@ -156,26 +163,18 @@ export class ConversationService {
   }
 
   async #append(tenant: Tenant, ref: ConversationRef, prepared: PreparedTurn): Promise<Stored> {
-    const { conversation } = ref;
     const input = prepared.at(this.#clock.nowMillis());
     const { digest, configLayers: streamLayers } = prepared;
     const answered = (outcome: Stored): Stored =>
       prepared.droppedSystem > 0 ? { ...outcome, dropped_system: prepared.droppedSystem } : outcome;
-    const created = async (): Promise<Stored> => {
-      await this.#queue.enqueue({
-        tenant: tenant.id,
-        conversation,
-        turn: input.turn,
-        // The start of the evaluation lag (the compactor's EvaluationLagMs).
-        posted_at_ms: this.#clock.nowMillis(),
-      });
-      return answered({
+    // Not enqueued yet: appendTurn enqueues a created turn once it knows the conversation's life.
+    const created = async (): Promise<Stored> =>
+      answered({
         status: "created",
         turn: input.turn,
         turn_count: input.turn + 1,
-        evaluation_enqueued: true,
+        evaluation_enqueued: false,
       });
-    };
     // The common case needs no read: the next turn, not covered by any
     // compaction and no older than the stored events, adds its characters to
     // the cached projection. Anything else (a replay, a gap, a covered turn,
@@ -247,17 +246,31 @@ export class ConversationService {
         head.turn_count,
       );
     }
-    const pending = head.evaluated_through < turn;
-    if (pending) {
-      // A replay re-enqueues: its lag runs from this post (the first may have been lost).
-      await this.#queue.enqueue({
-        tenant: ref.tenant,
-        conversation: ref.conversation,
-        turn,
-        posted_at_ms: this.#clock.nowMillis(),
-      });
-    }
+    // A replay of a turn not evaluated yet re-enqueues it (the first message may have been lost).
+    const pending = head.evaluated_through < turn && (await this.#enqueue(ref, turn, head));
     return { status: "replayed", turn, turn_count: head.turn_count, evaluation_enqueued: pending };
+  }
+
+  /**
+   * Enqueues the evaluation of `turn` in the life of the conversation `head`
+   * is; false, enqueueing nothing, when the conversation is gone (deleted
+   * since the turn was stored). Its lag runs from now (the compactor's
+   * EvaluationLagMs).
+   */
+  async #enqueue(
+    ref: ConversationRef,
+    turn: number,
+    head: ConversationHead | undefined,
+  ): Promise<boolean> {
+    if (!head || head.deleting) return false;
+    await this.#queue.enqueue({
+      tenant: ref.tenant,
+      conversation: ref.conversation,
+      turn,
+      posted_at_ms: this.#clock.nowMillis(),
+      ...(head.incarnation === undefined ? {} : { incarnation: head.incarnation }),
+    });
+    return true;
   }
 
   /** Tool names of earlier turns, read only when a response answers a request outside its own turn. */

@@ -246,8 +246,8 @@ async function wire(
     notifier: notifications,
   });
 
-  for (const head of await listUnevaluatedConversations(client, LOCAL_TABLE)) {
-    await queue.enqueue({ tenant: head.tenant, conversation: head.conversation, turn: head.turn });
+  for (const message of await listUnevaluatedConversations(client, LOCAL_TABLE)) {
+    await queue.enqueue(message);
   }
   queue.start(handler);
 

@@ -28,7 +28,7 @@ export async function listUnevaluatedConversations(
       ConsistentRead: true,
       // Conversation heads only: tenants' and keys' items have other pk prefixes.
       FilterExpression: "sk = :head AND begins_with(pk, :prefix)",
-      ProjectionExpression: "pk, turn_count, evaluated_through",
+      ProjectionExpression: "pk, turn_count, evaluated_through, incarnation",
       ExpressionAttributeValues: { ":head": { S: HEAD_SK }, ":prefix": { S: "T#" } },
     },
   );
@@ -37,7 +37,11 @@ export async function listUnevaluatedConversations(
       const turnCount = Number(item.turn_count?.N ?? 0);
       const evaluated = Number(item.evaluated_through?.N ?? -1);
       const ref = parsePartitionKey(item.pk?.S ?? "");
-      if (ref && evaluated < turnCount - 1) pending.push({ ...ref, turn: turnCount - 1 });
+      // The head's life, so the message is not a duplicate of an earlier life's (ports.ts).
+      const incarnation = item.incarnation?.S;
+      if (ref && evaluated < turnCount - 1) {
+        pending.push({ ...ref, turn: turnCount - 1, ...(incarnation ? { incarnation } : {}) });
+      }
     }
   }
   return pending;

@@ -1,9 +1,9 @@
 /**
  * The wire format of the evaluation queue, shared by every queue adapter and
- * the compactor: the JSON body `{tenant, conversation, turn, posted_at_ms}`
- * (`posted_at_ms` optional: bodies sent before it existed still decode), the FIFO
- * message group (one per conversation) and the deduplication id (one per
- * turn).
+ * the compactor: the JSON body `{tenant, conversation, turn, posted_at_ms,
+ * incarnation}` (the last two optional: bodies sent before they existed
+ * still decode), the FIFO message group (one per conversation id) and the
+ * deduplication id (one per turn of one life of the conversation).
  */
 import { createHash } from "node:crypto";
 import { JSONStringified } from "@aws-lambda-powertools/parser/helpers";
@@ -22,15 +22,18 @@ export const EvaluationMessageBody = z.object({
    * to fail (and dead-letter) the turn's evaluation.
    */
   posted_at_ms: z.number().int().nonnegative().optional().catch(undefined),
+  /** The life of the conversation the turn was stored in (ports.ts `EvaluationMessage`). */
+  incarnation: z.string().min(1, "must not be empty").optional(),
 });
 
-/** The JSON body of a message: exactly `{tenant, conversation, turn}`, and `posted_at_ms` when set. */
+/** The JSON body of a message: exactly `{tenant, conversation, turn}`, and `posted_at_ms` and `incarnation` when set. */
 export function encodeMessageBody(message: EvaluationMessage): string {
   return JSON.stringify({
     tenant: message.tenant,
     conversation: message.conversation,
     turn: message.turn,
     ...(message.posted_at_ms === undefined ? {} : { posted_at_ms: message.posted_at_ms }),
+    ...(message.incarnation === undefined ? {} : { incarnation: message.incarnation }),
   });
 }
 
@@ -76,10 +79,15 @@ export function messageGroupId(
 
 /**
  * The deduplication id of a turn's evaluation: SHA-256 (hex) of tenant,
- * conversation and turn. A second message for the same turn within SQS's
- * 5-minute window is dropped by the queue (it would be skipped as
- * `already_evaluated` anyway).
+ * conversation, turn and incarnation. A second message for the same turn of
+ * the same life within SQS's 5-minute window is dropped by the queue (it
+ * would be skipped as `already_evaluated` anyway); the same turn of a
+ * conversation deleted and created again under the id is another life, so
+ * its message goes through. A message without an incarnation keeps the id
+ * of before it existed.
  */
 export function messageDeduplicationId(message: EvaluationMessage): string {
-  return sha256(JSON.stringify([message.tenant, message.conversation, message.turn]));
+  const { tenant, conversation, turn, incarnation } = message;
+  const named = incarnation === undefined ? [] : [incarnation];
+  return sha256(JSON.stringify([tenant, conversation, turn, ...named]));
 }

@@ -104,6 +104,34 @@ describe("SqsTurnQueue", () => {
     expect(inputs[0]?.MessageDeduplicationId).toBe(messageDeduplicationId(message));
   });
 
+  it("carries the incarnation in the body and the deduplication id: the same turn of two lives is not a duplicate", async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: "m-1" });
+    const queue = newQueue();
+    const message = { tenant: "alice", conversation: "conv-1", turn: 12 };
+
+    await queue.enqueue({ ...message, incarnation: "life-1" });
+    await queue.enqueue({ ...message, incarnation: "life-2" });
+
+    const inputs = sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    expect(inputs.map((input) => input.MessageBody)).toEqual([
+      '{"tenant":"alice","conversation":"conv-1","turn":12,"incarnation":"life-1"}',
+      '{"tenant":"alice","conversation":"conv-1","turn":12,"incarnation":"life-2"}',
+    ]);
+    expect(inputs.map((input) => input.MessageDeduplicationId)).toEqual([
+      // sha256(JSON.stringify(["alice","conv-1",12,"life-1"]))
+      "ad4f7f6cc4c52f9089500e9673deb51f60990cc67ebc89b836b7a2a69ca0037c",
+      // sha256(JSON.stringify(["alice","conv-1",12,"life-2"]))
+      "8798eb6962b139da79685eff2fd72a36d1c1eb97b302f3732fc5cd9725240288",
+    ]);
+    // One group per conversation id, whatever its life.
+    expect(inputs[1]?.MessageGroupId).toBe(inputs[0]?.MessageGroupId);
+    expect(decodeMessageBody(inputs[1]?.MessageBody ?? "")).toEqual({
+      ok: true,
+      message: { ...message, incarnation: "life-2" },
+    });
+    expect(decodeMessageBody(JSON.stringify({ ...message, incarnation: "" })).ok).toBe(false);
+  });
+
   it("decodes a body queued before posted_at_ms existed, and drops one that is not a time without failing the message", () => {
     const message = { tenant: "alice", conversation: "conv-1", turn: 3 };
     const decoded = decodeMessageBody(JSON.stringify(message));

@@ -10,6 +10,7 @@ import { EMPTY_HEAD, type HeadUpdate } from "../ports.ts";
 import { attr } from "./dynamodb-items.ts";
 import { HEAD_SK } from "./dynamodb-keys.ts";
 import { type HeadCondition, holdsWhenAbsent } from "./head-condition.ts";
+import { newIncarnation } from "./incarnation.ts";
 
 /** The head fields a {@link HeadUpdate} may set. */
 const HEAD_UPDATE_FIELDS = [
@@ -79,12 +80,13 @@ export class UpdateExpressionBuilder {
    * Fills the head fields no SET above touches with their defaults (the
    * empty head's, ports.ts `EMPTY_HEAD`), if absent: the write that creates a head (a first turn, a config) leaves a
    * complete one behind, so conditions can compare numbers that exist.
+   * A fresh `incarnation` too, kept if the head has one: the head's life.
    */
   defaults(): this {
     for (const [field, value] of Object.entries(EMPTY_HEAD)) {
       if (!(`#${field}` in this.names)) this.setIfAbsent(field, value);
     }
-    return this;
+    return this.setIfAbsent("incarnation", newIncarnation());
   }
 
   /** `field = if_not_exists(field, 0) + :delta` */

@@ -75,6 +75,7 @@ export function toHead(item: Item): ConversationHead {
   if (raw.last_decision !== undefined) head.last_decision = raw.last_decision;
   if (raw.bands !== undefined) head.bands = inOrder(raw.bands, BAND_FIELDS);
   if (raw.last_fired_at !== undefined) head.last_fired_at = raw.last_fired_at;
+  if (raw.incarnation !== undefined) head.incarnation = String(raw.incarnation);
   // The tombstone's token (dynamodb-delete.ts) is the store's own business.
   if (raw.deleting !== undefined) head.deleting = true;
   return head;

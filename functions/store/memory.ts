@@ -36,6 +36,7 @@ import {
   headConflict,
   repairHeadCondition,
 } from "./head-condition.ts";
+import { newIncarnation } from "./incarnation.ts";
 import { byStreamOrder } from "./stream-order.ts";
 
 interface Conversation {
@@ -85,7 +86,7 @@ export class MemoryConversationStore implements ConversationStore {
     if (!conversation) {
       conversation = {
         ref: { tenant: ref.tenant, conversation: ref.conversation },
-        head: { ...EMPTY_HEAD },
+        head: { ...EMPTY_HEAD, incarnation: newIncarnation() },
         turns: [],
         compactions: new Map(),
         evaluations: new Map(),

@@ -11,6 +11,7 @@ import { measureTurn } from "../../core/sizes.ts";
 import { indexTurns } from "../../core/turns.ts";
 import { ConditionFailedError } from "../../functions/errors.ts";
 import type {
+  ConversationHead,
   ConversationPage,
   ConversationRef,
   ConversationStore,
@@ -143,6 +144,19 @@ async function versionOf(store: ConversationStore, ref: ConversationRef): Promis
   return { turn_count: head?.turn_count ?? 0, compactions_version: head?.compactions_version ?? 0 };
 }
 
+/**
+ * `head` without its incarnation, which must be there: it is random (the
+ * incarnation tests hold what it must be), the rest is compared exactly.
+ */
+function counted(
+  head: ConversationHead | undefined,
+): Omit<ConversationHead, "incarnation"> | undefined {
+  if (head === undefined) return undefined;
+  const { incarnation, ...rest } = head;
+  expect(incarnation).toEqual(expect.stringMatching(/^\S+$/));
+  return rest;
+}
+
 const json = (value: unknown) => JSON.stringify(value);
 const summaryOf = ({ events: _events, ...summary }: StoredTurn) => summary;
 
@@ -222,7 +236,7 @@ export function conversationStoreContract(
           );
           expect((await store.getHead(ref))?.turn_count).toBe(index + 1);
         }
-        expect(await store.getHead(ref)).toEqual({
+        expect(counted(await store.getHead(ref))).toEqual({
           turn_count: 6,
           evaluated_through: -1,
           projected_chars: 500,
@@ -530,7 +544,7 @@ export function conversationStoreContract(
           { compactions_version: 0 },
           { projected_chars: 20 },
         );
-        expect(await store.getHead(ref)).toEqual({
+        expect(counted(await store.getHead(ref))).toEqual({
           turn_count: 2,
           evaluated_through: -1,
           projected_chars: 20,
@@ -840,7 +854,7 @@ export function conversationStoreContract(
         const ref = freshRef();
         const config = { enabled: true, trigger_ratio: 0.5, rule: { keep_last: 2, summary: null } };
         await store.putConfig(ref, config);
-        expect(await store.getHead(ref)).toEqual({
+        expect(counted(await store.getHead(ref))).toEqual({
           turn_count: 0,
           evaluated_through: -1,
           projected_chars: 0,
@@ -861,7 +875,7 @@ export function conversationStoreContract(
           config,
         });
         await store.putConfig(ref, { min_turns: 3 });
-        expect(await store.getHead(ref)).toEqual({
+        expect(counted(await store.getHead(ref))).toEqual({
           turn_count: 2,
           evaluated_through: -1,
           projected_chars: 5,
@@ -959,9 +973,9 @@ export function conversationStoreContract(
             ConditionFailedError,
           );
         }
-        expect(await store.getHead(ref)).toEqual({ ...expected, config, model });
+        expect(counted(await store.getHead(ref))).toEqual({ ...expected, config, model });
         await store.repairHead(ref, expected, repaired);
-        expect(await store.getHead(ref)).toEqual({ ...repaired, config, model });
+        expect(counted(await store.getHead(ref))).toEqual({ ...repaired, config, model });
         // The head it was decided from is gone now.
         await expect(store.repairHead(ref, expected, repaired)).rejects.toBeInstanceOf(
           ConditionFailedError,
@@ -981,11 +995,11 @@ export function conversationStoreContract(
           compactions_version: 0,
           max_compacted_turn: -1,
         };
-        expect(read).toEqual(expected);
+        expect(counted(read)).toEqual(expected);
         await expect(
           store.repairHead(ref, expected, { ...expected, projected_chars: 8 }),
         ).rejects.toBeInstanceOf(ConditionFailedError);
-        expect(await store.getHead(ref)).toEqual({ ...expected, evaluated_through: 1 });
+        expect(counted(await store.getHead(ref))).toEqual({ ...expected, evaluated_through: 1 });
       });
 
       it("refuses a conversation that does not exist or is being deleted", async () => {
@@ -1065,7 +1079,7 @@ export function conversationStoreContract(
         await store.finishDelete(ref);
         expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
         // Another tenant's conversation of the same id is untouched.
-        expect(await store.getHead(other)).toEqual({
+        expect(counted(await store.getHead(other))).toEqual({
           turn_count: 1,
           evaluated_through: -1,
           projected_chars: 0,
@@ -1075,7 +1089,7 @@ export function conversationStoreContract(
         expectTurns(await store.readTurns(other), [simpleTurn(0)]);
         // The id starts afresh: turn 0 again, version 0, no config, no compaction.
         await store.appendTurn(ref, simpleTurn(0), { compactions_version: 0 }, {});
-        expect(await store.getHead(ref)).toEqual({
+        expect(counted(await store.getHead(ref))).toEqual({
           turn_count: 1,
           evaluated_through: -1,
           projected_chars: 0,
@@ -1137,7 +1151,7 @@ export function conversationStoreContract(
           config: { enabled: true, min_turns: 1 },
           deleting: true,
         };
-        expect(await store.getHead(ref)).toEqual(tombstone);
+        expect(counted(await store.getHead(ref))).toEqual(tombstone);
         const refused = (write: Promise<unknown>) =>
           expect(write).rejects.toBeInstanceOf(ConditionFailedError);
         // Computed from the head before the delete, or from the tombstone itself: both refused.
@@ -1166,7 +1180,7 @@ export function conversationStoreContract(
         await refused(store.appendTurn(ref, simpleTurn(0), { compactions_version: 0 }, {}));
         await refused(store.putConfig(ref, { enabled: false }));
         await store.markEvaluated(ref, 5);
-        expect(await store.getHead(ref)).toEqual(tombstone);
+        expect(counted(await store.getHead(ref))).toEqual(tombstone);
         expect(await whatIsLeft(store, ref)).toMatchObject({ turns: 3, compactions: 2 });
         await store.finishDelete(ref);
         expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
@@ -1198,6 +1212,67 @@ export function conversationStoreContract(
           }),
         );
         expect(await whatIsLeft(store, ref)).toEqual(NOTHING);
+      });
+    });
+
+    describe("incarnation", () => {
+      const incarnationOf = async (store: ConversationStore, ref: ConversationRef) =>
+        (await store.getHead(ref))?.incarnation;
+
+      it("names a head from the write that creates it, a first turn or a config, and every later write keeps it", async () => {
+        const store = await makeStore();
+        const [byTurn, byConfig] = [freshRef(), freshRef()];
+        await store.appendTurn(byTurn, simpleTurn(0), { compactions_version: 0 }, {});
+        await store.putConfig(byConfig, { min_turns: 1 });
+        const life = await incarnationOf(store, byTurn);
+        const configured = await incarnationOf(store, byConfig);
+        expect(life).toEqual(expect.stringMatching(/^\S+$/));
+        expect(configured).toEqual(expect.stringMatching(/^\S+$/));
+        expect(configured).not.toBe(life);
+
+        await store.appendTurn(byConfig, simpleTurn(0), { compactions_version: 0 }, {});
+        await store.putConfig(byTurn, { min_turns: 2 });
+        await store.appendTurn(
+          byTurn,
+          simpleTurn(1),
+          { uncompacted: true, add_projected_chars: 4 },
+          {},
+        );
+        await store.addCompaction(
+          byTurn,
+          storedCompaction("AUTO#000001", 1, 1),
+          { turn_count: 2, compactions_version: 0 },
+          { max_compacted_turn: 0 },
+        );
+        await store.markEvaluated(byTurn, 1);
+        await store.removeCompactions(
+          byTurn,
+          ["AUTO#000001"],
+          { turn_count: 2, compactions_version: 1 },
+          { max_compacted_turn: -1 },
+        );
+        expect(await incarnationOf(store, byConfig)).toBe(configured);
+        expect(await incarnationOf(store, byTurn)).toBe(life);
+        // The tombstone is still that life.
+        expect(await store.beginDelete(byTurn)).toBe(true);
+        expect(await store.getHead(byTurn)).toMatchObject({ deleting: true, incarnation: life });
+      });
+
+      it("gives a conversation created again under its id after a delete a new one", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const lives: (string | undefined)[] = [];
+        for (let life = 0; life < 3; life++) {
+          await appendAll(store, ref, [simpleTurn(0), simpleTurn(1)]);
+          lives.push(await incarnationOf(store, ref));
+          expect(await store.beginDelete(ref)).toBe(true);
+          await store.finishDelete(ref);
+          expect(await store.getHead(ref)).toBeUndefined();
+        }
+        await store.putConfig(ref, { min_turns: 1 });
+        lives.push(await incarnationOf(store, ref));
+        expect(lives.every((life) => typeof life === "string" && life.length > 0)).toBe(true);
+        expect(new Set(lives).size).toBe(4);
       });
     });
 
@@ -1459,7 +1534,7 @@ export function conversationStoreContract(
         );
         await store.putConfig(b, { enabled: false });
         await store.markEvaluated(b, 0);
-        expect(await store.getHead(a)).toEqual({
+        expect(counted(await store.getHead(a))).toEqual({
           turn_count: 1,
           evaluated_through: -1,
           projected_chars: 1,

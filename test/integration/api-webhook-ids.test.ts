@@ -98,10 +98,12 @@ describe.each(receiptsUnderTest)("webhook-id reuse, receipts %s", (_name, receip
       evaluated_through: null,
       decided_through: null,
     });
-    // Each enqueue carries its post's time (the start of the evaluation lag).
+    // Each enqueue carries its post's time (the start of the evaluation lag), and the conversation's life.
+    const { incarnation } = (await h.store.getHead({ tenant: "signed", conversation: "c" })) ?? {};
+    const message = { tenant: "signed", conversation: "c", turn: 0, incarnation };
     expect(h.queue.take()).toEqual([
-      { tenant: "signed", conversation: "c", turn: 0, posted_at_ms: postedAt },
-      { tenant: "signed", conversation: "c", turn: 0, posted_at_ms: postedAt + 30_000 },
+      { ...message, posted_at_ms: postedAt },
+      { ...message, posted_at_ms: postedAt + 30_000 },
     ]);
 
     const reused = await deliver("msg_1", bodyOf(1));

@@ -3,23 +3,31 @@
  * on it (issue 10 item 8): evaluations delivered before, during (between the
  * tombstone and the purge) and after a delete, duplicated and out of order,
  * are no-ops and leave nothing behind; a turn posted during the delete is a
- * 503 the platform retries; afterwards turn 0 starts a new conversation.
- * On the in-memory store and on DynamoDB Local.
+ * 503 the platform retries; afterwards turn 0 starts a new conversation,
+ * whose turns are evaluated at once (the in-process queue keeps SQS's
+ * 5-minute deduplication window; issue 25) while the old one's messages are
+ * stale. On the in-memory store and on DynamoDB Local.
  */
+import { Logger } from "@aws-lambda-powertools/logger";
+import { Metrics } from "@aws-lambda-powertools/metrics";
 import { QueryCommand } from "@aws-sdk/client-dynamodb";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { Entry } from "../../core/events.ts";
 import { splitTurns } from "../../core/turns.ts";
-import type { EvaluationOutcome } from "../../functions/compactor/evaluate-turn.ts";
+import { type EvaluationOutcome, evaluateTurn } from "../../functions/compactor/evaluate-turn.ts";
+import { createCompactorHandler } from "../../functions/compactor/handler.ts";
+import { ConversationService } from "../../functions/conversations/service.ts";
 import { CorruptDataError } from "../../functions/errors.ts";
 import type {
   ConversationRef,
   ConversationStore,
   EvaluationMessage,
 } from "../../functions/ports.ts";
+import { InProcessQueue } from "../../functions/queue/in-process.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { partitionKey } from "../../functions/store/dynamodb-keys.ts";
 import { MemoryConversationStore } from "../../functions/store/memory.ts";
+import { StaticTenantDirectory } from "../../functions/store/tenants-memory.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { overriding } from "../helpers/overriding.ts";
@@ -178,9 +186,10 @@ describe.each(STORES)("deleting a conversation under live traffic (%s)", (_name,
     expect(await gap.json()).toMatchObject({ expected_turn: 0 });
     expect((await h.post(0)).status).toBe(202);
     expect((await h.post(1)).status).toBe(202);
-    // The old conversation's messages for turns the new one does not have yet: nothing.
-    for (const message of shuffled(old.filter((m) => m.turn >= 2)))
-      expect(await h.evaluate(message)).toEqual(skippedUnknown);
+    // The old conversation's messages, the turns the new one has too (0 and 1) included: stale,
+    // and they write nothing (no turn of the new one counts as evaluated).
+    for (const message of shuffled(old))
+      expect(await h.evaluate(message)).toEqual({ outcome: "skipped", reason: "stale" });
     expect(await (await h.request("GET", "/v1/conversations/c")).json()).toMatchObject({
       turn_count: 2,
       evaluated_through: null,
@@ -282,3 +291,67 @@ describe.each(STORES)("deleting a conversation under live traffic (%s)", (_name,
     expect(await leftovers(h.store, under)).toEqual(NOTHING);
   });
 });
+
+describe.each(STORES)(
+  "a conversation deleted and created again, on the in-process queue (%s)",
+  (_name, factory) => {
+    it("evaluates the second life's turns within SQS's deduplication window: its turn 2 is decided", async () => {
+      const { store } = await factory();
+      // The compactor's log lines and EMF are not the subject here.
+      vi.spyOn(process.stdout, "write").mockReturnValue(true);
+      vi.spyOn(process.stderr, "write").mockReturnValue(true);
+      const settings = { config: AUTO };
+      const tenants = new StaticTenantDirectory([{ id: "alice", key_hashes: [] }]);
+      // The default window: 5 minutes, as SQS FIFO's.
+      const queue = new InProcessQueue({ onError: () => undefined });
+      const service = new ConversationService({ store, queue, settings });
+      queue.start(
+        createCompactorHandler({
+          evaluate: (message, options) =>
+            evaluateTurn({ store, tenants, settings }, message, options),
+          logger: new Logger({ serviceName: "compactor-test", logLevel: "SILENT" }),
+          metrics: new Metrics({ namespace: "Autocompact", serviceName: "compactor-test" }),
+        }),
+      );
+      const tenant = { id: "alice" };
+      const lives: unknown[] = [];
+      try {
+        for (const life of [1, 2]) {
+          for (let turn = 0; turn < 3; turn++) {
+            const posted = await service.appendTurn(tenant, "c", {
+              turn,
+              events: turns[turn] as Entry[],
+              model: MODEL,
+            });
+            expect(posted).toMatchObject({ status: "created", evaluation_enqueued: true });
+          }
+          await queue.drain();
+          const head = await store.getHead(ref);
+          lives.push({
+            life,
+            turn_count: head?.turn_count,
+            evaluated_through: head?.evaluated_through,
+            decided_through: head?.decided_through,
+            last_decision: head?.last_decision,
+          });
+          if (life === 1) await service.deleteConversation(tenant, "c");
+        }
+      } finally {
+        await queue.stop();
+        vi.restoreAllMocks();
+      }
+      // Three turns are at most min_turns (5): each life's turn 2 is decided as a skip.
+      const decided = {
+        turn_count: 3,
+        evaluated_through: 2,
+        decided_through: 2,
+        last_decision: { turn: 2, outcome: "skipped", reason: "min_turns" },
+      };
+      expect(lives).toEqual([
+        { life: 1, ...decided },
+        { life: 2, ...decided },
+      ]);
+      expect(queue.deadLetters()).toEqual([]);
+    });
+  },
+);

@@ -38,19 +38,20 @@ describe("POST /turns", () => {
       evaluated_through: null,
       decided_through: null,
     });
-    // posted_at_ms: the service's clock when it stored the turn (the start of the evaluation lag).
+    // posted_at_ms: the service's clock when it stored the turn (the start of the evaluation lag);
+    // incarnation: the life of the conversation the turn went into, as its head names it.
     const postedAt = h.clock.now;
-    expect(h.queue.take()).toEqual([
-      { tenant: "alice", conversation: "conv-1", turn: 0, posted_at_ms: postedAt },
-    ]);
+    const incarnation = (await h.store.getHead({ tenant: "alice", conversation: "conv-1" }))
+      ?.incarnation;
+    expect(incarnation).toMatch(/^[\w-]{16}$/);
+    const message = { tenant: "alice", conversation: "conv-1", turn: 0, incarnation };
+    expect(h.queue.take()).toEqual([{ ...message, posted_at_ms: postedAt }]);
     h.clock.now += 1_000;
     const replay = await post(h, 0);
     expect(replay.status).toBe(200);
     expect(await replay.json()).toMatchObject({ status: "replayed", evaluation_enqueued: true });
     // A replay re-enqueues with its own post's time.
-    expect(h.queue.take()).toEqual([
-      { tenant: "alice", conversation: "conv-1", turn: 0, posted_at_ms: postedAt + 1_000 },
-    ]);
+    expect(h.queue.take()).toEqual([{ ...message, posted_at_ms: postedAt + 1_000 }]);
     await h.evaluate({ tenant: "alice", conversation: "conv-1", turn: 0 });
     expect(await (await post(h, 0)).json()).toMatchObject({
       status: "replayed",
