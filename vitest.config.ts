@@ -3,9 +3,10 @@ import { defineConfig } from "vitest/config";
 // Two projects (docs/architecture.md §11). `unit` needs nothing but Node:
 // core, the formats, the functions' own tests, the CLI run in process, the
 // routes through `app.request()` on the memory store (`npm run test:unit`,
-// no Java). `integration` needs DynamoDB Local (started once per run by its
-// global setup), Chromium, or the service running: the storage contract,
-// reliability, end-to-end and CDK suites. `npm test` runs both.
+// no Java). `integration` needs DynamoDB Local or moto (each started once
+// per run by its global setup), Chromium, or the service running: the
+// storage contract, reliability, end-to-end, CDK and moto suites. `npm test`
+// runs both.
 const INTEGRATION = [
   "test/integration/**/*.test.ts",
   "test/contract/**/*.test.ts",
@@ -13,6 +14,7 @@ const INTEGRATION = [
   "test/e2e/**/*.test.ts",
   "test/cdk/**/*.test.ts",
   "test/package/**/*.test.ts",
+  "test/moto/**/*.test.ts",
 ];
 
 const shared = {
@@ -55,8 +57,9 @@ export default defineConfig({
           ...shared,
           name: "integration",
           include: INTEGRATION,
-          // One in-memory DynamoDB Local for the whole run (needs Java 17+).
-          globalSetup: ["test/setup/dynamodb.ts"],
+          // One in-memory DynamoDB Local for the whole run (needs Java 17+),
+          // one moto server for the suites on AWS's SQS, KMS and EventBridge.
+          globalSetup: ["test/setup/dynamodb.ts", "test/setup/moto.ts"],
           // As in unit: each worker imports the SDKs, hono and zod once.
           // Entry points read their environment at import (a cold start):
           // only test/cdk/stack.test.ts imports them, under its own stubs.

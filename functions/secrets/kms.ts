@@ -24,6 +24,14 @@ const encryptionContext = (context: string) => ({
   tenant: context,
 });
 
+/** Decrypt's errors for a key the caller cannot use, whatever the ciphertext (AWS KMS API reference). */
+const UNUSABLE_KEY = new Set([
+  "AccessDeniedException",
+  "NotFoundException",
+  "DisabledException",
+  "KMSInvalidStateException",
+]);
+
 export class KmsSecretSealer implements SecretSealer {
   /** Data keys opened so far, by encrypted data key and context. */
   readonly #dataKeys = new Map<string, Promise<Buffer>>();
@@ -99,6 +107,14 @@ export class KmsSecretSealer implements SecretSealer {
       if (name === "InvalidCiphertextException" || name === "IncorrectKeyException") {
         throw new CorruptDataError(
           `the data key of a webhook secret sealed under ${keyId} does not decrypt (another tenant's, or altered)`,
+          { cause: error },
+        );
+      }
+      // The key the secret names is not usable here: another account's or
+      // stack's (no grant: AccessDenied, or NotFound), disabled, or deleted.
+      if (name !== undefined && UNUSABLE_KEY.has(name)) {
+        throw new SetupError(
+          `a webhook secret was sealed under the KMS key ${keyId}, which this service cannot use (${name}): add the tenant's secrets again`,
           { cause: error },
         );
       }
