@@ -190,6 +190,12 @@ export type HeadUpdate = Partial<Omit<ConversationHead, "turn_count" | "compacti
 export interface HeadVersion {
   readonly turn_count: number;
   readonly compactions_version: number;
+  /**
+   * The life of the conversation the numbers were read from (the head's
+   * {@link ConversationHead.incarnation}): when given, the write fails on
+   * another life too, one created under the id since, at the same numbers.
+   */
+  readonly incarnation?: string;
 }
 
 /**

@@ -415,7 +415,13 @@ export class ConversationLog {
   ): Promise<void> {
     const sizes = await snapshot.turnSizes();
     let remaining = await snapshot.compactions();
-    let version = { turn_count: head.turn_count, compactions_version: head.compactions_version };
+    // The life the keys were read from, too (ports.ts HeadVersion).
+    const life = head.incarnation === undefined ? {} : { incarnation: head.incarnation };
+    let version = {
+      turn_count: head.turn_count,
+      compactions_version: head.compactions_version,
+      ...life,
+    };
     const recorded = keys.length > REMOVE_BATCH || head.removing !== undefined;
     for (let start = 0; start < keys.length; start += REMOVE_BATCH) {
       const batch = new Set(keys.slice(start, start + REMOVE_BATCH));

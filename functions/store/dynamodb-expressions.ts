@@ -113,7 +113,7 @@ export class UpdateExpressionBuilder {
    * The ConditionExpression of a head condition (head-condition.ts): every
    * clause, a clause that a missing attribute meets also when the attribute
    * is missing, on a live head; and the head must exist unless a missing one
-   * counts as empty.
+   * counts as empty; the head's `incarnation` must be the one the condition names, if any.
    */
   condition(condition: HeadCondition): string {
     const clauses = condition.clauses.map((clause) => {
@@ -122,6 +122,8 @@ export class UpdateExpressionBuilder {
       return holdsWhenAbsent(clause) ? `(attribute_not_exists(${name}) OR ${test})` : test;
     });
     const exists = condition.missingHead === "fails" ? ["attribute_exists(pk)"] : [];
+    const life = condition.incarnation;
+    if (life !== undefined) clauses.push(`${this.name("incarnation")} = ${this.value(life)}`);
     return [...exists, ...clauses, this.live()].join(" AND ");
   }
 

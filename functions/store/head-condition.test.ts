@@ -83,4 +83,23 @@ describe("head conditions", () => {
     );
     expect(update.values).toEqual({ ":v0": { N: "4" }, ":v1": { N: "0" } });
   });
+
+  it("hold a compaction to the life it was decided on, when the caller names it", () => {
+    const version = { turn_count: 4, compactions_version: 0 };
+    const condition = compactionHeadCondition({ ...version, incarnation: "life-1" });
+    expect(headMeets(condition, head({ ...version, incarnation: "life-1" }))).toBe(true);
+    expect(headConflict(condition, head({ ...version, incarnation: "life-2" }))).toBe(
+      "head is at turn_count 4, compactions_version 0, incarnation life-2; expected turn_count = 4, compactions_version = 0, incarnation = life-1",
+    );
+    expect(headMeets(condition, head(version))).toBe(false);
+    // Without a life named (a head from before incarnations), the numbers alone decide.
+    expect(
+      headMeets(compactionHeadCondition(version), head({ ...version, incarnation: "x" })),
+    ).toBe(true);
+    const update = new UpdateExpressionBuilder();
+    expect(update.condition(condition)).toBe(
+      "attribute_exists(pk) AND #turn_count = :v0 AND (attribute_not_exists(#compactions_version) OR #compactions_version = :v1) AND #incarnation = :v2 AND attribute_not_exists(#deleting)",
+    );
+    expect(update.values[":v2"]).toEqual({ S: "life-1" });
+  });
 });

@@ -36,11 +36,13 @@ export interface HeadClause {
   readonly value: number;
 }
 
-/** A head condition: every clause holds, on a live head. */
+/** A head condition: every clause holds, on a live head (of one life, when it names one). */
 export interface HeadCondition {
   readonly clauses: readonly HeadClause[];
   /** How a conversation without a head fares: as {@link EMPTY_HEAD}, or failing. */
   readonly missingHead: "as-empty" | "fails";
+  /** When set, the head's `incarnation` must be this: the write's decision was made on that life. */
+  readonly incarnation?: string;
 }
 
 /** What each field holds on a head that lacks it. */
@@ -90,9 +92,19 @@ export function appendHeadCondition(turn: number, condition: AppendCondition): H
   return { clauses, missingHead: "as-empty" };
 }
 
-/** The condition of adding or removing compactions: the head is still at `expected`. */
+/**
+ * The condition of adding or removing compactions: the head is still at
+ * `expected`, and still the life it names (a band decided on a deleted
+ * conversation never lands on the one created under its id since, even at
+ * the same numbers).
+ */
 export function compactionHeadCondition(expected: HeadVersion): HeadCondition {
-  return { clauses: versionClauses(expected), missingHead: "fails" };
+  const { incarnation } = expected;
+  return {
+    clauses: versionClauses(expected),
+    missingHead: "fails",
+    ...(incarnation === undefined ? {} : { incarnation }),
+  };
 }
 
 /** The condition of a verify repair: the head still holds exactly the `expected` counters. */
@@ -117,6 +129,9 @@ export function headMeets(condition: HeadCondition, head: ConversationHead | und
     head = EMPTY_HEAD;
   }
   if (head.deleting) return false;
+  if (condition.incarnation !== undefined && head.incarnation !== condition.incarnation) {
+    return false;
+  }
   return condition.clauses.every((clause) =>
     COMPARISONS[clause.comparison](head[clause.field] ?? ABSENT[clause.field], clause.value),
   );
@@ -128,13 +143,18 @@ export function headMeets(condition: HeadCondition, head: ConversationHead | und
  * (`head` undefined: the conversation has no head).
  */
 export function describeHead(condition: HeadCondition, head: ConversationHead | undefined): string {
-  const expected = condition.clauses
-    .map((clause) => `${clause.field} ${clause.comparison} ${clause.value}`)
-    .join(", ");
+  const life = condition.incarnation;
+  const expected = [
+    ...condition.clauses.map((clause) => `${clause.field} ${clause.comparison} ${clause.value}`),
+    ...(life === undefined ? [] : [`incarnation = ${life}`]),
+  ].join(", ");
   if (head === undefined) return `no conversation head; expected ${expected}`;
   if (head.deleting) return `${BEING_DELETED}; expected ${expected}`;
   const fields = [...new Set(condition.clauses.map((clause) => clause.field))];
-  const actual = fields.map((field) => `${field} ${head[field] ?? "absent"}`).join(", ");
+  const actual = [
+    ...fields.map((field) => `${field} ${head[field] ?? "absent"}`),
+    ...(life === undefined ? [] : [`incarnation ${head.incarnation ?? "absent"}`]),
+  ].join(", ");
   return `head is at ${actual}; expected ${expected}`;
 }
 

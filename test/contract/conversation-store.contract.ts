@@ -1258,6 +1258,32 @@ export function conversationStoreContract(
         expect(await store.getHead(byTurn)).toMatchObject({ deleting: true, incarnation: life });
       });
 
+      it("refuses a compaction or reset decided on an earlier life, at the same numbers", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await appendAll(store, ref, [simpleTurn(0), simpleTurn(1)]);
+        const earlier = (await store.getHead(ref)) as ConversationHead;
+        expect(await store.beginDelete(ref)).toBe(true);
+        await store.finishDelete(ref);
+        await appendAll(store, ref, [simpleTurn(0), simpleTurn(1)]);
+        const now = (await store.getHead(ref)) as ConversationHead;
+        expect([now.turn_count, now.compactions_version]).toEqual([
+          earlier.turn_count,
+          earlier.compactions_version,
+        ]);
+        const band = storedCompaction("AUTO#000001", 1, 1);
+        await expect(
+          store.addCompaction(ref, band, earlier, { max_compacted_turn: 0 }),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
+        expect(await store.listCompactions(ref)).toEqual([]);
+        await store.addCompaction(ref, band, now, { max_compacted_turn: 0 });
+        const stale = { ...earlier, compactions_version: 1 };
+        await expect(
+          store.removeCompactions(ref, [band.key], stale, { max_compacted_turn: -1 }),
+        ).rejects.toBeInstanceOf(ConditionFailedError);
+        expect(await store.listCompactions(ref)).toEqual([band]);
+      });
+
       it("gives a conversation created again under its id after a delete a new one", async () => {
         const store = await makeStore();
         const ref = freshRef();

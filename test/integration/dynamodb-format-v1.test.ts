@@ -206,11 +206,13 @@ describe("storage format v1, written by today's store", () => {
         }
         return rest;
       });
-    // The HEAD's list index keys (added after v1, on every write): the tenant and a time.
+    // The HEAD's list index keys (added after v1, on every write): the tenant and a time;
+    // and its incarnation (added after v1, random, on the write that creates the head).
     const head = written.find((item) => (item.sk as { S: string }).S === "HEAD");
-    const { list_pk, active_at, ...v1Head } = head ?? {};
+    const { list_pk, active_at, incarnation, ...v1Head } = head ?? {};
     expect(list_pk).toEqual({ S: "T#acme%231" });
     expect(active_at).toEqual({ N: expect.stringMatching(/^\d{13}$/) });
+    expect(incarnation).toEqual({ S: expect.stringMatching(/^\S+$/) });
     const v1 = written.map((item) => (item === head ? v1Head : item));
     expect(withoutTime(v1)).toEqual(withoutTime(FIXTURE));
   });

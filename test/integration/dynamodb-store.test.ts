@@ -375,8 +375,10 @@ describe("the local runtime's recovery scan", () => {
     await store.markEvaluated(behind, 0);
     await store.putConfig(freshRef(), { enabled: true });
     const listed = await listUnevaluatedConversations(client, table);
-    expect(listed).toContainEqual({ ...pending, turn: 1 });
-    expect(listed).toContainEqual({ ...behind, turn: 1 });
+    // Each with its head's life, so the message is not taken for an earlier life's duplicate.
+    const life = async (ref: ConversationRef) => (await store.getHead(ref))?.incarnation;
+    expect(listed).toContainEqual({ ...pending, turn: 1, incarnation: await life(pending) });
+    expect(listed).toContainEqual({ ...behind, turn: 1, incarnation: await life(behind) });
     expect(listed.filter((item) => item.conversation === done.conversation)).toEqual([]);
     expect(parsePartitionKey(partitionKey(pending))).toEqual(pending);
     expect(parsePartitionKey("TENANT#x")).toBeUndefined();

@@ -234,6 +234,35 @@ describe.each(STORES)("deleting a conversation under live traffic (%s)", (_name,
     expect(await leftovers(store, under)).toEqual(NOTHING);
   });
 
+  it("never lands a band decided on the conversation before it was deleted and created again at the same numbers", async () => {
+    const under = await makeStore();
+    let h: ReturnType<typeof setup> | undefined;
+    let recreated = false;
+    const store = overriding(under.store, {
+      // Decided on the first life; before its write, the id is deleted and its 20 turns posted again.
+      addCompaction: async (...args: Parameters<ConversationStore["addCompaction"]>) => {
+        if (!recreated) {
+          recreated = true;
+          expect((await h?.request("DELETE", "/v1/conversations/c"))?.status).toBe(204);
+          for (let t = 0; t < 20; t++) await h?.append(t);
+        }
+        await under.store.addCompaction(...args);
+      },
+    });
+    h = setup(under, store);
+    for (let t = 0; t < 20; t++) await h.append(t);
+    const first = h.queue.take().at(-1) as EvaluationMessage;
+    // Its write is refused on the new life; decided again there, the first life's message is stale.
+    expect(await h.evaluate(first)).toEqual({ outcome: "skipped", reason: "stale" });
+    expect(recreated).toBe(true);
+    expect(await under.store.listCompactions(ref)).toEqual([]);
+    expect(await under.store.getHead(ref)).toMatchObject({ turn_count: 20, evaluated_through: -1 });
+    // The new life's own message fires its own band.
+    const second = h.queue.take().at(-1) as EvaluationMessage;
+    expect(second.incarnation).not.toBe(first.incarnation);
+    expect((await h.evaluate(second)).outcome).toBe("fired");
+  });
+
   it("skips a summary whose events a delete removed while it read them, and reads answer 404, not 500", async () => {
     const under = await makeStore();
     let racing = true;
