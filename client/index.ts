@@ -287,10 +287,20 @@ export class AutocompactClient {
     return this.#request("GET", `${conversationPath(conversation)}/timeline`);
   }
 
-  /** `POST …/compactions`: adds a manual compaction from a DSL spec or a rule. */
-  compact(conversation: string, request: CompactionRequest): Promise<ListedCompaction> {
+  /**
+   * `POST …/compactions`: adds a manual compaction from a DSL spec or a rule.
+   * With `idempotencyKey` (sent as `Idempotency-Key`), a retry of the same
+   * request under the same key (after a timeout, say) answers the first
+   * result and adds nothing; the key with another request is a 409.
+   */
+  compact(
+    conversation: string,
+    request: CompactionRequest,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<ListedCompaction> {
     return this.#request("POST", `${conversationPath(conversation)}/compactions`, {
       body: request,
+      ...idempotencyHeader(options.idempotencyKey),
     });
   }
 
@@ -299,9 +309,14 @@ export class AutocompactClient {
    * add (at the position it would take; a summary is generated as it would
    * be) and the estimate before and after it. Nothing is written.
    */
-  previewCompaction(conversation: string, request: CompactionRequest): Promise<CompactionDryRun> {
+  previewCompaction(
+    conversation: string,
+    request: CompactionRequest,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<CompactionDryRun> {
     return this.#request("POST", `${conversationPath(conversation)}/compactions?dry_run=true`, {
       body: request,
+      ...idempotencyHeader(options.idempotencyKey),
     });
   }
 
@@ -445,6 +460,7 @@ export class AutocompactClient {
       authorization: `Bearer ${this.#key}`,
       ...(text === undefined ? {} : { "content-type": "application/json" }),
       ...(text !== undefined && options.sign ? options.sign(text) : {}),
+      ...options.headers,
     };
     // The timeout runs on top of what the request asks the service to wait.
     const timeoutMs = this.#timeoutMs + (options.waitSeconds ?? 0) * 1000;
@@ -514,6 +530,12 @@ interface ExchangeOptions {
   readonly sign?: (text: string) => Record<string, string>;
   /** The `wait` the request asks of the service, in seconds: added to the timeout. */
   readonly waitSeconds?: number;
+  readonly headers?: Record<string, string>;
+}
+
+/** The `Idempotency-Key` header of a request, when it has a key. */
+function idempotencyHeader(key: string | undefined): { headers?: Record<string, string> } {
+  return key === undefined ? {} : { headers: { "idempotency-key": key } };
 }
 
 /** `path` with `query`, when it has any parameter. */

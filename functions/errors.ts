@@ -209,6 +209,36 @@ export class QueueError extends AutocompactError {
   }
 }
 
+/** The two 409s of an `Idempotency-Key` (functions/conversations/idempotency.ts). */
+export const IDEMPOTENCY_CONFLICTS = {
+  /** The key was already used for another request (another body, or dry run or not). */
+  reused: { status: 409, slug: "idempotency-key-reused", title: "Idempotency key already used" },
+  /** The first request under the key has not answered yet. */
+  inProgress: {
+    status: 409,
+    slug: "idempotency-key-in-progress",
+    title: "Request under this idempotency key still running",
+  },
+} as const;
+
+/** A request whose `Idempotency-Key` cannot be honoured: one of {@link IDEMPOTENCY_CONFLICTS}. */
+export class IdempotencyConflictError extends AutocompactError {
+  override readonly name = "IdempotencyConflictError";
+  readonly #retryAfter: boolean;
+  constructor(
+    kind: (typeof IDEMPOTENCY_CONFLICTS)[keyof typeof IDEMPOTENCY_CONFLICTS],
+    message: string,
+    options: ErrorOptions = {},
+  ) {
+    super(message, kind, options);
+    this.#retryAfter = kind === IDEMPOTENCY_CONFLICTS.inProgress;
+  }
+
+  override responseHeaders(): Record<string, string> {
+    return this.#retryAfter ? { "Retry-After": "1" } : {};
+  }
+}
+
 /**
  * The service cannot start as configured: an invalid environment variable
  * (the message names it), Java missing for DynamoDB Local, or DynamoDB Local

@@ -361,7 +361,56 @@ export interface ConversationStore {
 
   /** The last failure {@link recordFailure} kept, if any. */
   lastFailure(ref: ConversationRef): Promise<EvaluationFailure | undefined>;
+
+  /**
+   * Claims the conversation's `Idempotency-Key` `key` for a request whose
+   * digest is `digest`: keeps a pending record until `expiresAtSeconds`
+   * (Unix seconds) unless an unexpired one (expiry after `nowSeconds`) is
+   * kept already, which is then answered as it is. Strongly consistent: of
+   * concurrent claims of one key, exactly one is `claimed`. Records go with
+   * the conversation's delete.
+   */
+  claimIdempotencyKey(
+    ref: ConversationRef,
+    key: string,
+    digest: string,
+    nowSeconds: number,
+    expiresAtSeconds: number,
+  ): Promise<IdempotencyClaim>;
+
+  /**
+   * Keeps `answer` on the pending record of `key` claimed with `digest`,
+   * until `expiresAtSeconds`. Throws {@link ConditionFailedError} when that
+   * claim is no longer there (it expired and another request took the key).
+   */
+  finishIdempotencyKey(
+    ref: ConversationRef,
+    key: string,
+    digest: string,
+    answer: IdempotentAnswer,
+    expiresAtSeconds: number,
+  ): Promise<void>;
+
+  /** Removes the pending record of `key` claimed with `digest`, if it is still there (its request failed). */
+  releaseIdempotencyKey(ref: ConversationRef, key: string, digest: string): Promise<void>;
 }
+
+/** An answer kept under an `Idempotency-Key`: its status and JSON body. */
+export interface IdempotentAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** A request kept under an `Idempotency-Key`: its digest and, once it finished, its answer. */
+export interface IdempotencyRecord {
+  readonly digest: string;
+  readonly answer?: IdempotentAnswer;
+}
+
+/** What {@link ConversationStore.claimIdempotencyKey} found: the key was free (now claimed), or its record. */
+export type IdempotencyClaim =
+  | { readonly claimed: true }
+  | { readonly claimed: false; readonly record: IdempotencyRecord };
 
 /** A failed evaluation of a conversation's turn, as the compactor records it. */
 export interface EvaluationFailure {

@@ -476,12 +476,31 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     ),
   );
   app.openapi(routes.addCompaction, async (c) => {
+    const tenant = c.get("tenant");
     const { id } = c.req.valid("param");
     const request = compactionRequest(parseJson(await bodyText(c.req)));
-    if (c.req.valid("query").dry_run === "true") {
-      return c.json(await deps.service.dryRun(c.get("tenant"), id, request), 200);
+    const dryRun = c.req.valid("query").dry_run === "true";
+    const run = async () =>
+      dryRun
+        ? { status: 200, body: await deps.service.dryRun(tenant, id, request) }
+        : { status: 201, body: await deps.service.compact(tenant, id, request) };
+    const key = c.req.valid("header")["idempotency-key"];
+    if (key === undefined) {
+      const { status, body } = await run();
+      return c.json(body as never, status as 201);
     }
-    return c.json(await deps.service.compact(c.get("tenant"), id, request), 201);
+    // A retry under the key gets the first answer; the request is what decides "the same".
+    /** An answer that could not be kept is logged as a fault; the request still answers. */
+    const unkept = (error: unknown) =>
+      deps.onServerError?.(error, {
+        method: c.req.method,
+        path: c.req.path,
+        problem: toProblem(error),
+      });
+    const asked = { dry_run: dryRun, request };
+    const once = await deps.service.once(tenant, id, key, asked, run, unkept);
+    const headers = once.replayed ? { "idempotent-replayed": "true" } : undefined;
+    return c.json(once.body as never, once.status as 201, headers);
   });
   app.openapi(routes.listConversations, async (c) => {
     const { limit = DEFAULT_LIST_LIMIT, cursor } = c.req.valid("query");

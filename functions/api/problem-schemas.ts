@@ -44,6 +44,14 @@ export const WebhookIdReusedProblem = ProblemSchema.extend({
     "An RFC 9457 problem: the `webhook-id` of a signed post was already used for another message; nothing was stored.",
 });
 
+/** The 409 of a manual compaction whose `Idempotency-Key` was used for another request, or is still running. */
+export const IdempotencyConflictProblem = ProblemSchema.extend({
+  type: z.enum(["/problems/idempotency-key-reused", "/problems/idempotency-key-in-progress"]),
+}).openapi("IdempotencyConflictProblem", {
+  description:
+    "An RFC 9457 problem: the `Idempotency-Key` was already used for another request to this conversation (`idempotency-key-reused`; nothing was done), or the first request under it has not answered yet (`idempotency-key-in-progress`, with `Retry-After`).",
+});
+
 /** The 503 of a read (or a post with `wait`) whose wait for a turn's evaluation ran out. */
 export const EvaluationPendingProblem = ProblemSchema.extend({
   type: z.literal("/problems/evaluation-pending"),

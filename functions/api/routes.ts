@@ -13,6 +13,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import {
   EvaluationPendingProblem,
   GatewayMessage,
+  IdempotencyConflictProblem,
   ProblemSchema,
   TurnConflictProblem,
   WebhookIdReusedProblem,
@@ -43,6 +44,7 @@ import {
   ConfigBody,
   ConversationParams,
   FormatQuery,
+  IdempotencyHeaders,
   ListQuery,
   NotificationBody,
   ProjectionQuery,
@@ -297,6 +299,7 @@ export const addCompaction = createRoute({
   request: {
     params: ConversationParams,
     query: CompactionQuery,
+    headers: IdempotencyHeaders,
     body: body("CompactionRequest", '`{"spec": "r+t:..-3"}` or `{"rule": {…}}`.'),
   },
   responses: {
@@ -307,6 +310,10 @@ export const addCompaction = createRoute({
     ),
     ...conversation,
     404: notFound,
+    409: problemOf(
+      "The `Idempotency-Key` was already used for another request to this conversation, or its first request is still running (`Retry-After`).",
+      IdempotencyConflictProblem,
+    ),
     413: tooLarge,
     415: notJson,
     422: problem(

@@ -67,6 +67,20 @@ export const WebhookHeaders = z.object({
   }),
 });
 
+/** The `Idempotency-Key` header of a manual compaction: 1 to 255 visible ASCII characters. */
+export const IdempotencyHeaders = z.object({
+  "idempotency-key": z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7e]+$/, "must be 1 to 255 visible ASCII characters")
+    .optional()
+    .openapi({
+      description:
+        "A key of the client's choosing (a UUID, say) for this request: a retry with the same key and body gets the first answer (status and body, `idempotent-replayed: true`) and adds nothing; the key with another body is a 409. Kept 24 h.",
+    }),
+});
+
 /** The model a turn was produced with. */
 export const ModelInfoSchema = z.strictObject({
   id: boundedText(MAX_MODEL_ID_LENGTH)

@@ -15,6 +15,7 @@ import {
   type ConversationStore,
   EMPTY_HEAD,
   type EvaluationDecision,
+  type IdempotentAnswer,
   type StoredCompaction,
   type Summarizer,
   systemClock,
@@ -35,6 +36,7 @@ import {
   progressOf,
   type WaitDeps,
 } from "./evaluation-wait.ts";
+import { type OnceAnswer, requestDigest, runOnce } from "./idempotency.ts";
 import { type ConversationList, listConversations } from "./listing.ts";
 import { ConversationLog, type Decision, deletingError, type RetryPolicy } from "./log.ts";
 import {
@@ -409,6 +411,25 @@ export class ConversationService {
   /** What {@link compact} would add and the estimate it would leave; writes nothing. */
   dryRun(tenant: Tenant, conversation: string, request: ManualRequest): Promise<DryRun> {
     return dryRunCompaction(this.#manualDeps, tenant, conversation, request);
+  }
+
+  /**
+   * Runs `run` once per `Idempotency-Key` `key` of the conversation
+   * (idempotency.ts): a retry of the same `request` gets the first answer,
+   * another request under the key a 409. `onUnkept` hears of an answer that
+   * could not be kept (the request still answers).
+   */
+  once(
+    tenant: Tenant,
+    conversation: string,
+    key: string,
+    request: unknown,
+    run: () => Promise<IdempotentAnswer>,
+    onUnkept?: (error: unknown) => void,
+  ): Promise<OnceAnswer> {
+    const ref = { tenant: tenant.id, conversation };
+    const nowSeconds = Math.floor(this.#clock.nowMillis() / 1000);
+    return runOnce(this.#store, ref, key, requestDigest(request), nowSeconds, run, onUnkept);
   }
 
   get #runnable(): RunnableConfigDeps {

@@ -106,3 +106,8 @@ export function chunkRange(first: number, last: number): { low: string; high: st
 export function compactionSk(key: string): string {
   return `${COMPACTION_SK_PREFIX}${key}`;
 }
+
+/** The sort key of the conversation's record of `Idempotency-Key` `key` (dynamodb-idempotency.ts). */
+export function idempotencySk(key: string): string {
+  return `IDEM#${escapeId(key, "Idempotency-Key")}`;
+}

@@ -28,6 +28,8 @@
  * - `CMP#<compaction key>`: key, after_turn, seq, and the compaction as JSON
  *   (gzipped as Binary when large).
  * - `FAILURE`: the last failed evaluation (dynamodb-failures.ts).
+ * - `IDEM#<Idempotency-Key>`: a manual compaction's request digest and
+ *   answer, expiring (dynamodb-idempotency.ts).
  *
  * Each part of the port is a module of its own: the reads
  * (dynamodb-reads.ts), appending a turn (dynamodb-append.ts), the
@@ -50,6 +52,7 @@ import type {
   ConversationRef,
   ConversationStore,
   EvaluationFailure,
+  IdempotencyClaim,
   StoredCompaction,
   StoredTurn,
   TurnSizeRecord,
@@ -65,6 +68,11 @@ import {
 import { DynamoConversationDeleter } from "./dynamodb-delete.ts";
 import { UpdateExpressionBuilder } from "./dynamodb-expressions.ts";
 import { getFailure, putFailure } from "./dynamodb-failures.ts";
+import {
+  claimIdempotencyKey,
+  finishIdempotencyKey,
+  releaseIdempotencyKey,
+} from "./dynamodb-idempotency.ts";
 import { toHead } from "./dynamodb-items.ts";
 import { HEAD_SK, listPartitionKey, partitionKey } from "./dynamodb-keys.ts";
 import {
@@ -229,6 +237,24 @@ export class DynamoConversationStore implements ConversationStore {
 
   recordFailure(ref: ConversationRef, failure: EvaluationFailure): Promise<void> {
     return putFailure(this.#target.client, this.#target.table, ref, failure);
+  }
+
+  claimIdempotencyKey(
+    ...args: Parameters<ConversationStore["claimIdempotencyKey"]>
+  ): Promise<IdempotencyClaim> {
+    return claimIdempotencyKey(this.#target, ...args);
+  }
+
+  finishIdempotencyKey(
+    ...args: Parameters<ConversationStore["finishIdempotencyKey"]>
+  ): Promise<void> {
+    return finishIdempotencyKey(this.#target, ...args);
+  }
+
+  releaseIdempotencyKey(
+    ...args: Parameters<ConversationStore["releaseIdempotencyKey"]>
+  ): Promise<void> {
+    return releaseIdempotencyKey(this.#target, ...args);
   }
 
   beginDelete(ref: ConversationRef): Promise<boolean> {

@@ -21,6 +21,8 @@ import {
   type HeadCounters,
   type HeadUpdate,
   type HeadVersion,
+  type IdempotencyClaim,
+  type IdempotentAnswer,
   type StoredCompaction,
   type StoredTurn,
   type TurnEvaluation,
@@ -36,6 +38,7 @@ import {
   headConflict,
   repairHeadCondition,
 } from "./head-condition.ts";
+import { MemoryIdempotencyKeys } from "./idempotency-memory.ts";
 import { newIncarnation } from "./incarnation.ts";
 import { byStreamOrder } from "./stream-order.ts";
 
@@ -66,6 +69,8 @@ export class MemoryConversationStore implements ConversationStore {
   readonly #conversations = new Map<string, Conversation>();
   /** Last failures, by conversation key: beside the conversation, as the FAILURE item is. */
   readonly #failures = new Map<string, EvaluationFailure>();
+  /** `Idempotency-Key` records, by conversation key: in the partition, as the IDEM# items are. */
+  readonly #idempotency = new MemoryIdempotencyKeys();
   readonly #now: () => number;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -280,6 +285,7 @@ export class MemoryConversationStore implements ConversationStore {
     if (this.#get(ref)?.head.deleting) {
       this.#conversations.delete(this.#key(ref));
       this.#failures.delete(this.#key(ref));
+      this.#idempotency.forget(this.#key(ref));
     }
   }
 
@@ -290,5 +296,29 @@ export class MemoryConversationStore implements ConversationStore {
   async lastFailure(ref: ConversationRef): Promise<EvaluationFailure | undefined> {
     const failure = this.#failures.get(this.#key(ref));
     return failure && copy(failure);
+  }
+
+  async claimIdempotencyKey(
+    ref: ConversationRef,
+    key: string,
+    digest: string,
+    nowSeconds: number,
+    expiresAtSeconds: number,
+  ): Promise<IdempotencyClaim> {
+    return this.#idempotency.claim(this.#key(ref), key, digest, nowSeconds, expiresAtSeconds);
+  }
+
+  async finishIdempotencyKey(
+    ref: ConversationRef,
+    key: string,
+    digest: string,
+    answer: IdempotentAnswer,
+    expiresAtSeconds: number,
+  ): Promise<void> {
+    this.#idempotency.finish(this.#key(ref), key, digest, answer, expiresAtSeconds);
+  }
+
+  async releaseIdempotencyKey(ref: ConversationRef, key: string, digest: string): Promise<void> {
+    this.#idempotency.release(this.#key(ref), key, digest);
   }
 }

@@ -958,6 +958,21 @@ describe("AutocompactClient errors", () => {
     expect(seen.every((signal) => signal instanceof AbortSignal)).toBe(true);
   });
 
+  it("compact with idempotencyKey sends Idempotency-Key: a retry answers the first band", async () => {
+    const { client } = await withTwoTurns();
+    const first = await client.compact(ID, { spec: "t:0..0" }, { idempotencyKey: "once-1" });
+    const again = await client.compact(ID, { spec: "t:0..0" }, { idempotencyKey: "once-1" });
+    expect(again).toEqual(first);
+    expect((await client.compactions(ID)).compactions).toHaveLength(1);
+    const reused = await failure(() =>
+      client.compact(ID, { spec: "t:1..1" }, { idempotencyKey: "once-1" }),
+    );
+    expect(reused).toMatchObject({
+      status: 409,
+      problem: { type: "/problems/idempotency-key-reused" },
+    });
+  });
+
   it("refuses a timeout that is not a positive number of milliseconds", () => {
     expect(() => new AutocompactClient({ url: URL_BASE, key: ALICE_KEY, timeoutMs: 0 })).toThrow(
       "timeoutMs must be from 1 to 2147483647 (got 0)",

@@ -5,11 +5,13 @@ import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
 import { MemoryConversationStore } from "../../functions/store/memory.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { conversationStoreContract } from "./conversation-store.contract.ts";
+import { idempotencyKeysContract } from "./idempotency-keys.contract.ts";
 
 conversationStoreContract(
   "MemoryConversationStore",
   async (options) => new MemoryConversationStore(options),
 );
+idempotencyKeysContract("MemoryConversationStore", async () => new MemoryConversationStore());
 
 let dynamo: Promise<{ client: DynamoDBClient; table: string }> | undefined;
 /** One client and table for the suite; every test works on conversations of its own. */
@@ -27,6 +29,14 @@ conversationStoreContract(
   async (options) => {
     const { client, table } = await dynamoTable();
     return new DynamoConversationStore(client, table, options);
+  },
+  { concurrent: true },
+);
+idempotencyKeysContract(
+  "DynamoConversationStore on DynamoDB Local",
+  async () => {
+    const { client, table } = await dynamoTable();
+    return new DynamoConversationStore(client, table);
   },
   { concurrent: true },
 );
