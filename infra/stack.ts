@@ -345,8 +345,8 @@ export class AutocompactStack extends Stack {
     this.compactorFunction.addEventSource(
       new SqsEventSource(this.queue, {
         batchSize: settings.compactor.batchSize,
-        // Powertools' FIFO processor reports the first failed record and every
-        // later one, so a conversation's turns stay in order.
+        // The compactor reports exactly the records that failed; the others,
+        // a failed one's later turns included, are deleted (docs/architecture.md §2).
         reportBatchItemFailures: true,
         maxConcurrency: settings.compactor.maxConcurrency,
       }),
