@@ -175,6 +175,9 @@ describe("storage format v1 (test/fixtures/dynamodb-items-v1.json)", () => {
   it("goes on from there: the next turn and a compaction reset land on the v1 head", async () => {
     const turn5 = storedTurn(5, JSON.parse(smallTurnJson(5)));
     await store.appendTurn(REF, turn5, { compactions_version: 2 }, { projected_chars: 73_000 });
+    // A v1 head has no incarnation; its next turn gives it one (ports.ts), kept from then on.
+    const { incarnation } = (await store.getHead(REF)) ?? {};
+    expect(incarnation).toEqual(expect.stringMatching(/^\S+$/));
     await store.removeCompactions(
       REF,
       ["MAN#000001"],
@@ -188,6 +191,7 @@ describe("storage format v1 (test/fixtures/dynamodb-items-v1.json)", () => {
       projected_chars: 73_000,
     });
     expect((await store.listCompactions(REF)).map((c) => c.key)).toEqual(["AUTO#000003"]);
+    expect((await store.getHead(REF))?.incarnation).toBe(incarnation);
     expect(JSON.stringify((await store.getTurn(REF, 5))?.events)).toBe(smallTurnJson(5));
   });
 });
