@@ -25,7 +25,11 @@
  * where SQS keeps it for 5 minutes from the first send whatever happens to
  * the message: moto then delivers a message SQS would have dropped. The
  * mapping keeps every id it saw and lists such messages
- * ({@link EventSourceMapping.droppedBySqs}); a test expects none.
+ * ({@link EventSourceMapping.droppedBySqs}); a test expects none. moto also
+ * departs from FIFO order when several failed messages of one group become
+ * visible again together: it gives the group's last one first (SQS gives the
+ * first). Evaluation does not depend on order (the stale rule), and no test
+ * reads that order.
  */
 import { randomUUID } from "node:crypto";
 import {

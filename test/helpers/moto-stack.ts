@@ -14,10 +14,11 @@ import { type EvaluationOutcome, evaluateTurn } from "../../functions/compactor/
 import { createCompactorHandler } from "../../functions/compactor/handler.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
 import type { ServiceSettings } from "../../functions/conversations/state.ts";
-import type { EvaluationMessage } from "../../functions/ports.ts";
+import type { ConversationRef, EvaluationMessage } from "../../functions/ports.ts";
 import { SqsTurnQueue } from "../../functions/queue/sqs.ts";
 import { SqsDeadLetters } from "../../functions/queue/sqs-dead-letters.ts";
 import { DynamoConversationStore } from "../../functions/store/dynamodb.ts";
+import { getFailure } from "../../functions/store/dynamodb-failures.ts";
 import { DynamoTenantDirectory, SECRETS_NOT_READ } from "../../functions/store/tenants-dynamodb.ts";
 import { freshTable, localClient } from "./dynamodb.ts";
 import { EventSourceMapping } from "./event-source-mapping.ts";
@@ -100,6 +101,8 @@ export async function startMotoStack(options: MotoStackOptions) {
     service,
     /** The test's view of the table (its own client). */
     store: new DynamoConversationStore(plain, table),
+    /** What `autocompact dlq list` reads beside a dead letter: its conversation's last failure. */
+    lastFailure: (ref: ConversationRef) => getFailure(plain, table, ref),
     mapping,
     evaluations,
     deadLetters: new SqsDeadLetters(sqs, queues),
