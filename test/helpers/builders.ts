@@ -83,11 +83,14 @@ export function compaction(
   };
 }
 
+/** Turn `t` of {@link messageTurns}: `turn_start`, request `q{t}`, message `m{t}`. */
+export function messageTurn(t: number): Entry[] {
+  return [turnStart(t), request(`q${t}`, t), message(`m${t}`, t)];
+}
+
 /** `n` turns of `turn_start`, request `q{t}`, message `m{t}`. */
 export function messageTurns(n: number): Entry[] {
-  const out: Entry[] = [];
-  for (let t = 0; t < n; t++) out.push(turnStart(t), request(`q${t}`, t), message(`m${t}`, t));
-  return out;
+  return Array.from({ length: n }, (_, t) => messageTurn(t)).flat();
 }
 
 /** JP's two-turn fixture: reasoning and one tool call per turn. */

@@ -21,6 +21,7 @@ import {
   type TenantRecord,
 } from "../../functions/store/tenants-memory.ts";
 import { MemoryWebhookReceipts } from "../../functions/store/webhook-receipts-memory.ts";
+import { messageTurn } from "./builders.ts";
 
 /** A queue that records messages for the test to deliver by hand. */
 export class RecordingQueue implements TurnQueue {
@@ -131,4 +132,19 @@ export function harness(
         : { body: typeof body === "string" ? body : JSON.stringify(body) }),
     });
   return { store, queue, clock, tenants, webhookReceipts, service, app, evaluate, request };
+}
+
+/** Posts turns 0 to `n - 1` of `messageTurns` to `conversation`, failing the test on a refusal. */
+export async function postMessageTurns(
+  request: ReturnType<typeof harness>["request"],
+  conversation: string,
+  n: number,
+): Promise<void> {
+  for (let turn = 0; turn < n; turn++) {
+    const posted = await request("POST", `/v1/conversations/${conversation}/turns`, {
+      turn,
+      events: messageTurn(turn),
+    });
+    if (!posted.ok) throw new Error(`turn ${turn}: ${posted.status} ${await posted.text()}`);
+  }
 }

@@ -7,8 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Summarizer, SummaryRequest } from "../../functions/ports.ts";
-import { messageTurns } from "../helpers/builders.ts";
-import { BOB_KEY, harness } from "../helpers/service.ts";
+import { BOB_KEY, harness, postMessageTurns } from "../helpers/service.ts";
 
 const PATH = "/v1/conversations/c1/compactions";
 
@@ -28,17 +27,7 @@ function countingSummarizer(gate: () => Promise<void> = async () => {}) {
 /** A harness holding six turns of c1. */
 async function sixTurns(summarizer?: Summarizer) {
   const h = harness(summarizer ? { summarizer } : {});
-  const turns = messageTurns(6);
-  const byTurn = new Map<number, typeof turns>();
-  let turn = -1;
-  for (const entry of turns) {
-    if (entry.type === "turn_start" || turn < 0) turn++;
-    byTurn.set(turn, [...(byTurn.get(turn) ?? []), entry]);
-  }
-  for (const [index, events] of byTurn)
-    expect(
-      (await h.request("POST", "/v1/conversations/c1/turns", { turn: index, events })).ok,
-    ).toBe(true);
+  await postMessageTurns(h.request, "c1", 6);
   return h;
 }
 

@@ -28,9 +28,8 @@ import {
 import { createNotifierHandler } from "../../functions/notifier/handler.ts";
 import type { Notification, NotificationPublisher } from "../../functions/ports.ts";
 import { MemoryNotificationEndpoints } from "../../functions/store/tenants-memory.ts";
-import { messageTurns } from "../helpers/builders.ts";
 import { type Receiver, startReceiver } from "../helpers/notification-receiver.ts";
-import { BOB_KEY, harness } from "../helpers/service.ts";
+import { BOB_KEY, harness, postMessageTurns } from "../helpers/service.ts";
 
 /** A resolver with fixed answers; any other name does not resolve. */
 const resolver =
@@ -196,26 +195,18 @@ describe("PUT/GET/DELETE /v1/notifications", () => {
   });
 });
 
+/** Posts six turns and two manual bands to c1. */
+async function twoBands(request: ReturnType<typeof harness>["request"]) {
+  await postMessageTurns(request, "c1", 6);
+  for (const spec of ["t:0..1", "t:2..3"])
+    expect((await request("POST", "/v1/conversations/c1/compactions", { spec })).status).toBe(201);
+}
+
 describe("a reset", () => {
   it("publishes compactions.reset with the removed bands, once per reset that removed any", async () => {
     const notifier = new RecordingPublisher();
     const { request } = harness({ notifier });
-    const turns = messageTurns(6);
-    const byTurn = new Map<number, typeof turns>();
-    let turn = -1;
-    for (const entry of turns) {
-      if (entry.type === "turn_start" || turn < 0) turn++;
-      byTurn.set(turn, [...(byTurn.get(turn) ?? []), entry]);
-    }
-    for (const [index, events] of byTurn) {
-      expect(
-        (await request("POST", "/v1/conversations/c1/turns", { turn: index, events })).ok,
-      ).toBe(true);
-    }
-    for (const spec of ["t:0..1", "t:2..3"])
-      expect((await request("POST", "/v1/conversations/c1/compactions", { spec })).status).toBe(
-        201,
-      );
+    await twoBands(request);
 
     const one = await request("DELETE", "/v1/conversations/c1/compactions/1");
     const removedOne = (await one.json()) as { removed: unknown[] };
@@ -234,23 +225,6 @@ describe("a reset", () => {
 });
 
 describe("a reset whose notification cannot be published", () => {
-  /** Posts six turns and two manual bands to c1. */
-  async function twoBands(request: ReturnType<typeof harness>["request"]) {
-    const turns = messageTurns(6);
-    let turn = -1;
-    const byTurn = new Map<number, typeof turns>();
-    for (const entry of turns) {
-      if (entry.type === "turn_start" || turn < 0) turn++;
-      byTurn.set(turn, [...(byTurn.get(turn) ?? []), entry]);
-    }
-    for (const [index, events] of byTurn)
-      await request("POST", "/v1/conversations/c1/turns", { turn: index, events });
-    for (const spec of ["t:0..1", "t:2..3"])
-      expect((await request("POST", "/v1/conversations/c1/compactions", { spec })).status).toBe(
-        201,
-      );
-  }
-
   it("still answers the removed bands, after retrying, logging and counting the failure", async () => {
     let attempts = 0;
     const failing: NotificationPublisher = {
