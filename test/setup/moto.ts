@@ -92,7 +92,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const running = child;
     if (!running || running.exitCode !== null || running.signalCode !== null) return;
     await new Promise<void>((resolve) => {
-      running.once("exit", () => resolve());
+      // A server that does not stop on SIGTERM within 5 s is killed.
+      const timer = setTimeout(() => running.kill("SIGKILL"), 5_000);
+      running.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
       running.kill("SIGTERM");
     });
   };
