@@ -10,7 +10,9 @@
  * pending before the request runs, for {@link PENDING_SECONDS} (longer than
  * any request may take), then answered for {@link IDEMPOTENCY_TTL_SECONDS};
  * a request that fails releases its claim, so its retry runs again. Keeping
- * an answer that cannot be kept never fails the request that wrote the band.
+ * an answer that cannot be kept never fails the request that wrote the band:
+ * it is reported (`onUnkept`), and retries find the key in progress until the
+ * claim expires, then run again.
  */
 import { createHash } from "node:crypto";
 import { IDEMPOTENCY_CONFLICTS, IdempotencyConflictError } from "../errors.ts";

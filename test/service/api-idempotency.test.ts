@@ -7,6 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Summarizer, SummaryRequest } from "../../functions/ports.ts";
+import { MemoryConversationStore } from "../../functions/store/memory.ts";
+import { overriding } from "../helpers/overriding.ts";
 import { BOB_KEY, harness, postMessageTurns } from "../helpers/service.ts";
 
 const PATH = "/v1/conversations/c1/compactions";
@@ -134,6 +136,20 @@ describe("POST …/compactions with Idempotency-Key", () => {
     expect(dryAgain.status).toBe(200);
     expect(dryAgain.headers.get("idempotent-replayed")).toBe("true");
     expect(await dryAgain.json()).toEqual(await dry.json());
+  });
+
+  it("still answers the band when its answer cannot be kept, and says so as a server fault", async () => {
+    const faults: unknown[] = [];
+    const store = overriding(new MemoryConversationStore(), {
+      finishIdempotencyKey: async () => {
+        throw new Error("item too large");
+      },
+    });
+    const { request } = harness({ store, onServerError: (error) => faults.push(error) });
+    await postMessageTurns(request, "c1", 6);
+    const first = await request("POST", PATH, { spec: "t:0..1" }, undefined, withKey("k"));
+    expect(first.status).toBe(201);
+    expect(faults).toEqual([new Error("item too large")]);
   });
 
   it("refuses a key that is not 1 to 255 visible ASCII characters (400)", async () => {
