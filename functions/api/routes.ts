@@ -290,6 +290,15 @@ export const deleteConversation = createRoute({
   },
 });
 
+/** The header of an answer given again under its `Idempotency-Key`. */
+const replayedHeader = {
+  "idempotent-replayed": {
+    description:
+      "`true` when this is the kept answer of an earlier request under the same `Idempotency-Key`.",
+    schema: { type: "string" as const, enum: ["true"] },
+  },
+};
+
 export const addCompaction = createRoute({
   method: "post",
   path: "/v1/conversations/{id}/compactions",
@@ -303,11 +312,14 @@ export const addCompaction = createRoute({
     body: body("CompactionRequest", '`{"spec": "r+t:..-3"}` or `{"rule": {…}}`.'),
   },
   responses: {
-    201: json("The compaction added.", ListedCompaction),
-    200: json(
-      "With `dry_run=true`: what the compaction would be and the estimate before and after it; nothing is written.",
-      DryRunResponse,
-    ),
+    201: { ...json("The compaction added.", ListedCompaction), headers: replayedHeader },
+    200: {
+      ...json(
+        "With `dry_run=true`: what the compaction would be and the estimate before and after it; nothing is written.",
+        DryRunResponse,
+      ),
+      headers: replayedHeader,
+    },
     ...conversation,
     404: notFound,
     409: problemOf(

@@ -175,5 +175,8 @@ describe("POST …/compactions with Idempotency-Key", () => {
       expect.objectContaining({ name: "idempotency-key", in: "header" }),
     );
     expect(JSON.stringify(operation.responses["409"])).toContain("IdempotencyConflictProblem");
+    expect(operation.responses["201"]).toMatchObject({
+      headers: { "idempotent-replayed": { schema: { type: "string", enum: ["true"] } } },
+    });
   });
 });
