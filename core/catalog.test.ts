@@ -1,5 +1,14 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { contextWindowOf, resolveContextWindow } from "./catalog.ts";
+import { contextWindowOf, DEFAULT_MODEL_CATALOG, resolveContextWindow } from "./catalog.ts";
+import { BUNDLED_MODELS } from "./catalog-models.ts";
+
+/** The string literals of the type alias `name` in a declaration file of node_modules. */
+function unionOf(file: string, name: string): string[] {
+  const text = readFileSync(new URL(`../node_modules/${file}`, import.meta.url), "utf8");
+  const line = text.split("\n").find((l) => l.startsWith(`export type ${name} = `)) ?? "";
+  return [...line.matchAll(/'([^']+)'/g)].map((match) => match[1] as string);
+}
 
 describe("the model catalog", () => {
   it("finds models by id, without a provider prefix, and by dated snapshot", () => {
@@ -42,5 +51,77 @@ describe("the model catalog", () => {
   it("knows no window for a turn without a model", () => {
     expect(resolveContextWindow(undefined)).toBeUndefined();
     expect(resolveContextWindow({})).toBeUndefined();
+  });
+});
+
+describe("the current models of the pinned SDKs", () => {
+  it("knows the models issue 27 found missing, with literal windows", () => {
+    expect(contextWindowOf("gpt-5.1")).toBe(400_000);
+    expect(contextWindowOf("gpt-5.2")).toBe(400_000);
+    expect(contextWindowOf("gpt-5.4")).toBe(1_050_000);
+    expect(contextWindowOf("claude-sonnet-5")).toBe(1_000_000);
+    expect(contextWindowOf("claude-opus-5")).toBe(1_000_000);
+    expect(contextWindowOf("claude-haiku-5-5")).toBe(1_000_000);
+  });
+
+  it("matches dated snapshots of dotted and dashed versions", () => {
+    expect(contextWindowOf("claude-opus-4-5-20251101")).toBe(200_000);
+    expect(contextWindowOf("gpt-5.1-2025-11-13")).toBe(400_000);
+    expect(contextWindowOf("gpt-5.2-pro-2025-12-11")).toBe(400_000);
+    expect(contextWindowOf("claude-haiku-4-5-20251001")).toBe(200_000);
+    expect(contextWindowOf("gpt-3.5-turbo-0613")).toBe(4_096);
+    expect(contextWindowOf("gpt-3.5-turbo-0125")).toBe(16_385);
+  });
+
+  it("reads a dot between digits as a dash, and a minor version as its family", () => {
+    expect(contextWindowOf("claude-opus-4.5")).toBe(200_000);
+    expect(contextWindowOf("anthropic/claude-sonnet-4.6")).toBe(1_000_000);
+    expect(contextWindowOf("gpt-5.9")).toBe(400_000);
+    expect(contextWindowOf("GPT-5.4")).toBe(1_050_000);
+    expect(contextWindowOf("gpt-5-1")).toBe(400_000);
+  });
+
+  it("tells the ChatGPT snapshots from their family", () => {
+    expect(contextWindowOf("gpt-5-chat-latest")).toBe(128_000);
+    expect(contextWindowOf("gpt-5.3-chat-latest")).toBe(128_000);
+    expect(contextWindowOf("gpt-4-1106-preview")).toBe(128_000);
+    expect(contextWindowOf("gpt-4-0613")).toBe(8_192);
+    expect(contextWindowOf("gpt-4-32k-0613")).toBe(32_768);
+  });
+
+  it("reads Bedrock, Vertex and Ollama spellings", () => {
+    expect(contextWindowOf("anthropic.claude-opus-4-6-v1")).toBe(1_000_000);
+    expect(contextWindowOf("us.anthropic.claude-sonnet-4-5-20250929-v1:0")).toBe(200_000);
+    expect(contextWindowOf("claude-haiku-4-5@20251001")).toBe(200_000);
+    expect(contextWindowOf("llama3.1:8b")).toBe(131_072);
+    expect(contextWindowOf("qwen3-coder:30b")).toBe(262_144);
+  });
+
+  it.each([
+    ["openai/resources/shared.d.ts", "ChatModel"],
+    ["openai/resources/shared.d.ts", "ResponsesModel"],
+    ["@anthropic-ai/sdk/resources/messages/messages.d.ts", "Model"],
+  ])("gives every model of %s %s a window", (file, name) => {
+    const ids = unionOf(file, name);
+    expect(ids.length).toBeGreaterThan(name === "ResponsesModel" ? 10 : 20);
+    expect(ids.filter((id) => contextWindowOf(id) === undefined)).toEqual([]);
+  });
+
+  it("says for every bundled model where it comes from and when that was read", () => {
+    const ids = BUNDLED_MODELS.map((entry) => entry.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const entry of BUNDLED_MODELS) {
+      expect(entry.read).toBe("2026-12-02");
+      expect(entry.source).toMatch(/; window: \S/);
+      expect(Number.isInteger(entry.window) && entry.window > 0).toBe(true);
+      expect(DEFAULT_MODEL_CATALOG[entry.id]).toBe(entry.window);
+    }
+  });
+
+  it("lets an operator's entry win over the bundled one, in any spelling", () => {
+    const catalog = { ...DEFAULT_MODEL_CATALOG, "GPT-5.1": 100_000, "my-model": 8_000 };
+    expect(contextWindowOf("gpt-5.1-2025-11-13", catalog)).toBe(100_000);
+    expect(contextWindowOf("acme/my-model-v2", catalog)).toBe(8_000);
+    expect(resolveContextWindow({ id: "gpt-5.1", context_window: 50_000 }, catalog)).toBe(50_000);
   });
 });

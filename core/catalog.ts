@@ -1,37 +1,57 @@
 /**
  * Context windows of well-known models, used when a turn does not carry
- * `model.context_window`. Ids are matched exactly, then without a provider
- * prefix (`anthropic/claude-sonnet-4-5` → `claude-sonnet-4-5`), then by the
- * longest catalogued prefix (dated snapshots such as `gpt-4o-2024-08-06`).
+ * `model.context_window` (which always wins). The bundled models and where
+ * each window comes from are in `core/catalog-models.ts`; operators extend
+ * or override them per deployment (`MODEL_CATALOG`, docs/architecture.md §6).
+ *
+ * Ids are compared in one spelling: lower case, a dot between digits read
+ * as `-` (`gpt-5.1` and `claude-opus-4.5` as `gpt-5-1` and `claude-opus-4-5`)
+ * and a Vertex `@` snapshot or an Ollama `:` tag as `-`. They match exactly, then without a
+ * provider prefix (`anthropic/claude-sonnet-4-5`, Bedrock's
+ * `us.anthropic.claude-…-v1:0`), then by the longest catalogued prefix
+ * followed by `-`: a dated snapshot (`gpt-5.1-2025-11-13`), and a minor
+ * version of a catalogued family (`gpt-5.9` reads `gpt-5`'s window).
  */
+import { BUNDLED_MODELS } from "./catalog-models.ts";
 
 /** Model id → context window in tokens. */
 export type ModelCatalog = Readonly<Record<string, number>>;
 
-/** The bundled catalog. Operators can extend or override it (service config). */
-export const DEFAULT_MODEL_CATALOG: ModelCatalog = Object.freeze({
-  "claude-opus-4-5": 200_000,
-  "claude-opus-4-1": 200_000,
-  "claude-opus-4": 200_000,
-  "claude-sonnet-4-5": 200_000,
-  "claude-sonnet-4": 200_000,
-  "claude-haiku-4-5": 200_000,
-  "claude-3-7-sonnet": 200_000,
-  "claude-3-5-sonnet": 200_000,
-  "claude-3-5-haiku": 200_000,
-  "gpt-5": 400_000,
-  "gpt-5-mini": 400_000,
-  "gpt-4.1": 1_047_576,
-  "gpt-4.1-mini": 1_047_576,
-  "gpt-4o": 128_000,
-  "gpt-4o-mini": 128_000,
-  o3: 200_000,
-  "o4-mini": 200_000,
-  "gemini-2.5-pro": 1_048_576,
-  "gemini-2.5-flash": 1_048_576,
-  "llama3.1": 131_072,
-  "qwen3-coder": 262_144,
-});
+/** The bundled catalog: {@link BUNDLED_MODELS} by id. Operators can extend or override it (service config). */
+export const DEFAULT_MODEL_CATALOG: ModelCatalog = Object.freeze(
+  Object.fromEntries(BUNDLED_MODELS.map((entry) => [entry.id, entry.window])),
+);
+
+/** `id` in the one spelling ids are compared in. */
+function spelling(id: string): string {
+  return id
+    .toLowerCase()
+    .replace(/(?<=\d)\.(?=\d)/g, "-")
+    .replace(/[@:]/g, "-");
+}
+
+// A catalog's ids in their compared spelling, built once per catalog object.
+const spelled = new WeakMap<ModelCatalog, Map<string, number>>();
+
+function spelledCatalog(catalog: ModelCatalog): Map<string, number> {
+  let map = spelled.get(catalog);
+  if (map === undefined) {
+    map = new Map();
+    for (const [id, window] of Object.entries(catalog)) {
+      // Of two spellings of one id, the later wins: an operator's entries come after the bundled ones.
+      map.set(spelling(id), window);
+    }
+    spelled.set(catalog, map);
+  }
+  return map;
+}
+
+/** The id, without what comes before its last `/`, and without Bedrock's vendor and region dots. */
+function candidatesOf(modelId: string): string[] {
+  const id = spelling(modelId);
+  const bare = id.slice(id.lastIndexOf("/") + 1);
+  return [id, bare, bare.replace(/^(?:[a-z]+\.)+/, "")];
+}
 
 /** Looks a model id up in a catalog; `undefined` when the window is unknown. */
 export function contextWindowOf(
@@ -39,18 +59,19 @@ export function contextWindowOf(
   catalog: ModelCatalog = DEFAULT_MODEL_CATALOG,
 ): number | undefined {
   if (!modelId) return undefined;
-  // The id, then the id without its provider prefix (the id again if it has none).
-  const candidates = [modelId, modelId.slice(modelId.lastIndexOf("/") + 1)];
+  const known = spelledCatalog(catalog);
+  const candidates = candidatesOf(modelId);
   for (const id of candidates) {
-    if (Object.hasOwn(catalog, id)) return catalog[id];
+    const window = known.get(id);
+    if (window !== undefined) return window;
   }
   let longest = 0;
   let window: number | undefined;
   for (const id of candidates) {
-    for (const known of Object.keys(catalog)) {
-      if (id.startsWith(`${known}-`) && known.length > longest) {
-        longest = known.length;
-        window = catalog[known];
+    for (const [key, value] of known) {
+      if (id.startsWith(`${key}-`) && key.length > longest) {
+        longest = key.length;
+        window = value;
       }
     }
   }
