@@ -123,6 +123,8 @@ async function evaluate(
       return { result: { outcome: "skipped", reason: "stale" } };
     if (message.turn >= head.turn_count)
       return { result: { outcome: "skipped", reason: "unknown_turn" } };
+    // A mark lands on the life this head is only (the id may be deleted and created again meanwhile).
+    const life = head.incarnation === undefined ? ref : { ...ref, incarnation: head.incarnation };
     if (head.evaluated_through >= message.turn) {
       // A band under this turn's key is the one its evaluation fired (a reset may have removed it).
       const fired = (await snapshot.compactions()).find((c) => c.key === autoKey(message.turn));
@@ -131,7 +133,7 @@ async function evaluate(
       };
     }
     if (message.turn < head.turn_count - 1) {
-      await log.markEvaluated(ref, message.turn);
+      await log.markEvaluated(life, message.turn);
       return { result: { outcome: "skipped", reason: "stale" } };
     }
     const tenant = await deps.tenants.getTenant(message.tenant);
@@ -180,7 +182,7 @@ async function evaluate(
     };
     if (step.kind === "skip") {
       await log.markEvaluated(
-        ref,
+        life,
         message.turn,
         {
           turn: message.turn,

@@ -215,7 +215,11 @@ export class DynamoConversationStore implements ConversationStore {
     const pk = partitionKey(ref);
     const update = new UpdateExpressionBuilder().set("evaluated_through", turn);
     if (decision) update.head({ decided_through: decision.turn, last_decision: decision });
-    const condition = `attribute_exists(pk) AND ${update.name("evaluated_through")} < ${update.value(turn)} AND ${update.live()}`;
+    const life =
+      ref.incarnation === undefined
+        ? ""
+        : ` AND ${update.name("incarnation")} = ${update.value(ref.incarnation)}`;
+    const condition = `attribute_exists(pk) AND ${update.name("evaluated_through")} < ${update.value(turn)}${life} AND ${update.live()}`;
     try {
       await retryConflicts("MarkEvaluated", () =>
         client.send(update.headCommand(table, pk, condition)),
@@ -230,7 +234,7 @@ export class DynamoConversationStore implements ConversationStore {
       }
     } catch (error) {
       // Already evaluated this far (or no such conversation, or being deleted,
-      // or deleted since the mark): nothing to do.
+      // or deleted since the mark, or another life of it): nothing to do.
       if (!isConditionFailure(error)) throw error;
     }
   }

@@ -21,6 +21,7 @@ import {
   type HeadCounters,
   type HeadUpdate,
   type HeadVersion,
+  type LifeRef,
   type IdempotencyClaim,
   type IdempotentAnswer,
   type StoredCompaction,
@@ -208,13 +209,14 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   async markEvaluated(
-    ref: ConversationRef,
+    ref: LifeRef,
     turn: number,
     decision?: EvaluationDecision,
     measures?: EvaluationMeasures,
   ): Promise<void> {
     const conversation = this.#get(ref);
     if (!conversation || conversation.head.deleting) return;
+    if (ref.incarnation !== undefined && conversation.head.incarnation !== ref.incarnation) return;
     if (conversation.head.evaluated_through >= turn) return;
     conversation.head = {
       ...conversation.head,

@@ -263,6 +263,36 @@ describe.each(STORES)("deleting a conversation under live traffic (%s)", (_name,
     expect((await h.evaluate(second)).outcome).toBe("fired");
   });
 
+  it("never marks the conversation created again under its id with a skip decided before the delete", async () => {
+    const under = await makeStore();
+    let h: ReturnType<typeof setup> | undefined;
+    let recreated = false;
+    const store = overriding(under.store, {
+      // A skip decided on the first life; before its mark, the id is deleted and its 3 turns posted again.
+      markEvaluated: async (...args: Parameters<ConversationStore["markEvaluated"]>) => {
+        if (!recreated) {
+          recreated = true;
+          expect((await h?.request("DELETE", "/v1/conversations/c"))?.status).toBe(204);
+          for (let t = 0; t < 3; t++) await h?.append(t);
+        }
+        await under.store.markEvaluated(...args);
+      },
+    });
+    h = setup(under, store);
+    for (let t = 0; t < 3; t++) await h.append(t);
+    const first = h.queue.take().at(-1) as EvaluationMessage;
+    expect(await h.evaluate(first)).toMatchObject({ outcome: "skipped", reason: "min_turns" });
+    expect(recreated).toBe(true);
+    // The second life's turn 2 is still to be evaluated, by its own message.
+    expect(await under.store.getHead(ref)).toMatchObject({ turn_count: 3, evaluated_through: -1 });
+    const second = h.queue.take().at(-1) as EvaluationMessage;
+    expect(await h.evaluate(second)).toMatchObject({ outcome: "skipped", reason: "min_turns" });
+    expect(await under.store.getHead(ref)).toMatchObject({
+      evaluated_through: 2,
+      decided_through: 2,
+    });
+  });
+
   it("skips a summary whose events a delete removed while it read them, and reads answer 404, not 500", async () => {
     const under = await makeStore();
     let racing = true;
