@@ -3,7 +3,7 @@
  * AWS documents it for a function with `ReportBatchItemFailures`
  * (infra/stack.ts maps the compactor so):
  *
- * - it receives up to `BatchSize` messages (at most 10 on a FIFO queue) with
+ * - it receives up to 10 messages (the most `BatchSize` takes on a FIFO queue) with
  *   every system attribute; a batch may hold several messages of one group,
  *   in the group's order, and a group with a message in flight gives none;
  * - it invokes the function once per batch with an `SQSEvent` (body, receipt
@@ -27,7 +27,7 @@
  * mapping keeps every id it saw and lists such messages
  * ({@link EventSourceMapping.droppedBySqs}); a test expects none. moto also
  * departs from FIFO order when several failed messages of one group become
- * visible again together: it gives the group's last one first (SQS gives the
+ * visible again together: it may give a later one first (SQS gives the
  * first). Evaluation does not depend on order (the stale rule), and no test
  * reads that order.
  */
@@ -45,7 +45,7 @@ import { decodeMessageBody } from "../../functions/queue/message.ts";
 import { MOTO_ACCOUNT, MOTO_REGION } from "./moto.ts";
 
 /** SQS's deduplication interval (AWS, "Using the message deduplication ID"). */
-export const DEDUPLICATION_INTERVAL_MS = 5 * 60_000;
+const DEDUPLICATION_INTERVAL_MS = 5 * 60_000;
 
 /** One record as the function received it. */
 export interface DeliveredRecord {
@@ -73,8 +73,6 @@ export interface EventSourceMappingOptions {
   readonly queueUrl: string;
   readonly queueArn: string;
   readonly handler: BatchFunction;
-  /** The mapping's `BatchSize` (default 10, SQS's most per receive). */
-  readonly batchSize?: number;
   /** The function's timeout, the context's remaining time at the start (default 30 s). */
   readonly functionTimeoutMs?: number;
 }
@@ -143,7 +141,7 @@ export class EventSourceMapping {
         const answer = await client.send(
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,
-            MaxNumberOfMessages: Math.min(10, this.#options.batchSize ?? 10),
+            MaxNumberOfMessages: 10,
             // Lambda long-polls (20 s); short receives 50 ms apart keep a stop quick.
             WaitTimeSeconds: 0,
             MessageSystemAttributeNames: SYSTEM_ATTRIBUTES,
