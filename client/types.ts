@@ -187,12 +187,28 @@ export interface TurnRequest {
   turn: number;
   model?: ModelInfo;
   events: EventInput[];
+  usage?: TurnUsage;
+}
+
+/**
+ * What the provider reported for the turn's last model call: kept with the
+ * turn to calibrate the estimate, never in its events.
+ */
+export interface TurnUsage {
+  /** Every input token of the call, cached ones included. */
+  input_tokens: number;
+  output_tokens?: number;
+  /** The part of `input_tokens` read from the provider's prompt cache. */
+  cached_input_tokens?: number;
+  /** How many model calls the turn made. */
+  calls?: number;
 }
 
 /** The fields of a turn post in a provider format besides `format` and its messages. */
 export interface FormatTurnFields {
   turn: number;
   model?: ModelInfo;
+  usage?: TurnUsage;
   /** Drop leading system/developer messages instead of refusing the turn (422). */
   drop_system?: boolean;
   /** The timestamp of the turn's events (RFC 3339; default: the service's clock). */

@@ -4,6 +4,7 @@ import type { Entry } from "./events.ts";
 import {
   checkTurnShape,
   formatMessages,
+  TurnUsageSchema,
   turnBodyKind,
   turnConfigLayers,
   turnEvents,
@@ -196,5 +197,40 @@ describe("turnConfigLayers", () => {
     };
     const entry = { type: "config_delta", timestamp: T, delta: hostile } as Entry;
     expect(() => turnConfigLayers([start, entry])).toThrow(RangeError);
+  });
+});
+
+describe("TurnUsageSchema", () => {
+  it("takes what a provider reports, each count optional but input_tokens", () => {
+    const full = {
+      input_tokens: 12_000,
+      output_tokens: 350,
+      cached_input_tokens: 12_000,
+      calls: 3,
+    };
+    expect(TurnUsageSchema.parse(full)).toEqual(full);
+    expect(TurnUsageSchema.parse({ input_tokens: 0 })).toEqual({ input_tokens: 0 });
+  });
+
+  it.each([
+    [{}, "input_tokens", "must be a whole number of tokens"],
+    [{ input_tokens: 1.5 }, "input_tokens", "must be a whole number of tokens"],
+    [{ input_tokens: -1 }, "input_tokens", "must be 0 or more"],
+    [{ input_tokens: "9" }, "input_tokens", "must be a whole number of tokens"],
+    [{ input_tokens: 2 ** 53 }, "input_tokens", "must be a whole number of tokens"],
+    [{ input_tokens: 5, output_tokens: -2 }, "output_tokens", "must be 0 or more"],
+    [{ input_tokens: 5, calls: 0 }, "calls", "must be 1 or more"],
+    [
+      { input_tokens: 5, cached_input_tokens: 6 },
+      "cached_input_tokens",
+      "must be at most input_tokens (input_tokens counts cached tokens too)",
+    ],
+    [{ input_tokens: 5, total_tokens: 9 }, "", 'Unrecognized key: "total_tokens"'],
+  ])("refuses %j at %s", (usage, path, message) => {
+    const result = TurnUsageSchema.safeParse(usage);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((i) => [i.path.join("."), i.message])).toEqual([
+      [path, message],
+    ]);
   });
 });

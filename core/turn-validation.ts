@@ -17,13 +17,50 @@
  *   conversation's layers, so the service checks it when it stores the turn;
  * - the turn number is bounded by the route schema (the store's keys); whether
  *   it is the next turn depends on the stored conversation (a 409, not a 400).
+ *
+ * A post's `usage` (what the provider reported, core/calibration.ts) is
+ * {@link TurnUsageSchema}, the route schemas' field: every format takes it
+ * the same way, and it never changes the turn's events.
  */
+import * as z from "zod";
+import type { TurnUsage } from "./calibration.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "./config.ts";
 import { InvalidInputError, PROBLEM_VARIANTS } from "./errors.ts";
 import { type Entry, parseStream } from "./events.ts";
 import { FORMAT_NAMES, PROVIDER_FORMATS, type ProviderFormatName } from "./formats/index.ts";
 import { describeIssues, firstIssue, joinIssues } from "./issues.ts";
 import { indexTurns, isConversationEvent } from "./turns.ts";
+
+// A count of tokens a provider reported: whole (zod's int() is a safe integer too).
+const reportedTokens = z
+  .number({ error: "must be a whole number of tokens" })
+  .int()
+  .nonnegative("must be 0 or more");
+
+/**
+ * A turn post's `usage`: what the provider reported for the turn's last
+ * model call (`input_tokens` counting cached tokens too, so
+ * `cached_input_tokens` is at most it), and how many calls the turn made.
+ */
+export const TurnUsageSchema = z
+  .strictObject({
+    input_tokens: reportedTokens,
+    output_tokens: reportedTokens.optional(),
+    cached_input_tokens: reportedTokens.optional(),
+    calls: z
+      .number({ error: "must be a whole number of calls" })
+      .int()
+      .min(1, "must be 1 or more")
+      .optional(),
+  })
+  .refine(
+    (usage) =>
+      usage.cached_input_tokens === undefined || usage.cached_input_tokens <= usage.input_tokens,
+    {
+      path: ["cached_input_tokens"],
+      error: "must be at most input_tokens (input_tokens counts cached tokens too)",
+    },
+  ) satisfies z.ZodType<TurnUsage>;
 
 /** What a turn body posts: JP events (the body to parse, `format: "jp"` left out) or a format's messages. */
 export type TurnBodyKind =

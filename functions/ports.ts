@@ -6,6 +6,7 @@
  */
 
 import type { BandSummary, SkipReason } from "../core/auto-compaction.ts";
+import type { TurnUsage } from "../core/calibration.ts";
 import type { ModelInfo } from "../core/catalog.ts";
 import type { AutoConfigLayer, SummaryRuleConfig } from "../core/config.ts";
 import type { Compaction, Entry } from "../core/events.ts";
@@ -16,11 +17,6 @@ import type { TurnSize } from "../core/sizes.ts";
 export interface ConversationRef {
   readonly tenant: string;
   readonly conversation: string;
-}
-
-/** A conversation, and which of its lives (ports.ts `ConversationHead.incarnation`) when it matters. */
-export interface LifeRef extends ConversationRef {
-  readonly incarnation?: string;
 }
 
 /** The head item: everything the no-fire evaluation needs, in one read. */
@@ -127,7 +123,16 @@ export interface StoredTurn {
   /** SHA-256 (hex) of the turn's canonical content; equal digests are identical replays. */
   readonly digest: string;
   readonly model?: ModelInfo;
+  /** What the provider reported for the turn's last call, when the post said. */
+  readonly usage?: StoredUsage;
 }
+
+/**
+ * A turn's reported usage as its size record keeps it, with our own count of
+ * what that call saw: the projected view's characters once the turn was
+ * stored (core/calibration.ts's point).
+ */
+export type StoredUsage = TurnUsage & { readonly view_chars: number };
 
 /** The head of a conversation that has none yet (what every store and caller assumes). */
 export const EMPTY_HEAD: ConversationHead = Object.freeze({
@@ -311,11 +316,9 @@ export interface ConversationStore {
    * `decision` (for `turn`), also records it as `decided_through` and
    * `last_decision`, and with `measures` too, the size record of the turn
    * keeps both (a {@link TurnEvaluation}), all in one conditional write.
-   * With `ref.incarnation`, on that life of the conversation only: a mark
-   * decided on a head since deleted does nothing on one created under its id.
    */
   markEvaluated(
-    ref: LifeRef,
+    ref: ConversationRef,
     turn: number,
     decision?: EvaluationDecision,
     measures?: EvaluationMeasures,

@@ -163,12 +163,14 @@ function turnPost(raw: unknown): TurnPost {
       turn: body.turn,
       events: turnEvents(body.events),
       ...(body.model ? { model: body.model } : {}),
+      ...(body.usage ? { usage: body.usage } : {}),
     };
   }
   const body = parseWith(FormatTurnBody, raw, "the turn");
   return {
     turn: body.turn,
     ...(body.model ? { model: body.model } : {}),
+    ...(body.usage ? { usage: body.usage } : {}),
     format: body.format,
     messages: formatMessages(body),
     ...(body.drop_system === undefined ? {} : { drop_system: body.drop_system }),

@@ -15,6 +15,7 @@ import {
   PROVIDER_FORMATS,
   type ProviderFormatName,
 } from "../../core/formats/index.ts";
+import { TurnUsageSchema } from "../../core/turn-validation.ts";
 import { MAX_TURN } from "../../core/turns.ts";
 import { MAX_WAIT_SECONDS } from "../conversations/evaluation-wait.ts";
 import { MAX_URL_LENGTH } from "../notifications/url-safety.ts";
@@ -106,6 +107,12 @@ const TurnFields = {
     .nonnegative()
     .max(MAX_TURN, `turn must be at most ${MAX_TURN}`),
   model: ModelInfoSchema.optional(),
+  usage: TurnUsageSchema.clone()
+    .openapi("TurnUsage", {
+      description:
+        "What the provider reported for the turn's last model call (`input_tokens` counts cached tokens too; `calls`: how many calls the turn made). Kept with the turn's size record to calibrate the estimate; never changes the events.",
+    })
+    .optional(),
 };
 
 /**

@@ -31,6 +31,7 @@
  * A conversation being deleted (its head a tombstone) reads as absent: a
  * snapshot has no head and says `deleting`, and no write can land on it.
  */
+import type { TurnUsage } from "../../core/calibration.ts";
 import type { ModelInfo } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
@@ -45,7 +46,6 @@ import type {
   EvaluationDecision,
   EvaluationMeasures,
   HeadUpdate,
-  LifeRef,
   StoredCompaction,
   StoredTurn,
 } from "../ports.ts";
@@ -79,6 +79,8 @@ export type LogWrite =
   | {
       readonly kind: "append_turn";
       readonly turn: StoredTurn;
+      /** What the provider reported for the turn: kept on its size record with the view it saw. */
+      readonly usage?: TurnUsage;
       /** The stream's config deltas merged so far, when this turn changes them. */
       readonly stream_config?: AutoConfigLayer;
       /** The head's latest event time with this turn's (see {@link ConversationHead.latest_event_ms}). */
@@ -206,10 +208,9 @@ export class ConversationLog {
   /**
    * Records that turns through `turn` were evaluated without a band (never
    * lowers it); `measures` go on the turn's size record with the decision.
-   * With `ref.incarnation`, only on that life of the conversation.
    */
   markEvaluated(
-    ref: LifeRef,
+    ref: ConversationRef,
     turn: number,
     decision?: EvaluationDecision,
     measures?: EvaluationMeasures,
@@ -271,6 +272,10 @@ export class ConversationLog {
               await snapshot.compactions(),
             )
           : (head?.projected_chars ?? 0) + rawChars(turn.size);
+        // The turn's last call saw the projected view up to its answer: the calibration's point.
+        const stored = write.usage
+          ? { ...turn, usage: { ...write.usage, view_chars: projected } }
+          : turn;
         const update: HeadUpdate = {
           projected_chars: projected,
           ...(write.stream_config ? { stream_config: write.stream_config } : {}),
@@ -281,7 +286,7 @@ export class ConversationLog {
         };
         await this.#store.appendTurn(
           ref,
-          turn,
+          stored,
           { compactions_version: head?.compactions_version ?? 0 },
           update,
         );

@@ -11,6 +11,7 @@
  * re-post is still recognised as a replay.
  */
 import { createHash } from "node:crypto";
+import type { TurnUsage } from "../../core/calibration.ts";
 import type { ModelInfo } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import type { Entry } from "../../core/events.ts";
@@ -25,12 +26,15 @@ export interface EventsPost {
   readonly turn: number;
   readonly model?: ModelInfo;
   readonly events: Entry[];
+  /** What the provider reported for the turn's last call (core/calibration.ts). */
+  readonly usage?: TurnUsage;
 }
 
 /** A turn posted as a provider format's messages. */
 export interface FormatPost {
   readonly turn: number;
   readonly model?: ModelInfo;
+  readonly usage?: TurnUsage;
   readonly format: ProviderFormatName;
   /** The format's messages of this turn (validated by the format). */
   readonly messages: unknown;
@@ -56,6 +60,8 @@ export interface PreparedTurn {
   readonly model?: ModelInfo;
   /** SHA-256 of what was posted: equal digests are identical replays. */
   readonly digest: string;
+  /** The reported usage, kept with the turn's size record (never in its events). */
+  readonly usage?: TurnUsage;
   /** Leading system messages a format post dropped (`drop_system`). */
   readonly droppedSystem: number;
   /** The config layers the turn's config deltas set, in order (none for most turns). */
@@ -101,12 +107,15 @@ function checkedLayers(turn: number, events: readonly Entry[]): readonly AutoCon
  */
 export function prepareTurn(post: TurnPost): PreparedTurn {
   const model = post.model ? { model: post.model } : {};
+  // Posted usage is part of what was posted; a post without it digests as before it existed.
+  const usage = post.usage ? { usage: post.usage } : {};
   if (!("format" in post)) {
     const input: TurnInput = { turn: post.turn, ...model, events: post.events };
     return {
       turn: post.turn,
       ...model,
-      digest: digestOf({ model: post.model ?? null, events: post.events }),
+      ...usage,
+      digest: digestOf({ model: post.model ?? null, events: post.events, ...usage }),
       droppedSystem: 0,
       configLayers: checkedLayers(post.turn, post.events),
       at: () => input,
@@ -122,12 +131,14 @@ export function prepareTurn(post: TurnPost): PreparedTurn {
   return {
     turn: post.turn,
     ...model,
+    ...usage,
     digest: digestOf({
       model: post.model ?? null,
       format: post.format,
       messages: post.messages,
       drop_system: dropSystem,
       timestamp: post.timestamp ?? null,
+      ...usage,
     }),
     droppedSystem: converted.droppedSystem,
     // Stamping changes only the times: the shape and the deltas are the converted events'.

@@ -183,6 +183,8 @@ export class ConversationService {
     // a config delta, a clock behind the stored events) is decided from the head.
     if (
       streamLayers.length === 0 &&
+      // Reported usage is kept with the view it saw, which only the head knows.
+      prepared.usage === undefined &&
       !answersEarlierTurns(input) &&
       (await this.#log.appendUncovered(
         ref,
@@ -225,6 +227,7 @@ export class ConversationService {
           write: {
             kind: "append_turn",
             turn: storedTurn(stamped, size, digest),
+            ...(prepared.usage ? { usage: prepared.usage } : {}),
             ...(streamConfig ? { stream_config: streamConfig } : {}),
             ...(Number.isFinite(latest) ? { latest_event_ms: latest } : {}),
           },

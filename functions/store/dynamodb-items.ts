@@ -42,6 +42,13 @@ export function attr(value: unknown): AttributeValue {
 /** TurnSize's and ModelInfo's fields in declaration order (DynamoDB maps do not keep key order). */
 const SIZE_FIELDS = Object.keys(EMPTY_TURN_SIZE);
 const MODEL_FIELDS = ["id", "context_window"];
+const USAGE_FIELDS = [
+  "input_tokens",
+  "output_tokens",
+  "cached_input_tokens",
+  "calls",
+  "view_chars",
+];
 const BAND_FIELDS = ["auto", "manual"];
 
 /** `value` with the `order` keys first, so read-back objects serialize like the written ones. */
@@ -108,6 +115,7 @@ export function toTurnItem(pk: string, turn: StoredTurn, storage: EventStorage):
     // When the turn was committed (epoch ms): for whoever inspects the table; the store never reads it.
     committed_at: Date.now(),
     model: turn.model,
+    usage: turn.usage,
   });
 }
 
@@ -119,6 +127,7 @@ export function toTurnRecord(item: Item): TurnRecord {
     size: inOrder(raw.size, SIZE_FIELDS),
     digest: String(raw.digest),
     ...(raw.model !== undefined ? { model: inOrder(raw.model, MODEL_FIELDS) } : {}),
+    ...(raw.usage !== undefined ? { usage: inOrder(raw.usage, USAGE_FIELDS) } : {}),
     // Set by the evaluation after the turn (dynamodb.ts `markEvaluated`, dynamodb-compactions.ts).
     ...(raw.evaluation !== undefined ? { evaluation: raw.evaluation } : {}),
   };

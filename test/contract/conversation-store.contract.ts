@@ -1284,33 +1284,6 @@ export function conversationStoreContract(
         expect(await store.listCompactions(ref)).toEqual([band]);
       });
 
-      it("marks only the life a mark names: one decided on an earlier life does nothing", async () => {
-        const store = await makeStore();
-        const ref = freshRef();
-        await appendAll(store, ref, [simpleTurn(0), simpleTurn(1)]);
-        const earlier = await incarnationOf(store, ref);
-        expect(await store.beginDelete(ref)).toBe(true);
-        await store.finishDelete(ref);
-        await appendAll(store, ref, [simpleTurn(0), simpleTurn(1)]);
-        const now = await incarnationOf(store, ref);
-        const decision = { turn: 1, outcome: "skipped", reason: "min_turns" } as const;
-        const measures = { projected_chars: 4, threshold: 100 };
-        await store.markEvaluated({ ...ref, incarnation: earlier }, 1, decision, measures);
-        expect(await store.getHead(ref)).toMatchObject({ evaluated_through: -1 });
-        expect((await store.getHead(ref))?.decided_through).toBeUndefined();
-        expect((await store.listTurnSizes(ref))[1]?.evaluation).toBeUndefined();
-        await store.markEvaluated({ ...ref, incarnation: now }, 1, decision, measures);
-        expect(await store.getHead(ref)).toMatchObject({
-          evaluated_through: 1,
-          decided_through: 1,
-          last_decision: decision,
-        });
-        expect((await store.listTurnSizes(ref))[1]?.evaluation).toEqual({
-          ...decision,
-          ...measures,
-        });
-      });
-
       it("gives a conversation created again under its id after a delete a new one", async () => {
         const store = await makeStore();
         const ref = freshRef();
@@ -1478,6 +1451,26 @@ export function conversationStoreContract(
     });
 
     describe("evaluations on size records", () => {
+      it("keeps a turn's reported usage on its size record and gives it back with the turn", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const [first, second] = sampleTurns(2, 2) as [StoredTurn, StoredTurn];
+        const usage = {
+          input_tokens: 12_345,
+          output_tokens: 67,
+          cached_input_tokens: 12_000,
+          calls: 2,
+          view_chars: 40_210,
+        };
+        await appendAll(store, ref, [first, { ...second, usage }]);
+        expect(await store.listTurnSizes(ref)).toEqual([
+          summaryOf(first),
+          { ...summaryOf(second), usage },
+        ]);
+        expect((await store.getTurn(ref, 1))?.usage).toEqual(usage);
+        expect((await store.getTurn(ref, 0))?.usage).toBeUndefined();
+      });
+
       it("keeps a skip's evaluation on its turn's size record, not on its events", async () => {
         const store = await makeStore();
         const ref = freshRef();
