@@ -19,6 +19,11 @@ export interface ConversationRef {
   readonly conversation: string;
 }
 
+/** A conversation, and which of its lives (ports.ts `ConversationHead.incarnation`) when it matters. */
+export interface LifeRef extends ConversationRef {
+  readonly incarnation?: string;
+}
+
 /** The head item: everything the no-fire evaluation needs, in one read. */
 export interface ConversationHead {
   readonly turn_count: number;
@@ -316,9 +321,11 @@ export interface ConversationStore {
    * `decision` (for `turn`), also records it as `decided_through` and
    * `last_decision`, and with `measures` too, the size record of the turn
    * keeps both (a {@link TurnEvaluation}), all in one conditional write.
+   * With `ref.incarnation`, on that life of the conversation only: a mark
+   * decided on a head since deleted does nothing on one created under its id.
    */
   markEvaluated(
-    ref: ConversationRef,
+    ref: LifeRef,
     turn: number,
     decision?: EvaluationDecision,
     measures?: EvaluationMeasures,

@@ -46,6 +46,7 @@ import type {
   EvaluationDecision,
   EvaluationMeasures,
   HeadUpdate,
+  LifeRef,
   StoredCompaction,
   StoredTurn,
 } from "../ports.ts";
@@ -208,9 +209,10 @@ export class ConversationLog {
   /**
    * Records that turns through `turn` were evaluated without a band (never
    * lowers it); `measures` go on the turn's size record with the decision.
+   * With `ref.incarnation`, only on that life of the conversation.
    */
   markEvaluated(
-    ref: ConversationRef,
+    ref: LifeRef,
     turn: number,
     decision?: EvaluationDecision,
     measures?: EvaluationMeasures,

@@ -1284,6 +1284,33 @@ export function conversationStoreContract(
         expect(await store.listCompactions(ref)).toEqual([band]);
       });
 
+      it("marks only the life a mark names: one decided on an earlier life does nothing", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await appendAll(store, ref, [simpleTurn(0), simpleTurn(1)]);
+        const earlier = await incarnationOf(store, ref);
+        expect(await store.beginDelete(ref)).toBe(true);
+        await store.finishDelete(ref);
+        await appendAll(store, ref, [simpleTurn(0), simpleTurn(1)]);
+        const now = await incarnationOf(store, ref);
+        const decision = { turn: 1, outcome: "skipped", reason: "min_turns" } as const;
+        const measures = { projected_chars: 4, threshold: 100 };
+        await store.markEvaluated({ ...ref, incarnation: earlier }, 1, decision, measures);
+        expect(await store.getHead(ref)).toMatchObject({ evaluated_through: -1 });
+        expect((await store.getHead(ref))?.decided_through).toBeUndefined();
+        expect((await store.listTurnSizes(ref))[1]?.evaluation).toBeUndefined();
+        await store.markEvaluated({ ...ref, incarnation: now }, 1, decision, measures);
+        expect(await store.getHead(ref)).toMatchObject({
+          evaluated_through: 1,
+          decided_through: 1,
+          last_decision: decision,
+        });
+        expect((await store.listTurnSizes(ref))[1]?.evaluation).toEqual({
+          ...decision,
+          ...measures,
+        });
+      });
+
       it("gives a conversation created again under its id after a delete a new one", async () => {
         const store = await makeStore();
         const ref = freshRef();
