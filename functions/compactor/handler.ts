@@ -26,7 +26,8 @@
  * A firing is then published as notifications (`compaction.fired`, and
  * `compaction.still_over_threshold`, docs/architecture.md §16); a redelivery of a
  * turn that fired publishes them again, under the same `webhook-id`s, so a
- * publish that failed (and failed the record) is made good by the retry.
+ * publish that failed after its retries in place (and failed the record) is
+ * made good by the redelivery.
  */
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Logger } from "@aws-lambda-powertools/logger";
@@ -35,8 +36,10 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda"
 import { summaryAudit } from "../../core/auto-compaction.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import type { Compaction } from "../../core/events.ts";
+import type { BackoffOptions } from "../backoff.ts";
 import { autoKey } from "../conversations/state.ts";
 import { firingNotifications } from "../notifications/events.ts";
+import { ReliablePublisher } from "../notifications/reliable.ts";
 import {
   type Clock,
   type ConversationRef,
@@ -76,6 +79,8 @@ export interface CompactorHandlerDeps {
   readonly clock?: Clock;
   /** Where firings are published as notifications (none without it). */
   readonly notifier?: NotificationPublisher;
+  /** The publish retries' backoff (functions/notifications/reliable.ts); injectable for tests. */
+  readonly publishing?: BackoffOptions;
 }
 
 /**
@@ -107,6 +112,9 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
   const { evaluate, logger, metrics } = deps;
   const now = deps.now ?? (() => performance.now());
   const clock = deps.clock ?? systemClock;
+  const notifier =
+    deps.notifier &&
+    new ReliablePublisher(deps.notifier, { ...deps.publishing, logger, metrics, rethrow: true });
 
   /** One record; `budgetMs` is its share of the invocation's remaining time (none without a context). */
   const handleRecord = async (record: SQSRecord, budgetMs: number | undefined): Promise<void> => {
@@ -168,13 +176,16 @@ export function createCompactorHandler(deps: CompactorHandlerDeps): CompactorHan
     if (lagMs !== undefined) metrics.addMetric("EvaluationLagMs", MetricUnit.Milliseconds, lagMs);
     const lag = lagMs === undefined ? {} : { evaluation_lag_ms: lagMs };
 
-    /** Publishes a stored band's notifications; a failure fails the record, so it is retried. */
+    /**
+     * Publishes a stored band's notifications, retried in place; once given up
+     * (logged and counted as NotificationsPublishFailed) the record fails, so
+     * SQS redelivers it and the redelivery publishes again.
+     */
     const publish = async (key: string, compaction: Compaction) => {
-      if (!deps.notifier) return;
+      if (!notifier) return;
       try {
-        await deps.notifier.publish(firingNotifications(ids, key, compaction));
+        await notifier.publish(firingNotifications(ids, key, compaction));
       } catch (error) {
-        logger.error("notification.publish_failed", { ...ids, receive_count: receiveCount, error });
         metrics.addMetric("Failed", MetricUnit.Count, 1);
         throw error;
       }

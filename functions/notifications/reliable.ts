@@ -1,5 +1,5 @@
 /**
- * A publisher that never fails its caller (docs/architecture.md §16): a
+ * A publisher that never fails its caller unless asked to (docs/architecture.md §16): a
  * notification reports a write that has happened (a reset's removed bands),
  * so a failed publish must not turn that write's answer into an error, nor
  * undo it. A failed attempt is retried after the project's full-jitter
@@ -24,10 +24,16 @@ export interface ReliablePublishing extends BackoffOptions {
   readonly logger?: Pick<Logger, "warn" | "error">;
   /** Where the given-up notifications are counted (flushed at once, as a single metric). */
   readonly metrics?: Pick<Metrics, "singleMetric">;
+  /**
+   * Rethrow the last error once given up (logged and counted first): for a
+   * caller whose own retry publishes again, as the compactor's record does.
+   */
+  readonly rethrow?: boolean;
 }
 
 /**
- * Wraps a publisher so that `publish` always resolves.
+ * Wraps a publisher so that `publish` always resolves (or, with `rethrow`,
+ * fails only after its retries).
  *
  * @example
  * const notifier = new ReliablePublisher(new EventBridgePublisher(client, bus), { logger, metrics });
@@ -44,7 +50,7 @@ export class ReliablePublisher implements NotificationPublisher {
     this.#backoff = jitteredBackoff(options, PUBLISH_RETRY);
   }
 
-  /** Publishes, retrying; resolves once published or given up (logged and counted). */
+  /** Publishes, retrying; resolves once published or given up (logged and counted; rethrown with `rethrow`). */
   async publish(notifications: readonly Notification[]): Promise<void> {
     if (notifications.length === 0) return;
     const { logger, metrics } = this.#options;
@@ -66,6 +72,7 @@ export class ReliablePublisher implements NotificationPublisher {
           metrics
             ?.singleMetric()
             .addMetric("NotificationsPublishFailed", MetricUnit.Count, notifications.length);
+          if (this.#options.rethrow) throw error;
           return;
         }
         logger?.warn("notification.publish_retrying", { ...ids, attempt, error });

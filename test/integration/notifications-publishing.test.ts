@@ -2,7 +2,8 @@
  * Where notifications come from and where endpoints live (issue 16): the
  * compactor's handler publishes a firing (and its still-over-threshold
  * event), publishes it again, under the same ids, when the turn's message is
- * redelivered, and fails the record when publishing fails (so SQS retries);
+ * redelivered, retries a failed publish in place and then fails the record
+ * (so SQS retries);
  * the tenants' table keeps an endpoint with its secret sealed.
  */
 
@@ -85,6 +86,7 @@ function handlerWith(
     logger: new Logger({ logLevel: "SILENT" }),
     metrics: new Metrics({ namespace: "Test" }),
     notifier,
+    publishing: { sleep: async () => {} },
   });
 }
 
@@ -141,14 +143,31 @@ describe("the compactor's notifications", () => {
     expect(notifier.published).toHaveLength(4);
   });
 
-  it("fail the record when publishing fails, so it is retried", async () => {
+  it("fail the record when publishing fails after its retries in place, so SQS retries it", async () => {
+    let attempts = 0;
     const failing: NotificationPublisher = {
       publish: async () => {
+        attempts++;
         throw new QueueError("EventBridge refused 1 of 1 notifications");
       },
     };
     const answer = await handlerWith(() => fired(90_000), failing)({ Records: [record("m1")] });
     expect(answer.batchItemFailures).toEqual([{ itemIdentifier: "m1" }]);
+    expect(attempts).toBe(3);
+  });
+
+  it("retry a failed publish in place: a passing refusal neither fails the record nor loses the notification", async () => {
+    const notifier = new RecordingPublisher();
+    let refusals = 1;
+    const flaky: NotificationPublisher = {
+      publish: async (notifications) => {
+        if (refusals-- > 0) throw new QueueError("EventBridge refused 1 of 1 notifications");
+        await notifier.publish(notifications);
+      },
+    };
+    const answer = await handlerWith(() => fired(90_000), flaky)({ Records: [record("m1")] });
+    expect(answer.batchItemFailures).toEqual([]);
+    expect(notifier.published.map((n) => n.body.type)).toEqual(["compaction.fired"]);
   });
 });
 
