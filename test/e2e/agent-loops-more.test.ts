@@ -1,5 +1,5 @@
 /**
- * End to end with the official SDKs, part 2 (issue 14): the README's agent
+ * End to end with the official SDKs, part 2 (issue 14): docs/integrate.md's agent
  * loops over the OpenAI Responses API, with the `openai` client
  * (`openai-responses-loop`, posting `input` items as `openai-responses`) and
  * with the `ai` package's `generateText` and `@ai-sdk/openai`
@@ -164,7 +164,7 @@ function expectCompactedView(
   }
 }
 
-describe("the README's Responses and AI SDK agent loops against the local runtime and a Responses stub", () => {
+describe("docs/integrate.md's Responses and AI SDK agent loops against the local runtime and a Responses stub", () => {
   it("type-check as written (strict, with the SDKs' and the client's types)", async () => {
     const files = await Promise.all(
       ["openai-responses-loop", "ai-sdk-loop"].map(

@@ -1,6 +1,6 @@
 /**
- * End to end with the official provider SDKs (issue 11): the README's agent
- * loops ("Use it from an agent loop"), extracted by their `<!-- snippet: … -->`
+ * End to end with the official provider SDKs (issue 11): docs/integrate.md's agent
+ * loops ("Agent loops"), extracted by their `<!-- snippet: … -->`
  * markers, type-checked and run as written under tsx in a child process. Each
  * talks to the local runtime (DynamoDB Local, HTTP, in-process queue,
  * compactor) through `autocompact/client` and to a stub model server that
@@ -220,7 +220,7 @@ function blocksOf(message: AnthropicMessage): Block[] {
 
 // ---------------------------------------------------------------------------
 
-describe("the README's agent loops against the local runtime and stub models", () => {
+describe("docs/integrate.md's agent loops against the local runtime and stub models", () => {
   it("type-check as written (strict, with the SDKs' and the client's types)", async () => {
     const files = await Promise.all(
       ["openai-chat-loop", "anthropic-messages-loop"].map(

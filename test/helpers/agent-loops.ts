@@ -1,7 +1,7 @@
 /**
- * The harness of the README's agent loops (test/e2e/agent-loops*.test.ts):
+ * The harness of the agent loops of docs/integrate.md (test/e2e/agent-loops*.test.ts):
  * the local runtime the snippets talk to, the snippets extracted from
- * README.md by their `<!-- snippet: … -->` markers, type-checked and run as
+ * docs/integrate.md by their `<!-- snippet: … -->` markers, type-checked and run as
  * written under tsx in a child process (the user's questions on stdin)
  * against a stub model ({@link runAgentLoop}), and what a test reads back
  * from the service to compare with what the stub models received.
@@ -58,7 +58,7 @@ export interface AgentLoopRuntime {
   readonly packageJson: string;
   /** A client of the runtime. */
   client(): AutocompactClient;
-  /** Writes the README's snippet `name` to a file inside the repository. */
+  /** Writes the snippet `name` of docs/integrate.md to a file inside the repository. */
   writeSnippet(name: string): Promise<{ file: string; source: string }>;
   /** Starts a stub model, closed by `stop`. */
   startStub(handler: StubHandler): Promise<ModelStub>;
@@ -84,7 +84,7 @@ export async function startAgentLoopRuntime(models: readonly string[]): Promise<
     packageJson,
     client: () => new AutocompactClient({ url: runtime.service.url, key: RUNTIME_KEY }),
     async writeSnippet(name) {
-      const source = await readmeSnippet(name);
+      const source = await docSnippet(name);
       const file = join(snippetDir, `${name}.ts`);
       await writeFile(file, source);
       return { file, source };
@@ -113,7 +113,7 @@ export interface AgentLoopRun {
 }
 
 /**
- * Runs the README's snippet `snippet` against `runtime` and a stub model
+ * Runs the snippet `snippet` of docs/integrate.md against `runtime` and a stub model
  * answering with `stub`: checks the format and model it declares, enables
  * {@link AUTO} on its conversation, runs it with the env `env` gives for the
  * stub's URL, and checks it printed the last answer and made two model calls
@@ -144,12 +144,12 @@ export async function runAgentLoop(
   return { id: declaration.id, client, requests, compactions };
 }
 
-/** The body of the ```ts block right after `<!-- snippet: name -->` in README.md. */
-async function readmeSnippet(name: string): Promise<string> {
-  const readme = await readFile(join(ROOT, "README.md"), "utf8");
+/** The body of the ```ts block right after `<!-- snippet: name -->` in docs/integrate.md. */
+async function docSnippet(name: string): Promise<string> {
+  const readme = await readFile(join(ROOT, "docs/integrate.md"), "utf8");
   const marker = `<!-- snippet: ${name} -->\n\`\`\`ts\n`;
   const start = readme.indexOf(marker);
-  expect(start, `README.md has the snippet ${name}`).toBeGreaterThanOrEqual(0);
+  expect(start, `docs/integrate.md has the snippet ${name}`).toBeGreaterThanOrEqual(0);
   const body = readme.slice(start + marker.length);
   const end = body.indexOf("\n```\n");
   expect(end, `the snippet ${name} ends`).toBeGreaterThan(0);
