@@ -22,9 +22,12 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The window the runtime's catalog gives the snippets' models, so a few turns fill it. */
 const WINDOW = 3_000;
 
-/** The automatic compaction the tests enable for each snippet's conversation. */
+/**
+ * The runtime's service layer: a rule that fires within the questions. It
+ * leaves compaction off (D50's default), as a deployment would: each snippet
+ * turns it on for its conversation in its first lines.
+ */
 const AUTO = {
-  enabled: true,
   trigger_ratio: 0.5,
   min_turns: 2,
   rule: { keep_first: 1, keep_last: 1, tool_calls: "strip", reasoning: "strip" },
@@ -77,6 +80,7 @@ export async function startAgentLoopRuntime(models: readonly string[]): Promise<
   const snippetDir = await mkdtemp(join(ROOT, ".agent-loops-"));
   const runtime = await startTestRuntime("autocompact-agent-loops-", {
     catalog: Object.fromEntries(models.map((model) => [model, WINDOW])),
+    config: AUTO,
   });
   const stubs: ModelStub[] = [];
   return {
@@ -114,10 +118,10 @@ export interface AgentLoopRun {
 
 /**
  * Runs the snippet `snippet` of docs/integrate.md against `runtime` and a stub model
- * answering with `stub`: checks the format and model it declares, enables
- * {@link AUTO} on its conversation, runs it with the env `env` gives for the
- * stub's URL, and checks it printed the last answer and made two model calls
- * a question.
+ * answering with `stub`: checks the format and model it declares, runs it
+ * with the env `env` gives for the stub's URL, and checks it printed the last
+ * answer, enabled compaction for its conversation (and set nothing else), and
+ * made two model calls a question.
  */
 export async function runAgentLoop(
   runtime: AgentLoopRuntime,
@@ -134,10 +138,13 @@ export async function runAgentLoop(
   const declaration = declared(source);
   expect([declaration.format, declaration.model]).toEqual([options.format, options.model]);
   const client = runtime.client();
-  await client.putConfig(declaration.id, { conversation: { compaction: { auto: AUTO } } });
 
   const stdout = await runSnippet(file, { ...autocompactEnv(runtime), ...options.env(stub.url) });
   expect(stdout).toContain(answerText(QUESTIONS.length - 1));
+  // The snippet turned compaction on itself, and nothing more: the rest is the service layer's.
+  expect((await client.getConfig(declaration.id)).conversation).toEqual({
+    compaction: { auto: { enabled: true } },
+  });
   const compactions = await settle(client, declaration.id);
   const requests = stub.requests.map((request) => request.body as Record<string, unknown>);
   expect(requests).toHaveLength(2 * QUESTIONS.length);

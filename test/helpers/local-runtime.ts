@@ -66,11 +66,11 @@ export interface TestRuntime {
  * Starts the local runtime in memory on a free port, its JSON logs kept to
  * errors and its EMF lines off (they are the operator's; the test output stays
  * readable). `prefix` names the temporary folder; `options` are the runtime's
- * own (its notification backoff, its model catalog).
+ * own (its notification backoff, its model catalog, its service config layer).
  */
 export async function startTestRuntime(
   prefix: string,
-  options: Pick<LocalServiceOptions, "notificationBackoff" | "catalog"> = {},
+  options: Pick<LocalServiceOptions, "notificationBackoff" | "catalog" | "config"> = {},
 ): Promise<TestRuntime> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   vi.stubEnv("POWERTOOLS_METRICS_DISABLED", "true");
