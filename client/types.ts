@@ -326,8 +326,18 @@ export interface ListedCompaction extends CompactionEvent {
 /** `GET /v1/conversations/{id}`. */
 export interface ConversationSummary extends EvaluationProgress {
   turn_count: number;
+  /** In the estimator's tokens: its fitted overhead included, the config's reserve not. */
   estimated_tokens: number;
+  estimator: Estimator;
   compactions: ListedCompaction[];
+}
+
+/** How a conversation's estimate turns characters into tokens: chars / 4, or fitted to reported usage. */
+export interface Estimator {
+  kind: "chars" | "calibrated";
+  tokens_per_char: number;
+  overhead_tokens: number;
+  turns_with_usage: number;
 }
 
 /** `GET …/events`: the raw stream, compactions included (with their source). */

@@ -6,7 +6,7 @@
  */
 
 import type { BandSummary, SkipReason } from "../core/auto-compaction.ts";
-import type { TurnUsage } from "../core/calibration.ts";
+import type { CalibrationSample, TurnUsage } from "../core/calibration.ts";
 import type { ModelInfo } from "../core/catalog.ts";
 import type { AutoConfigLayer, SummaryRuleConfig } from "../core/config.ts";
 import type { Compaction, Entry } from "../core/events.ts";
@@ -76,6 +76,12 @@ export interface ConversationHead {
   readonly bands?: BandCounts;
   /** The timestamp of the latest automatic band written (kept after a reset). */
   readonly last_fired_at?: string;
+  /**
+   * The calibration sample (core/calibration.ts): the latest turns' reported
+   * usage against the view each saw, set by every append that carries usage,
+   * so the calibrated estimate needs the head alone. Absent before the first.
+   */
+  readonly calibration?: CalibrationSample;
   /**
    * Which life of the conversation id this head is: a random id chosen by
    * the write that creates the head (its first turn, or a config), kept by

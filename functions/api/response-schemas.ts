@@ -109,12 +109,29 @@ export const AppendResponse = z
   })
   .openapi("AppendOutcome");
 
+/** How the conversation's estimate turns characters into tokens (core/calibration.ts `Estimator`). */
+export const EstimatorSummary = z
+  .object({
+    kind: z.enum(["chars", "calibrated"]),
+    tokens_per_char: z.number(),
+    overhead_tokens: z.number(),
+    turns_with_usage: z.number().int(),
+  })
+  .openapi("Estimator", {
+    description:
+      "`chars`: D50's chars / 4; `calibrated`: tokens = tokens_per_char · chars + overhead_tokens, fitted to the turns' reported usage (`auto` once 3 turns carry usage).",
+  });
+
 /** Response of `GET /v1/conversations/{id}`. */
 export const ConversationSummary = z
   .object({
     turn_count: z.number().int(),
     ...ProgressFields,
-    estimated_tokens: z.number(),
+    estimated_tokens: z.number().openapi({
+      description:
+        "The projected view in the estimator's tokens: its fitted overhead included, the config's `reserve_tokens` not.",
+    }),
+    estimator: EstimatorSummary,
     compactions: z.array(ListedCompaction),
   })
   .openapi("ConversationSummary");

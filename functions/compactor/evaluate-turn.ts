@@ -144,6 +144,7 @@ async function evaluate(
       after_last_compaction: head.max_compacted_turn + 1,
       estimated_tokens: tokensFromChars(head.projected_chars),
       context_window: resolveContextWindow(head.model, settings.catalog),
+      calibration: { kind: "sample", sample: head.calibration },
     };
     // Read only when the trigger fires: the no-fire path costs the head read alone.
     const firing = async () => {

@@ -31,7 +31,7 @@
  * A conversation being deleted (its head a tombstone) reads as absent: a
  * snapshot has no head and says `deleting`, and no write can land on it.
  */
-import type { TurnUsage } from "../../core/calibration.ts";
+import { addUsage, type TurnUsage } from "../../core/calibration.ts";
 import type { ModelInfo } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
@@ -280,6 +280,9 @@ export class ConversationLog {
           : turn;
         const update: HeadUpdate = {
           projected_chars: projected,
+          ...(write.usage
+            ? { calibration: addUsage(head?.calibration, projected, write.usage) }
+            : {}),
           ...(write.stream_config ? { stream_config: write.stream_config } : {}),
           ...(turn.model ? { model: turn.model as ModelInfo } : {}),
           ...(write.latest_event_ms === undefined

@@ -1,5 +1,6 @@
+import { estimateTokens, resolveEstimator } from "../../core/calibration.ts";
 import { type AutoConfigLayer, mergeLayers } from "../../core/config.ts";
-import { estimateView, tokensFromChars } from "../../core/estimate.ts";
+import { estimateView } from "../../core/estimate.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import { providerFormat } from "../../core/formats/index.ts";
 import { eventsBody, projectionBody } from "../../core/formats/transcripts.ts";
@@ -328,10 +329,14 @@ export class ConversationService {
     const ref = { tenant: tenant.id, conversation };
     const head = await this.#headAfter(ref, wait);
     const compactions = await this.#store.listCompactions(ref);
+    const { estimator } = effectiveConfig(this.#settings, tenant, head);
+    const resolved = resolveEstimator(estimator, { kind: "sample", sample: head.calibration });
     return {
       turn_count: head.turn_count,
       ...progressOf(head),
-      estimated_tokens: tokensFromChars(head.projected_chars),
+      // The estimator's tokens, its fitted overhead included, the reserve not.
+      estimated_tokens: estimateTokens(resolved, head.projected_chars),
+      estimator: resolved,
       compactions: listedCompactions(compactions),
     };
   }

@@ -82,6 +82,12 @@ export function toHead(item: Item): ConversationHead {
   if (raw.last_decision !== undefined) head.last_decision = raw.last_decision;
   if (raw.bands !== undefined) head.bands = inOrder(raw.bands, BAND_FIELDS);
   if (raw.last_fired_at !== undefined) head.last_fired_at = raw.last_fired_at;
+  if (raw.calibration !== undefined) {
+    head.calibration = {
+      turns_with_usage: Number(raw.calibration.turns_with_usage),
+      points: raw.calibration.points,
+    };
+  }
   if (raw.incarnation !== undefined) head.incarnation = String(raw.incarnation);
   // The tombstone's token (dynamodb-delete.ts) is the store's own business.
   if (raw.deleting !== undefined) head.deleting = true;

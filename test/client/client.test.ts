@@ -86,6 +86,10 @@ const DEFAULTS = {
   trigger_ratio: 0.75,
   min_turns: 5,
   rule: { keep_first: 1, keep_last: 3, reasoning: "strip", tool_calls: "strip", summary: null },
+  estimator: "auto",
+  reserve_tokens: 0,
+  min_gain_tokens: 0,
+  min_band_turns: 1,
 };
 
 interface Sent {
@@ -220,6 +224,7 @@ describe("AutocompactClient", () => {
       evaluated_through: null,
       decided_through: null,
       estimated_tokens: 22.5,
+      estimator: { kind: "chars", tokens_per_char: 0.25, overhead_tokens: 0, turns_with_usage: 0 },
       compactions: [],
     });
     expect(sent.map((s) => `${s.method} ${s.url}`)).toEqual([

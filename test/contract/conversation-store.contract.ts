@@ -1498,6 +1498,24 @@ export function conversationStoreContract(
         expect((await store.getTurn(ref, 0))?.usage).toBeUndefined();
       });
 
+      it("keeps the head's calibration sample as an append sets it", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        const [first, second] = sampleTurns(3, 2) as [StoredTurn, StoredTurn];
+        const calibration = {
+          turns_with_usage: 1,
+          points: [[1_000, 5_300]] as [number, number][],
+        };
+        await store.appendTurn(ref, first, { compactions_version: 0 }, { calibration });
+        expect((await store.getHead(ref))?.calibration).toEqual(calibration);
+        const next = {
+          turns_with_usage: 2,
+          points: [...calibration.points, [2_000, 5_600]] as [number, number][],
+        };
+        await store.appendTurn(ref, second, { compactions_version: 0 }, { calibration: next });
+        expect((await store.getHead(ref))?.calibration).toEqual(next);
+      });
+
       it("keeps a skip's evaluation on its turn's size record, not on its events", async () => {
         const store = await makeStore();
         const ref = freshRef();

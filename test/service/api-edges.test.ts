@@ -211,12 +211,13 @@ describe("bounds of the request (documented, and a 400 past them)", () => {
       await h.request("POST", TURNS, { turn: 0, events: oneTurn, ...extra }),
     );
     expect(turn).toMatchObject({
-      detail: "the turn is invalid: /k0: unknown key (known: turn, model, events) (and 999 more)",
+      detail:
+        "the turn is invalid: /k0: unknown key (known: turn, model, usage, events) (and 999 more)",
       errors_omitted: 900,
     });
     expect((turn.errors as unknown[])[1]).toEqual({
       pointer: "/k1",
-      detail: "unknown key (known: turn, model, events)",
+      detail: "unknown key (known: turn, model, usage, events)",
     });
     expect(turn.errors).toHaveLength(100);
 

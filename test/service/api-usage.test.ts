@@ -2,7 +2,9 @@
  * Reported usage on turn posts (issue 26): the body's `usage` is validated
  * like the rest of the turn, kept on the turn's size record with the
  * projected view's characters once the turn is stored (what that call saw),
- * part of what makes a re-post a replay, and never in the events.
+ * part of what makes a re-post a replay, and never in the events; the
+ * calibrated estimator fitted to it (core/calibration.ts), as
+ * `GET /v1/conversations/{id}` answers it and a band's trigger records it.
  */
 import { describe, expect, it } from "vitest";
 import { CHAT_README_TURN } from "../helpers/format-samples.ts";
@@ -97,5 +99,73 @@ describe("POST …/turns with usage", () => {
       },
     ]);
     expect(await h.store.getHead(REF)).toBeUndefined();
+  });
+});
+
+describe("the calibrated estimate on the service", () => {
+  /** Turns of 1,000 request bytes, each reporting 0.3 · view + 5,000 tokens (exactly). */
+  async function post(h: ReturnType<typeof harness>, turns: number, withUsage: number) {
+    for (let turn = 0; turn < turns; turn++) {
+      const view = 1_000 * (turn + 1);
+      const posted = await h.request("POST", TURNS, {
+        turn,
+        model: { context_window: 8_000 },
+        events: turn === 0 ? [ask("x".repeat(1_000))] : [start, ask("x".repeat(1_000))],
+        ...(turn < withUsage
+          ? { usage: { input_tokens: 0.3 * view + 4_900, output_tokens: 100 } }
+          : {}),
+      });
+      expect(posted.status).toBe(202);
+    }
+  }
+
+  const summary = async (h: ReturnType<typeof harness>) =>
+    (await (await h.request("GET", "/v1/conversations/c")).json()) as {
+      estimated_tokens: number;
+      estimator: Record<string, unknown>;
+    };
+
+  it("answers chars / 4 until 3 turns carry usage, then the fit", async () => {
+    const h = harness();
+    await post(h, 2, 2);
+    expect(await summary(h)).toMatchObject({
+      estimated_tokens: 500,
+      estimator: { kind: "chars", tokens_per_char: 0.25, overhead_tokens: 0, turns_with_usage: 2 },
+    });
+    const h3 = harness();
+    await post(h3, 3, 3);
+    // 0.3 · 3,000 + 5,000.
+    expect(await summary(h3)).toEqual(
+      expect.objectContaining({
+        estimated_tokens: 5_900,
+        estimator: {
+          kind: "calibrated",
+          tokens_per_char: 0.3,
+          overhead_tokens: 5_000,
+          turns_with_usage: 3,
+        },
+      }),
+    );
+  });
+
+  it("fires on the calibrated estimate and records the estimator in the band's trigger", async () => {
+    const h = harness();
+    const config = { conversation: { compaction: { auto: { enabled: true, min_turns: 0 } } } };
+    expect((await h.request("PUT", "/v1/conversations/c/config", config)).status).toBe(200);
+    await post(h, 5, 3);
+    // chars / 4 would be 1,250 tokens, far under the threshold of 6,000; the fit says 6,500.
+    const outcome = await h.evaluate({ tenant: "alice", conversation: "c", turn: 4 });
+    expect(outcome).toMatchObject({ outcome: "fired" });
+    const [band] = await h.store.listCompactions(REF);
+    expect(band?.compaction.trigger).toEqual({
+      turn: 4,
+      estimated_tokens: 6_500,
+      threshold: 6_000,
+      context_window: 8_000,
+      estimated_tokens_after: 6_500,
+      estimator: "calibrated",
+      tokens_per_char: 0.3,
+      overhead_tokens: 5_000,
+    });
   });
 });
