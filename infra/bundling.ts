@@ -23,15 +23,32 @@ export const RUNTIME = Runtime.NODEJS_24_X;
 /** Graviton: 20% cheaper per GB-second than x86_64; the bundles are pure JavaScript (no native modules). */
 export const LAMBDA_ARCH = Architecture.ARM_64;
 
+/**
+ * The functions' `NODE_OPTIONS`: stack traces of the minified bundles point
+ * at the TypeScript sources (Node reads the source map at load, part of the
+ * import time `npm run bundles` measures).
+ */
+export const LAMBDA_NODE_OPTIONS = "--enable-source-maps";
+
 /** esbuild's target, matching the runtime. */
 export const ESBUILD_TARGET = `node${RUNTIME.name.replace(/^nodejs(\d+)\.x$/, "$1")}`;
 
 /**
- * The AWS SDK v3 is part of the Lambda Node.js runtime: not bundling it keeps
- * the bundles small (it would dominate them). The clients the code uses
- * (DynamoDB, SQS, Bedrock Runtime, util-dynamodb) are all in the runtime.
+ * Nothing is left to the Lambda runtime, the AWS SDK v3 included: the
+ * runtime's copy loads every package of a client whole from its own
+ * node_modules (hundreds of files, each resolved and read), which measured
+ * slower than the bundled clients, tree-shaken to what the code calls and
+ * read as one file (`npm run bundles` measures both; docs/architecture.md
+ * §13).
  */
-export const EXTERNAL_MODULES = ["@aws-sdk/*"];
+export const EXTERNAL_MODULES: readonly string[] = [];
+
+/**
+ * esbuild's `--alias`: the bundles' `zod` is zod without its translations
+ * (infra/zod/index.ts), a path from the repository root, where esbuild
+ * resolves aliases.
+ */
+export const ESBUILD_ALIASES: Readonly<Record<string, string>> = { zod: "./infra/zod/index.ts" };
 
 /** The functions' entry points, relative to the repository root. */
 export const ENTRY_POINTS = {
@@ -81,7 +98,11 @@ export function bundlingOptions(name?: FunctionName): BundlingOptions {
     // Mappings only: the sources are in the repository. Keeps the .map (which
     // Node parses at load with --enable-source-maps) about half the size.
     sourcesContent: false,
-    externalModules: EXTERNAL_MODULES,
+    externalModules: [...EXTERNAL_MODULES],
+    bundleAwsSDK: true,
+    esbuildArgs: Object.fromEntries(
+      Object.entries(ESBUILD_ALIASES).map(([from, to]) => [`--alias:${from}`, to]),
+    ),
     forceDockerBundling: false,
   };
 }

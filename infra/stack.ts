@@ -62,6 +62,7 @@ import {
   entryPath,
   type FunctionName,
   LAMBDA_ARCH,
+  LAMBDA_NODE_OPTIONS,
   REPO_ROOT,
   RUNTIME,
 } from "./bundling.ts";
@@ -328,7 +329,7 @@ export class AutocompactStack extends Stack {
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         POWERTOOLS_SERVICE_NAME: SERVICE_NAMES.notifier,
         WEBHOOK_SECRETS_KEY_ARN: this.secretsKey.keyArn,
-        NODE_OPTIONS: "--enable-source-maps",
+        NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
       },
     });
 
@@ -441,7 +442,7 @@ export class AutocompactStack extends Stack {
       SUMMARIZER: summarizer.kind,
       POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
       // Stack traces of the minified bundles point at the TypeScript sources.
-      NODE_OPTIONS: "--enable-source-maps",
+      NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
     };
     if (settings.autoConfigJson) environment.AUTOCOMPACT_CONFIG = settings.autoConfigJson;
     if (settings.modelCatalog) environment.MODEL_CATALOG = JSON.stringify(settings.modelCatalog);

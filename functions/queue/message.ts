@@ -6,7 +6,6 @@
  * deduplication id (one per turn of one life of the conversation).
  */
 import { createHash } from "node:crypto";
-import { JSONStringified } from "@aws-lambda-powertools/parser/helpers";
 import * as z from "zod";
 import { issueLines } from "../../core/issues.ts";
 import type { EvaluationMessage } from "../ports.ts";
@@ -42,23 +41,21 @@ export type DecodedBody =
   | { readonly ok: true; readonly message: EvaluationMessage }
   | { readonly ok: false; readonly error: string };
 
-/** The JSON text of an evaluation message (Powertools' parser parses, then validates). */
-const EvaluationMessageJson = JSONStringified(EvaluationMessageBody);
-
-/** How the parser words a body that is not JSON. */
-const NOT_JSON = "Invalid JSON - ";
-
-/** Parses a message body (JSON, then the schema); never throws. */
+/**
+ * Parses a message body (JSON, then the schema); never throws. Plain
+ * `JSON.parse` and zod: Powertools' `JSONStringified` did the same, but
+ * takes zod's whole namespace, which keeps all of zod in the compactor's
+ * bundle (docs/architecture.md §13).
+ */
 export function decodeMessageBody(body: string): DecodedBody {
-  const result = EvaluationMessageJson.safeParse(body);
-  if (result.success) return { ok: true, message: result.data };
-  const notJson = result.error.issues.find(
-    (issue) =>
-      issue.path.length === 0 && issue.code === "custom" && issue.message.startsWith(NOT_JSON),
-  );
-  if (notJson) {
-    return { ok: false, error: `the body is not JSON (${notJson.message.slice(NOT_JSON.length)})` };
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (error) {
+    return { ok: false, error: `the body is not JSON (${(error as Error).message})` };
   }
+  const result = EvaluationMessageBody.safeParse(json);
+  if (result.success) return { ok: true, message: result.data };
   const issues = issueLines(result.error.issues, { root: "(body)" });
   return { ok: false, error: `the body is not an evaluation message: ${issues.join("; ")}` };
 }

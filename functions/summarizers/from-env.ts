@@ -6,13 +6,15 @@
  * `OPENAI_API_KEY` and `SUMMARY_MODEL_ID`). A rule's `summary.model.id`
  * overrides `SUMMARY_MODEL_ID`. Call it once at cold start: it creates the
  * Bedrock client.
+ *
+ * Each summarizer (and the Bedrock client) is a dynamic import on its own
+ * path, so a function without one, or with the other, never loads it: in the
+ * Lambda bundles it sits outside the static import graph, evaluated only
+ * when configured (test/cdk/bundles.test.ts).
  */
-import { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
 import type { Environment } from "../env.ts";
 import { SetupError } from "../errors.ts";
 import type { Summarizer } from "../ports.ts";
-import { BedrockSummarizer } from "./bedrock.ts";
-import { OpenAiCompatibleSummarizer } from "./openai.ts";
 
 /** Reads the OpenAI-compatible key: `OPENAI_API_KEY`, or the secret `OPENAI_API_KEY_SECRET_ID` names. */
 async function openAiKey(env: Environment): Promise<string | undefined> {
@@ -48,23 +50,31 @@ export async function summarizerFromEnvironment(
   switch (env.summarizer) {
     case "none":
       return undefined;
-    case "bedrock":
+    case "bedrock": {
       if (!env.summaryModelId) {
         throw new SetupError(
           "invalid environment: SUMMARY_MODEL_ID: required when SUMMARIZER is bedrock (a Bedrock model or inference profile id)",
         );
       }
+      const [{ BedrockRuntimeClient }, { BedrockSummarizer }] = await Promise.all([
+        import("@aws-sdk/client-bedrock-runtime"),
+        import("./bedrock.ts"),
+      ]);
       return new BedrockSummarizer(new BedrockRuntimeClient({}), {
         defaultModelId: env.summaryModelId,
         ...(timeoutMs ? { timeoutMs } : {}),
       });
+    }
     case "openai-compatible": {
       if (!env.openaiBaseUrl) {
         throw new SetupError(
           "invalid environment: OPENAI_BASE_URL: required when SUMMARIZER is openai-compatible",
         );
       }
-      const apiKey = await openAiKey(env);
+      const [apiKey, { OpenAiCompatibleSummarizer }] = await Promise.all([
+        openAiKey(env),
+        import("./openai.ts"),
+      ]);
       return new OpenAiCompatibleSummarizer({
         baseUrl: env.openaiBaseUrl,
         ...(apiKey ? { apiKey } : {}),

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/build-app.ts";
-import { bundleReport } from "../../infra/bundles.ts";
+import { bundleMetafile, bundleReport, staticInputs } from "../../infra/bundles.ts";
 import { type FunctionName, RUNTIME } from "../../infra/bundling.ts";
 import type { AutocompactStack } from "../../infra/stack.ts";
 import { cdkJsonContext } from "./synth.ts";
@@ -52,15 +52,16 @@ function assetDir(name: FunctionName): string {
 }
 
 describe.each(["api", "compactor", "notifier"] as const)("the %s bundle", (name) => {
-  it("is a minified ESM file with a linked source map, the AWS SDK left to the runtime", () => {
+  it("is a minified ESM file with a linked source map, the AWS SDK inside", () => {
     const dir = assetDir(name);
     const file = join(dir, "index.mjs");
     expect(existsSync(file)).toBe(true);
     expect(existsSync(join(dir, "index.mjs.map"))).toBe(true);
     const code = readFileSync(file, "utf8");
     expect(code.trimEnd().endsWith("//# sourceMappingURL=index.mjs.map")).toBe(true);
-    expect(code).toMatch(/from\s*"@aws-sdk\/client-dynamodb"/);
-    expect(code).not.toContain("@smithy/core");
+    // Nothing left to the runtime's node_modules (infra/bundling.ts EXTERNAL_MODULES).
+    expect(code).not.toMatch(/from\s*"@(aws-sdk|smithy)\//);
+    expect(code).not.toMatch(/import\(\s*"@(aws-sdk|smithy)\//);
     // No CommonJS `require` inside the ESM bundle (else: ESM_REQUIRE_BANNER, infra/bundling.ts).
     expect(code).not.toContain("Dynamic require of");
     // Minified: long lines, not source formatting.
@@ -84,6 +85,48 @@ describe.each(["api", "compactor", "notifier"] as const)("the %s bundle", (name)
       .map((o) => `${o.origin} ${(o.bytes / 1024).toFixed(1)} KB`)
       .join(", ");
     console.log(`[bundle] ${name}: largest parts: ${top}`);
+  });
+
+  it("holds none of zod's translations but English (infra/zod/index.ts)", async () => {
+    const { metafile } = await bundleMetafile(name);
+    const inputs = metafile.outputs["index.mjs"]?.inputs ?? {};
+    const locales = Object.entries(inputs).flatMap(([input, { bytesInOutput }]) => {
+      const at = input.lastIndexOf("/locales/");
+      return at >= 0 && bytesInOutput > 0
+        ? [[input.slice(at + "/locales/".length), bytesInOutput]]
+        : [];
+    });
+    // English, and what is left of the index of the locales: a declaration (17 bytes today).
+    expect(locales.filter(([file]) => file !== "en.js" && file !== "index.js")).toEqual([]);
+    expect(Object.fromEntries(locales)["index.js"] ?? 0).toBeLessThan(100);
+  });
+});
+
+describe.each(["api", "compactor"] as const)("the %s bundle's cold start", (name) => {
+  it("loads no summarizer: each is a dynamic import, evaluated only when configured", async () => {
+    const { metafile, entry } = await bundleMetafile(name);
+    const bundled = Object.keys(metafile.outputs["index.mjs"]?.inputs ?? {});
+    const eager = [...staticInputs(metafile, entry)];
+    const summarizerCode = (input: string) =>
+      input.includes("@aws-sdk/client-bedrock-runtime/") ||
+      /functions\/summarizers\/(bedrock|openai)\.ts$/.test(input);
+    // In the file (SUMMARIZER=bedrock or openai-compatible loads it), outside the static graph.
+    expect(bundled.filter(summarizerCode).length).toBeGreaterThan(3);
+    expect(eager.filter(summarizerCode)).toEqual([]);
+    expect(eager).toContain("functions/summarizers/from-env.ts");
+  });
+});
+
+describe("infra/zod, the bundles' zod", () => {
+  it("exports what zod exports, its locales English alone", async () => {
+    const lean = await import("../../infra/zod/index.ts");
+    const zod = await import("zod");
+    expect(Object.keys(lean).sort()).toEqual(Object.keys(zod).sort());
+    expect(Object.keys(lean.core).sort()).toEqual(Object.keys(zod.core).sort());
+    expect(Object.keys(lean.locales)).toEqual(["en"]);
+    expect(lean.core.locales).toBe(lean.locales);
+    expect(lean.z.object).toBe(zod.z.object);
+    expect(lean.z.locales.en).toBe(zod.locales.en);
   });
 });
 
