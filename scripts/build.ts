@@ -97,7 +97,7 @@ export function clientBuildOptions(outdir: string): BuildOptions {
 const exec = promisify(execFile);
 
 /** Writes the declarations of the client entries into `outdir` with the JS compiler. */
-async function declarations(outdir: string): Promise<void> {
+export async function declarations(outdir: string): Promise<void> {
   const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
   await exec(process.execPath, [tsc, "-p", "tsconfig.build.json", "--declarationDir", outdir], {
     cwd: ROOT,

@@ -1,6 +1,7 @@
 /**
- * How a platform's code finds the installed package (issue 31): the files
- * `npm pack` ships, laid out as `npm install` leaves them, then required
+ * How a platform's code finds the installed package (issue 31): the
+ * client's build and package.json, laid out as `npm install` leaves them
+ * (files.test.ts holds what else the tarball ships), then required
  * from CommonJS (Node's `require(esm)`, unflagged from Node 20.19, the
  * `engines` floor) and type-checked under the module resolutions a
  * TypeScript project may have: `node10` reads `typesVersions`, `bundler`
@@ -10,10 +11,12 @@
 import { execFile } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientBuildOptions, declarations } from "../../scripts/build.ts";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -33,17 +36,14 @@ let app: string;
 let manifest: { engines: { node: string } };
 
 beforeAll(async () => {
-  const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], {
-    cwd: ROOT,
-    maxBuffer: 1 << 24,
-  });
-  const [packed] = JSON.parse(stdout) as { files: { path: string }[] }[];
+  // The client's build, laid out as `npm install` leaves it, in a folder of
+  // this test's own (files.test.ts rebuilds the checkout's dist/ meanwhile).
   app = await mkdtemp(join(tmpdir(), "autocompact-resolution-"));
   const installed = join(app, "node_modules/autocompact");
-  for (const { path } of packed?.files ?? []) {
-    await mkdir(dirname(join(installed, path)), { recursive: true });
-    await copyFile(join(ROOT, path), join(installed, path));
-  }
+  await mkdir(installed, { recursive: true });
+  await build(clientBuildOptions(join(installed, "dist")));
+  await declarations(join(installed, "dist"));
+  await copyFile(join(ROOT, "package.json"), join(installed, "package.json"));
   // A CommonJS project: no "type" field.
   await writeFile(join(app, "package.json"), '{"name":"app","private":true}\n');
   await writeFile(join(app, "check.ts"), CHECK_TS);
