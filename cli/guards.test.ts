@@ -8,17 +8,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Entry } from "../core/events.ts";
-import { reasoning, request, turnStart } from "../test/helpers/builders.ts";
+import { strippableTurns } from "../test/helpers/builders.ts";
 import { runCli } from "../test/helpers/cli.ts";
-
-function stream(turns: number): Entry[] {
-  return Array.from({ length: turns }, (_, t) => [
-    turnStart(t),
-    request("q".repeat(300), t),
-    reasoning("r".repeat(100), t),
-  ]).flat();
-}
 
 const lines = (stdout: string): unknown[] =>
   stdout
@@ -50,7 +41,7 @@ describe("simulate and evaluate with the guards and a calibration", () => {
       ].join("\n"),
     );
     const result = await runCli(["simulate", "--context-window", "1000", "--config", toml], {
-      stdin: JSON.stringify(stream(14)),
+      stdin: JSON.stringify(strippableTurns(14)),
     });
     expect(result).toMatchObject({ code: 0, stderr: "" });
     const common = { threshold: 750, context_window: 1_000 };
@@ -103,7 +94,7 @@ describe("simulate and evaluate with the guards and a calibration", () => {
     // 8 turns, 3,200 bytes: 0.5 · 3,200 + 100 = 1,700 > 1,500; the band [1, 4]
     // strips 400 bytes: 0.5 · 2,800 + 100 = 1,500.
     const args = ["--enable", "--context-window", "2000", "--tokens-per-char", "0.5"];
-    const input = { stdin: JSON.stringify(stream(8)) };
+    const input = { stdin: JSON.stringify(strippableTurns(8)) };
     const [evaluated, simulated] = await Promise.all([
       runCli(["evaluate", ...args, "--overhead", "100", "--now", "2026-06-01T00:00:00Z"], input),
       runCli(["simulate", ...args, "--overhead", "100"], input),
@@ -147,7 +138,7 @@ describe("simulate and evaluate with the guards and a calibration", () => {
     [["--overhead", "lots"], /--overhead must be a number 0 or more \(got "lots"\)/],
   ])("refuses a bad calibration flag %j as a usage error", async (flags, message) => {
     const result = await runCli(["simulate", "--context-window", "2000", ...flags], {
-      stdin: JSON.stringify(stream(2)),
+      stdin: JSON.stringify(strippableTurns(2)),
     });
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");

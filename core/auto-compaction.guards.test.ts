@@ -4,10 +4,9 @@
  * on a stream where D50 fires a one-turn band every turn once over.
  */
 import { describe, expect, it } from "vitest";
-import { reasoning, request, turnStart } from "../test/helpers/builders.ts";
+import { strippableTurns } from "../test/helpers/builders.ts";
 import { stepAutoCompaction, type TriggerState } from "./auto-compaction.ts";
 import { type AutoConfigLayer, resolveAutoConfig } from "./config.ts";
-import type { Entry } from "./events.ts";
 import { simulateStream } from "./replay.ts";
 
 const NOW = Date.UTC(2026, 5, 15);
@@ -112,20 +111,8 @@ describe("the D50 step's guards", () => {
   });
 });
 
-/**
- * Turns of 400 bytes, 100 tokens: a 300-byte request a band keeps and a
- * 100-byte reasoning it strips, so a band removes 25 tokens per turn.
- */
-function stream(turns: number): Entry[] {
-  return Array.from({ length: turns }, (_, t) => [
-    turnStart(t),
-    request("q".repeat(300), t),
-    reasoning("r".repeat(100), t),
-  ]).flat();
-}
-
 async function firings(turns: number, window: number, layer: AutoConfigLayer = {}) {
-  const { firings } = await simulateStream(stream(turns), {
+  const { firings } = await simulateStream(strippableTurns(turns), {
     layers: [{ enabled: true, ...layer }],
     model: { context_window: window },
   });

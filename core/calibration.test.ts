@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { prng } from "../test/helpers/conversation.ts";
 import {
   addUsage,
   type CalibrationPoint,
@@ -8,18 +9,6 @@ import {
   MAX_POINTS,
   resolveEstimator,
 } from "./calibration.ts";
-
-/** mulberry32: a seeded generator, so the noise is the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const sampleOf = (points: CalibrationPoint[]): CalibrationSample => ({
   turns_with_usage: points.length,
@@ -147,7 +136,7 @@ describe("addUsage", () => {
 
 describe("the calibrated estimate of a conversation", () => {
   it("is within 5% of tokens = 0.3·chars + 5,000 (±3% noise) from turn 5 on", () => {
-    const random = seeded(26);
+    const random = prng(26);
     const truth = (chars: number) => 0.3 * chars + 5_000;
     let sample: CalibrationSample | undefined;
     let chars = 0;

@@ -64,6 +64,19 @@ export const configDelta = (delta: Record<string, unknown>, s = 0): ConfigDelta 
   delta,
 });
 
+/**
+ * Turns of 400 bytes (100 tokens by chars / 4): a 300-byte request a band
+ * keeps and 100 bytes of reasoning it strips, so a band removes 25 tokens a
+ * turn; turn `t` is stamped at `t` seconds (the guards' tests, issue 26).
+ */
+export function strippableTurns(turns: number): Entry[] {
+  return Array.from({ length: turns }, (_, t) => [
+    turnStart(t),
+    request("q".repeat(300), t),
+    reasoning("r".repeat(100), t),
+  ]).flat();
+}
+
 /** A compaction over `[from, to]` created at `seconds`. */
 export function compaction(
   from: number,

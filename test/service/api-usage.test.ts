@@ -7,6 +7,8 @@
  * `GET /v1/conversations/{id}` answers it and a band's trigger records it.
  */
 import { describe, expect, it } from "vitest";
+import { splitTurns } from "../../core/turns.ts";
+import { strippableTurns } from "../helpers/builders.ts";
 import { CHAT_README_TURN } from "../helpers/format-samples.ts";
 import { harness } from "../helpers/service.ts";
 
@@ -166,6 +168,75 @@ describe("the calibrated estimate on the service", () => {
       estimator: "calibrated",
       tokens_per_char: 0.3,
       overhead_tokens: 5_000,
+    });
+  });
+});
+
+/** Posts test/helpers/builders.ts's five strippable turns (500 tokens by chars / 4), one per request. */
+async function postStrippable(h: ReturnType<typeof harness>, window: number) {
+  const turns = splitTurns(strippableTurns(5));
+  for (const [turn, events] of turns.entries()) {
+    const posted = await h.request("POST", TURNS, {
+      turn,
+      model: { context_window: window },
+      events,
+    });
+    expect(posted.status).toBe(202);
+  }
+}
+
+describe("the guards on the service", () => {
+  it("records a low_gain skip with its gain in the decision and the timeline", async () => {
+    const h = harness();
+    const auto = { enabled: true, min_turns: 0, min_gain_tokens: 200 };
+    const config = { conversation: { compaction: { auto } } };
+    expect((await h.request("PUT", "/v1/conversations/c/config", config)).status).toBe(200);
+    // 500 tokens over the threshold of 450; the band [1, 1] strips 25 tokens.
+    await postStrippable(h, 600);
+    expect(await h.evaluate({ tenant: "alice", conversation: "c", turn: 4 })).toMatchObject({
+      outcome: "skipped",
+      reason: "low_gain",
+      decision: { gain_tokens: 25, estimated_tokens: 500, range: { from_turn: 1, to_turn: 1 } },
+    });
+    expect((await h.store.getHead(REF))?.last_decision).toEqual({
+      turn: 4,
+      outcome: "skipped",
+      reason: "low_gain",
+      gain_tokens: 25,
+    });
+    const { turns } = (await (await h.request("GET", "/v1/conversations/c/timeline")).json()) as {
+      turns: Record<string, unknown>[];
+    };
+    expect(turns[4]).toEqual({
+      turn: 4,
+      raw_tokens: 500,
+      projected_tokens: 500,
+      threshold: 450,
+      fired: null,
+      skip_reason: "low_gain",
+      gain_tokens: 25,
+    });
+    expect(await h.store.listCompactions(REF)).toEqual([]);
+  });
+
+  it("overrides the guards past the window and names them in the band's trigger", async () => {
+    const h = harness();
+    const auto = { enabled: true, min_turns: 0, min_gain_tokens: 200, min_band_turns: 2 };
+    const config = { conversation: { compaction: { auto } } };
+    expect((await h.request("PUT", "/v1/conversations/c/config", config)).status).toBe(200);
+    // 500 tokens exceed this window itself.
+    await postStrippable(h, 499);
+    expect(await h.evaluate({ tenant: "alice", conversation: "c", turn: 4 })).toMatchObject({
+      outcome: "fired",
+    });
+    const [band] = await h.store.listCompactions(REF);
+    expect(band?.compaction.trigger).toEqual({
+      turn: 4,
+      estimated_tokens: 500,
+      threshold: 374.25,
+      context_window: 499,
+      estimated_tokens_after: 475,
+      guard_overridden: ["short_range", "low_gain"],
     });
   });
 });
