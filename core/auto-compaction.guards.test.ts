@@ -98,15 +98,16 @@ describe("the D50 step's guards", () => {
     expect(lowGainOnly.band.compaction.trigger?.guard_overridden).toEqual(["low_gain"]);
   });
 
-  it("keeps D50's audit exactly with the defaults, even for a band that removes nothing", async () => {
-    const fired = await step({}, {}, 160_000);
+  it("keeps D50's audit exactly with the defaults, even for a band that adds tokens", async () => {
+    // A summary longer than its turns: gain -10,000, below 0, and D50 appends it all the same.
+    const fired = await step({}, {}, 170_000);
     if (fired.kind !== "fire") throw new Error("expected a firing");
     expect(fired.band.compaction.trigger).toEqual({
       turn: 12,
       estimated_tokens: 160_000,
       threshold: 150_000,
       context_window: 200_000,
-      estimated_tokens_after: 160_000,
+      estimated_tokens_after: 170_000,
     });
   });
 });
