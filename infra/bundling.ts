@@ -44,11 +44,25 @@ export const ESBUILD_TARGET = `node${RUNTIME.name.replace(/^nodejs(\d+)\.x$/, "$
 export const EXTERNAL_MODULES: readonly string[] = [];
 
 /**
- * esbuild's `--alias`: the bundles' `zod` is zod without its translations
- * (infra/zod/index.ts), a path from the repository root, where esbuild
- * resolves aliases.
+ * The built-ins the bundles take through `require` (infra/node/require.ts):
+ * on Node 24 the ESM import of `node:http` alone loads undici.
  */
-export const ESBUILD_ALIASES: Readonly<Record<string, string>> = { zod: "./infra/zod/index.ts" };
+const REQUIRED_BUILTINS = ["child_process", "crypto", "http", "http2", "process", "util"];
+
+/**
+ * esbuild's `--alias`, paths from the repository root (where esbuild
+ * resolves aliases): the bundles' `zod` is zod without its translations
+ * (infra/zod/index.ts), and some built-ins are taken through `require`.
+ */
+export const ESBUILD_ALIASES: Readonly<Record<string, string>> = {
+  zod: "./infra/zod/index.ts",
+  ...Object.fromEntries(
+    REQUIRED_BUILTINS.flatMap((name) => [
+      [`node:${name}`, `./infra/node/${name}.ts`],
+      [name, `./infra/node/${name}.ts`],
+    ]),
+  ),
+};
 
 /** The functions' entry points, relative to the repository root. */
 export const ENTRY_POINTS = {

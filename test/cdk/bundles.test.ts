@@ -62,6 +62,8 @@ describe.each(["api", "compactor", "notifier"] as const)("the %s bundle", (name)
     // Nothing left to the runtime's node_modules (infra/bundling.ts EXTERNAL_MODULES).
     expect(code).not.toMatch(/from\s*"@(aws-sdk|smithy)\//);
     expect(code).not.toMatch(/import\(\s*"@(aws-sdk|smithy)\//);
+    // Built-ins whose ESM namespace is costly on Node 24 come through `require` (infra/node/require.ts).
+    expect(code).not.toMatch(/from\s*"(node:)?(http|http2|crypto|process|util|child_process)"/);
     // No CommonJS `require` inside the ESM bundle (else: ESM_REQUIRE_BANNER, infra/bundling.ts).
     expect(code).not.toContain("Dynamic require of");
     // Minified: long lines, not source formatting.
