@@ -1,7 +1,9 @@
 /**
  * `npm run screenshots`: refreshes the README's pictures of the console
- * (docs/console-*.png), the conversation list and a conversation page at
- * 1280 and 390 px wide, taken in headless Chromium (test/helpers/browser.ts)
+ * (docs/console-*.png), the conversation list, a conversation page and the
+ * confirmation its "Reset automatic bands" asks (nothing is removed: the
+ * dialog is dismissed) at 1280 and 390 px wide, taken in headless Chromium
+ * (test/helpers/browser.ts)
  * from the local runtime with generated conversations replayed through the
  * webhook, as the browser tests do.
  */
@@ -16,8 +18,8 @@ const KEY = "screenshots-key";
 const DOCS = fileURLToPath(new URL("../docs/", import.meta.url));
 const WIDTHS = [1280, 390] as const;
 const SHOWN = "support-ticket-4711";
-/** How much of the conversation page the picture shows, px. */
-const CONVERSATION_HEIGHT = 1500;
+/** How much of the conversation page the picture shows, px, by width: the chart, the firings and the bands. */
+const CONVERSATION_HEIGHT: Record<(typeof WIDTHS)[number], number> = { 1280: 1500, 390: 3500 };
 
 async function main(): Promise<void> {
   process.env.POWERTOOLS_METRICS_DISABLED = "true";
@@ -53,11 +55,19 @@ async function main(): Promise<void> {
           path: join(DOCS, `console-conversation-${width}.png`),
           // The chart, the bands and the actions; the reader below goes on for pages.
           fullPage: true,
-          clip: { x: 0, y: 0, width, height: CONVERSATION_HEIGHT },
+          clip: { x: 0, y: 0, width, height: CONVERSATION_HEIGHT[width] },
         }),
         width,
         "conversation",
       );
+      await page.getByRole("button", { name: "Reset automatic bands" }).click();
+      await page.getByRole("dialog").waitFor();
+      await save(
+        page.screenshot({ path: join(DOCS, `console-confirm-${width}.png`) }),
+        width,
+        "confirm",
+      );
+      await page.keyboard.press("Escape");
       await page.close();
     }
   } finally {

@@ -13,7 +13,9 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type LocalService, startLocalService } from "../../functions/local/runtime.ts";
+import type { Summarizer } from "../../functions/ports.ts";
 import {
+  CONSOLE_WINDOW,
   callApi,
   launchChromium,
   type PageWatch,
@@ -25,6 +27,17 @@ import { sharedDatabase } from "../helpers/local-runtime.ts";
 const KEY = "console-e2e-key";
 const REPLAYED = "console-replayed";
 const OTHER = "console-other";
+
+/** A summarizer that names the turns it summarized. */
+const summarizer: Summarizer = {
+  async summarize(request) {
+    return {
+      text: `turns ${request.from_turn}..${request.to_turn}, summarized`,
+      model: "stub-model",
+      latency_ms: 1,
+    };
+  },
+};
 
 let service: LocalService;
 let dir: string;
@@ -52,6 +65,51 @@ async function signIn(key = KEY): Promise<void> {
   await page.getByRole("button", { name: "Sign in" }).click();
 }
 
+/** The part of a canvas element the pixel count reads (the test's lib has no DOM types). */
+interface Canvas {
+  readonly width: number;
+  readonly height: number;
+  getContext(kind: "2d"): {
+    getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> };
+  } | null;
+}
+
+/** How many pixels of the page's canvases are `rgb` (each channel within 8). */
+async function canvasPixels(rgb: readonly [number, number, number]): Promise<number> {
+  return page.locator("canvas").evaluateAll((canvases, [r, g, b]) => {
+    let count = 0;
+    for (const canvas of canvases as unknown as Canvas[]) {
+      const data = canvas.getContext("2d")?.getImageData(0, 0, canvas.width, canvas.height).data;
+      if (!data) continue;
+      for (let i = 0; i < data.length; i += 4) {
+        const near = (value: number | undefined, want: number) =>
+          value !== undefined && Math.abs(value - want) <= 8;
+        if (near(data[i], r) && near(data[i + 1], g) && near(data[i + 2], b)) count++;
+      }
+    }
+    return count;
+  }, rgb);
+}
+
+/** The uPlot legend's series labels. */
+async function legend(): Promise<string[]> {
+  return page.locator(".u-legend .u-label").allTextContents();
+}
+
+/** Hovers the chart's right edge (its last turn) and answers the hover box's text. */
+async function hoverLastTurn(): Promise<string> {
+  const box = await page.locator(".u-over").boundingBox();
+  expect(box).not.toBeNull();
+  if (box) await page.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
+  await expect.poll(() => page.locator(".hover").textContent()).toMatch(/^Turn \d+/);
+  return (await page.locator(".hover").textContent()) ?? "";
+}
+
+/** Whether the page is no wider than its viewport. */
+async function pageWidth(): Promise<number> {
+  return page.evaluate<number>("document.documentElement.scrollWidth");
+}
+
 async function shot(name: string): Promise<void> {
   // The viewport only: a full page of the projected view at 390 px takes Chromium long.
   await page.screenshot({ path: join(dir, `${name}.png`) });
@@ -68,6 +126,7 @@ beforeAll(async () => {
     inMemory: true,
     devKey: KEY,
     logLevel: "ERROR",
+    summarizer,
   });
   await replayGenerated(service.url, KEY, REPLAYED, { seed: 314, turns: 30 });
   await replayGenerated(service.url, KEY, OTHER, { seed: 27, turns: 3 });
@@ -155,12 +214,20 @@ describe("the console in headless Chromium", () => {
     );
     expect(await page.locator("[data-band]").count()).toBe(stored.length);
     expect(await page.locator("canvas").count()).toBeGreaterThan(0);
-    // Hovering the chart shows the turn under the cursor.
-    const plot = page.locator(".u-over");
-    const box = await plot.boundingBox();
-    expect(box).not.toBeNull();
-    if (box) await page.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
-    await expect.poll(() => page.locator(".hover").textContent()).toMatch(/^Turn \d+/);
+    // The window (green, solid) and the threshold (red, dashed) are drawn and labelled.
+    expect(await legend()).toEqual(
+      expect.arrayContaining(["raw", "projected", "window", "threshold", "firing", "now"]),
+    );
+    expect(await canvasPixels([26, 127, 55])).toBeGreaterThan(100);
+    expect(await canvasPixels([209, 36, 47])).toBeGreaterThan(100);
+    // Hovering the chart shows the turn under the cursor, its threshold and window
+    // (CONSOLE_WINDOW, the replay's context_window), and at the last turn the estimate now.
+    const summary = await api<{ estimated_tokens: number }>("GET", `/v1/conversations/${REPLAYED}`);
+    const hovered = await hoverLastTurn();
+    expect(hovered).toContain(`window ${CONSOLE_WINDOW.toLocaleString("en")}`);
+    expect(hovered).toContain(
+      `now ${Math.round(summary.estimated_tokens).toLocaleString("en")} projected`,
+    );
     // The reader marks the compacted turns, and shows what the assistant said.
     expect(await page.locator(".reader article[data-compacted]").count()).toBeGreaterThan(0);
     const view = await api<{ events: Array<{ type: string; message?: string }> }>(
@@ -173,6 +240,46 @@ describe("the console in headless Chromium", () => {
       (await page.locator(".reader .event.chat_response p").allTextContents()).join("\n"),
     ).toContain(said?.message?.slice(0, 200));
     await shot("conversation");
+  });
+
+  it("is readable at 390 px: no sideways scroll, whole band labels, every Remove in view", async () => {
+    await freshPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn();
+    await page.locator("tr[data-conversation]").first().waitFor();
+    expect(await pageWidth()).toBeLessThanOrEqual(390);
+    await page.goto(`${service.url}/console#/c/${REPLAYED}`);
+    await page.locator("canvas").first().waitFor();
+    const stored = await bands(REPLAYED);
+    expect(stored.length).toBeGreaterThan(10);
+    expect(await pageWidth()).toBeLessThanOrEqual(390);
+    // A band's label is shown whole or not at all (never cut to "#").
+    const cut = await page.locator("[data-band]").evaluateAll((marks) =>
+      marks
+        .filter((mark) => {
+          const label = mark.firstElementChild;
+          const view = mark.ownerDocument.defaultView;
+          const shown = label !== null && view?.getComputedStyle(label).visibility !== "hidden";
+          return shown && (label?.getBoundingClientRect().width ?? 0) > mark.clientWidth;
+        })
+        .map((mark) => mark.textContent),
+    );
+    expect(cut).toEqual([]);
+    // Each band's Remove is inside the viewport's width, no scrolling needed.
+    const removes = page.getByRole("button", { name: /^Remove band / });
+    expect(await removes.count()).toBe(stored.length);
+    const rights = await removes.evaluateAll((buttons) =>
+      buttons.map((button) => button.getBoundingClientRect().right),
+    );
+    expect(rights.filter((right) => right > 390)).toEqual([]);
+    expect(
+      await page
+        .locator(".scroll")
+        .evaluateAll((all) =>
+          all.filter((el) => el.scrollWidth > el.clientWidth).map((el) => el.className),
+        ),
+    ).toEqual([]);
+    await shot("conversation-390");
   });
 
   it("works from the keyboard: sign in, open a conversation", async () => {
@@ -234,7 +341,10 @@ describe("the console in headless Chromium", () => {
     await page.getByRole("button", { name: "Save config" }).click();
     const alert = page.locator("#config-error [role=alert]");
     await alert.waitFor();
-    expect(await alert.textContent()).toContain("trigger_ratio");
+    // The located error once, under the problem's title (its detail repeats it: not shown).
+    expect(await alert.textContent()).toBe(
+      "Invalid configuration (400):conversation.compaction.auto.trigger_ratio: must be at most 1",
+    );
   });
 
   it("resets the automatic bands, keeping the manual one", async () => {
@@ -243,13 +353,50 @@ describe("the console in headless Chromium", () => {
     await page.goto(`${service.url}/console#/c/${REPLAYED}`);
     const auto = (await bands(REPLAYED)).filter((band) => band.source === "auto");
     expect(auto.length).toBeGreaterThan(0);
-    await page.getByRole("button", { name: "Reset automatic bands" }).click();
+    const reset = page.getByRole("button", { name: "Reset automatic bands" });
+    // The confirmation names every band it will remove; Escape declines and removes nothing.
+    await reset.click();
+    const dialog = page.getByRole("dialog", { name: "Reset the automatic bands?" });
+    await dialog.waitFor();
+    expect(await dialog.locator(".removes li").allTextContents()).toEqual(
+      auto.map(
+        (band) =>
+          `band #${band.position} (auto), turns ${band.from_turn}–${band.to_turn}: tool calls strip, reasoning strip`,
+      ),
+    );
+    expect(await page.evaluate("document.activeElement?.textContent")).toBe("Cancel");
+    await page.keyboard.press("Escape");
+    await expect.poll(() => dialog.count()).toBe(0);
+    expect(await page.locator("#status").textContent()).toBe(
+      "Reset automatic bands: cancelled, nothing removed.",
+    );
+    expect((await bands(REPLAYED)).length).toBe(auto.length + 1);
+    await reset.click();
+    await dialog.getByRole("button", { name: `Remove ${auto.length} bands` }).click();
     await expect
       .poll(() => page.locator("#status").textContent())
       .toBe(`Reset automatic bands: removed ${auto.length} bands.`);
     expect((await bands(REPLAYED)).map((band) => band.source)).toEqual(["manual"]);
     expect(await page.locator("tr[data-band-row][data-source=auto]").count()).toBe(0);
     expect(await page.locator("tr[data-band-row][data-source=manual]").count()).toBe(1);
+    // The firings stay, each named as a band since removed (never "band #null"), and the
+    // chart tells the curve the evaluations saw then from what the next call sends now.
+    const firings = page.locator("#firings li");
+    expect(await firings.count()).toBe(auto.length);
+    expect(await page.locator("#firings li[data-removed]").count()).toBe(auto.length);
+    for (const text of await firings.allTextContents()) {
+      expect(text).toMatch(/^after turn \d+, a band since removed \(auto\) over turns \d+–\d+$/);
+    }
+    expect(await legend()).toEqual(
+      expect.arrayContaining(["projected then (bands since removed)", "firing, band removed"]),
+    );
+    const summary = await api<{ estimated_tokens: number }>("GET", `/v1/conversations/${REPLAYED}`);
+    expect(await page.locator("#chart-hint").textContent()).toContain(
+      `${auto.length} of them removed since`,
+    );
+    expect(await hoverLastTurn()).toContain(
+      `now ${Math.round(summary.estimated_tokens).toLocaleString("en")} projected`,
+    );
   });
 
   it("removes one band by its button", async () => {
@@ -258,23 +405,41 @@ describe("the console in headless Chromium", () => {
     await page.goto(`${service.url}/console#/c/${REPLAYED}`);
     const [manual] = await bands(REPLAYED);
     expect(manual).toBeDefined();
-    await page.getByRole("button", { name: `Remove band ${manual?.position}` }).click();
+    const remove = page.getByRole("button", { name: `Remove band ${manual?.position}` });
+    // Its confirmation names the band; Cancel removes nothing.
+    await remove.click();
+    const dialog = page.getByRole("dialog", { name: `Remove band #${manual?.position}?` });
+    expect(await dialog.locator(".removes li").allTextContents()).toEqual([
+      `band #${manual?.position} (manual), turns ${manual?.from_turn}–${manual?.to_turn}: tool calls strip, reasoning strip`,
+    ]);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await expect.poll(() => dialog.count()).toBe(0);
+    expect(await bands(REPLAYED)).toEqual([manual]);
+    // From the keyboard: Cancel has the focus, Tab reaches the removal, Enter confirms.
+    await remove.focus();
+    await page.keyboard.press("Enter");
+    await dialog.waitFor();
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
     await expect
       .poll(() => page.locator("#status").textContent())
       .toBe(`Removed band ${manual?.position}: removed 1 band.`);
     expect(await bands(REPLAYED)).toEqual([]);
   });
 
-  it("is readable at 390 px: no page-wide horizontal scroll", async () => {
+  it("shows a summary in the projected view, with the summary's text", async () => {
+    await callApi(service.url, KEY, "POST", `/v1/conversations/${OTHER}/compactions`, {
+      spec: "s:0..1",
+    });
     await freshPage();
-    await page.setViewportSize({ width: 390, height: 844 });
     await signIn();
-    await page.goto(`${service.url}/console#/c/${REPLAYED}`);
-    await page.locator("#firings, .chart").first().waitFor();
-    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
-      390,
-    );
-    await shot("conversation-390");
+    await page.goto(`${service.url}/console#/c/${OTHER}`);
+    const summary = page.locator(".reader article.summarized");
+    await summary.waitFor();
+    expect(await summary.locator("h3").textContent()).toBe("Summary of turns 0–1");
+    expect(await summary.locator(".event.chat_response p").allTextContents()).toEqual([
+      "turns 0..1, summarized",
+    ]);
   });
 });
 
@@ -292,5 +457,7 @@ describe("the API reference at /docs", () => {
     const blocks = page.locator(".opblock");
     await expect.poll(() => blocks.count(), { timeout: 20_000 }).toBe(operations.length);
     await shot("docs");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect.poll(pageWidth).toBeLessThanOrEqual(390);
   });
 });

@@ -14,6 +14,7 @@ import {
 } from "../../../client/index.ts";
 import { connect, describe } from "./api.ts";
 import { sizeChart } from "./chart.ts";
+import { confirmRemoval } from "./confirm.ts";
 import { h, policies, tokens } from "./dom.ts";
 import { eventText } from "./event-text.ts";
 
@@ -41,7 +42,10 @@ export async function renderConversation(id: string, frame: Frame, notice = ""):
       `${summary.turn_count} turns · ${tokens(summary.estimated_tokens)} tokens projected · ${bands.filter((b) => b.source === "auto").length} automatic and ${bands.filter((b) => b.source === "manual").length} manual bands`,
     ),
     status,
-    sizeChart(timeline.turns, bands),
+    sizeChart(timeline.turns, bands, {
+      now: summary.estimated_tokens,
+      triggerRatio: config.effective.trigger_ratio,
+    }),
     bandStrip(bands, summary.turn_count),
     bandTable(id, bands, status, again),
     manualCompaction(id, again),
@@ -76,7 +80,7 @@ function bandStrip(bands: readonly ListedCompaction[], turnCount: number): HTMLE
           "aria-label": label,
           "data-band": band.position,
         },
-        `#${band.position}`,
+        h("span", { class: "band-label" }, `#${band.position}`),
       );
       mark.style.left = `${(100 * band.from_turn) / span}%`;
       mark.style.width = `${(100 * (band.to_turn - band.from_turn + 1)) / span}%`;
@@ -84,6 +88,15 @@ function bandStrip(bands: readonly ListedCompaction[], turnCount: number): HTMLE
     }
     strip.append(row);
   }
+  // A label that does not fit its band is hidden whole (the band keeps its title and
+  // aria-label), never cut to a bare "#".
+  new ResizeObserver(() => {
+    for (const mark of strip.querySelectorAll<HTMLElement>("[data-band]")) {
+      const label = mark.firstElementChild as HTMLElement | null;
+      if (!label) continue;
+      mark.classList.toggle("unlabelled", label.offsetWidth > mark.clientWidth);
+    }
+  }).observe(strip);
   return h(
     "section",
     { "aria-labelledby": "strip-title" },
@@ -109,7 +122,22 @@ function bandTable(
   status: HTMLElement,
   again: (message: string) => Promise<void>,
 ): HTMLElement {
-  const act = async (label: string, request: { source: "auto" } | { position: number }) => {
+  const act = async (
+    label: string,
+    request: { source: "auto" } | { position: number },
+    removes: readonly ListedCompaction[],
+  ) => {
+    const many = removes.length === 1 ? "band" : `${removes.length} bands`;
+    const confirmed = await confirmRemoval({
+      title:
+        "source" in request ? "Reset the automatic bands?" : `Remove band #${request.position}?`,
+      items: removes.map(bandWords),
+      action: `Remove ${many}`,
+    });
+    if (!confirmed) {
+      status.textContent = `${label}: cancelled, nothing removed.`;
+      return;
+    }
     try {
       const { removed } = await connect().reset(id, request);
       await again(`${label}: removed ${removed.length} band${removed.length === 1 ? "" : "s"}.`);
@@ -117,7 +145,7 @@ function bandTable(
       status.textContent = describe(error);
     }
   };
-  const autoCount = bands.filter((band) => band.source === "auto").length;
+  const auto = bands.filter((band) => band.source === "auto");
   return h(
     "section",
     { "aria-labelledby": "bands-title" },
@@ -127,8 +155,8 @@ function bandTable(
       {
         type: "button",
         id: "reset-auto",
-        disabled: autoCount === 0,
-        onclick: () => void act("Reset automatic bands", { source: "auto" }),
+        disabled: auto.length === 0,
+        onclick: () => void act("Reset automatic bands", { source: "auto" }, auto),
       },
       "Reset automatic bands",
     ),
@@ -159,13 +187,13 @@ function bandTable(
             h(
               "tr",
               { "data-band-row": band.position, "data-source": band.source },
-              h("td", {}, band.position),
-              h("td", {}, `${band.from_turn}–${band.to_turn}`),
-              h("td", {}, band.source),
-              h("td", {}, policies(band).join(", ")),
+              h("td", { "data-label": "#" }, band.position),
+              h("td", { "data-label": "Turns" }, `${band.from_turn}–${band.to_turn}`),
+              h("td", { "data-label": "Source" }, band.source),
+              h("td", { "data-label": "Policies" }, policies(band).join(", ")),
               h(
                 "td",
-                {},
+                { "data-label": band.trigger ? "Fired at" : undefined },
                 band.trigger
                   ? `turn ${band.trigger.turn}: ${tokens(band.trigger.estimated_tokens)} → ${tokens(band.trigger.estimated_tokens_after)}`
                   : "",
@@ -179,7 +207,9 @@ function bandTable(
                     type: "button",
                     "aria-label": `Remove band ${band.position}`,
                     onclick: () =>
-                      void act(`Removed band ${band.position}`, { position: band.position }),
+                      void act(`Removed band ${band.position}`, { position: band.position }, [
+                        band,
+                      ]),
                   },
                   "Remove",
                 ),
@@ -192,21 +222,31 @@ function bandTable(
   );
 }
 
-/** A problem's detail and each of its located errors. */
+/** One band in words, as the confirmation lists it. */
+function bandWords(band: ListedCompaction): string {
+  return `band #${band.position} (${band.source}), turns ${band.from_turn}–${band.to_turn}: ${policies(band).join(", ") || "no policy"}`;
+}
+
+/**
+ * A problem in words: with located errors, its title and each error once
+ * (its detail only joins them); else its detail.
+ */
 function problemNodes(error: unknown): Node[] {
-  const nodes: Node[] = [h("span", {}, describe(error))];
-  if (error instanceof ServiceError && error.problem?.errors?.length) {
-    nodes.push(
-      h(
-        "ul",
-        {},
-        ...error.problem.errors.map((e) =>
-          h("li", {}, e.pointer ? `${e.pointer}: ${e.detail}` : e.detail),
-        ),
-      ),
-    );
+  const located = error instanceof ServiceError ? (error.problem?.errors ?? []) : [];
+  if (!(error instanceof ServiceError) || located.length === 0) {
+    return [h("span", {}, describe(error))];
   }
-  return nodes;
+  return [
+    h("span", {}, `${error.problem?.title ?? "Error"} (${error.status}):`),
+    h(
+      "ul",
+      {},
+      ...located.map((e) => h("li", {}, e.pointer ? `${e.pointer}: ${e.detail}` : e.detail)),
+      error.problem?.errors_omitted
+        ? h("li", {}, `and ${error.problem.errors_omitted} more`)
+        : null,
+    ),
+  ];
 }
 
 /** A manual compaction in RFD 064's DSL: previewed by a dry run, then applied. */
