@@ -116,24 +116,22 @@ describe("mechanical policies", () => {
     });
   });
 
-  it("names an orphan response's tool `unknown`", () => {
+  it("drops an orphan response, which no provider accepts, compacted or not", () => {
     const stream = [turnStart(0), request("x"), toolResult("nobody", "data"), message("y")];
+    expect(toolResponses(project(stream).entries)).toEqual([]);
     const { entries } = project([...stream, compaction(0, 0, 10, { tool_calls: strip })]);
-    expect(toolResponses(entries)[0]?.content).toBe("[compacted] unknown: success");
+    expect(toolResponses(entries)).toEqual([]);
   });
 
   it("names a stripped response after the latest request of its id up to its own turn", () => {
-    // Call ids reused across turns: turn 1 answers turn 0's `grep`, turn 2 its own
-    // `fs_read`; turn 0's orphan `late` is only requested afterwards, in turn 1.
+    // Call ids reused across turns: turn 1 answers turn 0's pending `grep`, turn 2 its own `fs_read`.
     const stream = [
       turnStart(0),
       request("a"),
       toolCall("c1", "grep", {}),
-      toolResult("late", "?"),
       turnStart(1),
-      request("b"),
       toolResult("c1", "from turn 0"),
-      toolCall("late", "fs_write", {}),
+      request("b"),
       turnStart(2),
       request("c"),
       toolCall("c1", "fs_read", {}),
@@ -141,7 +139,6 @@ describe("mechanical policies", () => {
     ];
     const { entries } = project([...stream, compaction(0, 2, 10, { tool_calls: strip })]);
     expect(toolResponses(entries).map((e) => e.content)).toEqual([
-      "[compacted] unknown: success",
       "[compacted] grep: success",
       "[compacted] fs_read: success",
     ]);
@@ -392,5 +389,86 @@ describe("turn indexing through projection", () => {
     ]).entries;
     expect(toolRequests(twice).map((e) => e.name)).toEqual(["fs_modify_file"]);
     expect(twice.some((e) => e.type === "compaction")).toBe(false);
+  });
+});
+
+describe("tool pairs across turns (docs/architecture.md §5)", () => {
+  // Turn 0 ends with a call awaiting approval; turn 1 begins with its result.
+  const approval = (): Entry[] => [
+    turnStart(0),
+    request("deploy?"),
+    toolCall("c", "deploy", { env: "prod" }),
+    turnStart(1),
+    toolResult("c", "deployed"),
+    message("done"),
+    turnStart(2),
+    request("next"),
+    message("ok"),
+  ];
+  const typesOf = (entries: readonly Entry[]) => entries.map((e) => e.type);
+
+  it("omits a result with its call when a band omits the call's turn", () => {
+    const { entries } = project([
+      ...approval(),
+      compaction(0, 0, 10, { tool_calls: { policy: "omit" } }),
+    ]);
+    expect(toolRequests(entries)).toEqual([]);
+    expect(toolResponses(entries)).toEqual([]);
+  });
+
+  it("keeps a result whose own turn is omitted while its call's turn is not", () => {
+    const { entries } = project([
+      ...approval(),
+      compaction(1, 1, 10, { tool_calls: { policy: "omit" } }),
+    ]);
+    expect(toolResponses(entries).map((e) => e.content)).toEqual(["deployed"]);
+  });
+
+  it("strips a carried result under its call's turn's policy", () => {
+    const { entries } = project([...approval(), compaction(0, 0, 10, { tool_calls: strip })]);
+    expect(toolResponses(entries).map((e) => e.content)).toEqual(["[compacted] deploy: success"]);
+  });
+
+  it("drops a result whose call a summary replaced", () => {
+    const stream = [...approval(), compaction(0, 0, 10, { summary: { summary: "S" } })];
+    expect(toolResponses(project(stream).entries)).toEqual([]);
+  });
+
+  it("puts a carried result before its own turn's summary", () => {
+    const stream = [...approval(), compaction(1, 1, 10, { summary: { summary: "S" } })];
+    expect(typesOf(project(stream).entries)).toEqual([
+      "turn_start",
+      "chat_request",
+      "tool_call_request",
+      "tool_call_response",
+      "turn_start",
+      "chat_request",
+      "chat_response",
+      "turn_start",
+      "chat_request",
+      "chat_response",
+    ]);
+  });
+
+  it("keeps an unanswered call only at the end of the stream", () => {
+    const pending = [turnStart(0), request("deploy?"), toolCall("c", "deploy", {})];
+    expect(project(pending).entries).toEqual(pending);
+    const abandoned = [...pending, turnStart(1), request("never mind"), message("ok")];
+    expect(toolRequests(project(abandoned).entries)).toEqual([]);
+  });
+
+  it("drops results that do not answer all the previous turn's pending calls, with those calls", () => {
+    const stream = [
+      turnStart(0),
+      request("two?"),
+      toolCall("a", "f", {}),
+      toolCall("b", "g", {}),
+      turnStart(1),
+      toolResult("a", "only a"),
+      message("x"),
+    ];
+    const { entries } = project(stream);
+    expect(toolRequests(entries)).toEqual([]);
+    expect(toolResponses(entries)).toEqual([]);
   });
 });

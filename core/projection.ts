@@ -166,22 +166,136 @@ export function compactionsOf(entries: readonly Entry[]): Compaction[] {
 }
 
 /**
+ * The part a tool event plays in its turn (docs/architecture.md §5 "Tool pairs"):
+ * a request answered later in its turn, or a response to a request earlier
+ * in it, is `paired`; a request left unanswered in its turn is `pending`; a
+ * response whose request is in no earlier place of its turn but in an earlier
+ * turn is `carried` (it answers the previous turn's pending calls); any other
+ * response is an `orphan`.
+ */
+export type ToolRole = "paired" | "pending" | "carried" | "orphan";
+
+/**
+ * The role of each event of one turn (`undefined` for events that are no
+ * tool event); `requestedEarlier(id)` tells whether an earlier turn requested `id`.
+ */
+export function toolRoles(
+  events: readonly Entry[],
+  requestedEarlier: (id: string) => boolean,
+): (ToolRole | undefined)[] {
+  const roles: (ToolRole | undefined)[] = new Array(events.length);
+  const requested = new Set<string>();
+  const answeredLater = new Set<string>();
+  for (let j = events.length - 1; j >= 0; j--) {
+    const entry = events[j] as Entry;
+    if (entry.type === "tool_call_request") {
+      const { id } = entry as ToolCallRequest;
+      roles[j] = answeredLater.has(id) ? "paired" : "pending";
+    } else if (entry.type === "tool_call_response") {
+      answeredLater.add((entry as ToolCallResponse).id);
+    }
+  }
+  events.forEach((entry, j) => {
+    if (entry.type === "tool_call_request") requested.add((entry as ToolCallRequest).id);
+    if (entry.type !== "tool_call_response") return;
+    const { id } = entry as ToolCallResponse;
+    if (requested.has(id)) roles[j] = "paired";
+    else roles[j] = requestedEarlier(id) ? "carried" : "orphan";
+  });
+  return roles;
+}
+
+/**
+ * Whether turn `t`'s pending calls stay in the view: when `t` is the last
+ * turn, or when the next turn carries exactly as many results (they answer
+ * them). `pending[t]` and `carried[t]` count those roles in turn `t`.
+ */
+export function keepsPending(
+  pending: (t: number) => number,
+  carried: (t: number) => number,
+  t: number,
+  turnCount: number,
+): boolean {
+  const calls = pending(t);
+  return calls > 0 && (t === turnCount - 1 || carried(t + 1) === calls);
+}
+
+/** Whether turn `t`'s carried results stay in the view: they answer every pending call of turn `t - 1`. */
+export function keepsCarried(
+  pending: (t: number) => number,
+  carried: (t: number) => number,
+  t: number,
+): boolean {
+  const results = carried(t);
+  return results > 0 && t > 0 && pending(t - 1) === results;
+}
+
+/** The tool roles of a whole stream, with each turn's counts of pending calls and carried results. */
+interface StreamToolRoles {
+  readonly roles: (ToolRole | undefined)[];
+  readonly pending: Int32Array;
+  readonly carried: Int32Array;
+  /** Some tool event is not `paired`. */
+  readonly irregular: boolean;
+}
+
+function streamToolRoles(
+  entries: readonly Entry[],
+  turnOf: Int32Array,
+  turnCount: number,
+): StreamToolRoles {
+  const roles: (ToolRole | undefined)[] = [];
+  const pending = new Int32Array(turnCount + 1);
+  const carried = new Int32Array(turnCount + 1);
+  const earlier = new Set<string>();
+  let irregular = false;
+  for (let start = 0; start < entries.length; ) {
+    const turn = turnOf[start] as number;
+    let end = start;
+    while (end < entries.length && turnOf[end] === turn) end++;
+    const events = entries.slice(start, end);
+    const own = toolRoles(events, (id) => earlier.has(id));
+    own.forEach((role) => {
+      if (role === "pending") pending[turn] = (pending[turn] ?? 0) + 1;
+      if (role === "carried") carried[turn] = (carried[turn] ?? 0) + 1;
+      if (role !== undefined && role !== "paired") irregular = true;
+    });
+    roles.push(...own);
+    for (const entry of events) {
+      if (entry.type === "tool_call_request") earlier.add((entry as ToolCallRequest).id);
+    }
+    start = end;
+  }
+  return { roles, pending, carried, irregular };
+}
+
+/**
  * Projects a stream: applies every compaction overlay and drops the
  * compaction entries themselves. Config deltas and unknown entries pass
  * through everywhere, including inside summarized turns, so the config state
  * outside the range is unaffected (RFD 064 "Config delta preservation").
+ *
+ * Tool pairs (docs/architecture.md §5): a call and its result are projected
+ * together under the policies of the turn that holds the call, so a carried
+ * result follows the previous turn's (and goes before its own turn's summary
+ * when only its own turn is summarized); pending calls and carried results
+ * are kept only as {@link keepsPending} and {@link keepsCarried} say, and
+ * orphan results never.
  */
 export function project(entries: readonly Entry[]): Projection {
   const { turnOf, turnCount } = indexTurns(entries);
   const compactions = compactionsOf(entries);
+  const tools = streamToolRoles(entries, turnOf, turnCount);
   // Stryker disable next-line ConditionalExpression,BlockStatement: a fast path; the general path below gives the same view.
-  if (compactions.length === 0) {
+  if (compactions.length === 0 && !tools.irregular) {
     const turns: TurnOrigin[] = [];
     for (let t = 0; t < turnCount; t++) turns.push({ kept: t });
     return { entries: entries.slice(), turns };
   }
   const policies = resolvePolicies(compactions, turnCount);
   const names = toolNamesById(entries, turnOf);
+  const pendingOf = (t: number) => tools.pending[t] ?? 0;
+  const carriedOf = (t: number) => tools.carried[t] ?? 0;
   const out: Entry[] = [];
   const turns: TurnOrigin[] = [];
 
@@ -201,6 +315,16 @@ export function project(entries: readonly Entry[]): Projection {
     }
     emittedThroughTurn = Math.max(emittedThroughTurn, turn);
   };
+  // A carried result under the previous turn's policies (the turn of its call).
+  const carriedResult = (response: ToolCallResponse, turn: number) => {
+    if (!keepsCarried(pendingOf, carriedOf, turn)) return undefined;
+    const callTurn = policies[turn - 1] as TurnPolicies;
+    if (callTurn.summary !== undefined) return undefined;
+    // Named after the call it answers: this turn may call the same id again.
+    return projectToolResponse(response, callTurn.tool_calls?.tool_calls, () =>
+      toolNameFor(names, response.id, turn - 1),
+    );
+  };
 
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as Entry;
@@ -214,8 +338,16 @@ export function project(entries: readonly Entry[]): Projection {
       continue;
     }
     const turn = turnOf[i] as number;
-    enterTurn(turn, entry.timestamp);
     const policy = policies[turn] as TurnPolicies;
+    if (turn > emittedThroughTurn && policy.summary !== undefined) {
+      // A summarized turn's carried results answer calls before it: they go first.
+      for (let j = i; j < entries.length && turnOf[j] === turn; j++) {
+        if (tools.roles[j] !== "carried") continue;
+        const projected = carriedResult(entries[j] as ToolCallResponse, turn);
+        if (projected) out.push(projected);
+      }
+    }
+    enterTurn(turn, entry.timestamp);
     if (policy.summary !== undefined) continue;
     const toolPolicy = policy.tool_calls?.tool_calls;
     switch (entry.type) {
@@ -224,14 +356,21 @@ export function project(entries: readonly Entry[]): Projection {
         out.push(entry);
         break;
       case "tool_call_request": {
+        if (tools.roles[i] === "pending" && !keepsPending(pendingOf, carriedOf, turn, turnCount)) {
+          break;
+        }
         const projected = projectToolRequest(entry, toolPolicy);
         if (projected) out.push(projected);
         break;
       }
       case "tool_call_response": {
-        const projected = projectToolResponse(entry, toolPolicy, () =>
-          toolNameFor(names, entry.id, turn),
-        );
+        const role = tools.roles[i];
+        const projected =
+          role === "carried"
+            ? carriedResult(entry, turn)
+            : role === "orphan"
+              ? undefined
+              : projectToolResponse(entry, toolPolicy, () => toolNameFor(names, entry.id, turn));
         if (projected) out.push(projected);
         break;
       }

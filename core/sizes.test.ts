@@ -28,20 +28,42 @@ describe("per-turn sizes", () => {
     });
   });
 
-  it("name a response from a request of an earlier turn, and `unknown` otherwise", () => {
+  it("counts pending calls, carried results (named from the earlier turn) and orphans apart", () => {
     const stream = [
       turnStart(0),
       request("a"),
       toolCall("x", "grep", {}),
       turnStart(1),
-      request("b"),
       toolResult("x", "out"),
       toolResult("y", "z"),
+      request("b"),
     ];
     const sizes = measureStream(stream);
-    expect(sizes[1]?.tool_responses_stripped).toBe(
-      "[compacted] grep: success".length + "[compacted] unknown: success".length,
-    );
+    expect(sizes[0]).toMatchObject({
+      tool_requests: 0,
+      pending_calls: 1,
+      pending_requests: "grep{}".length,
+      pending_requests_stripped: "grep{}".length,
+    });
+    expect(sizes[1]).toMatchObject({
+      tool_responses: 0,
+      tool_responses_stripped: 0,
+      carried_results: 1,
+      carried_responses: "out".length,
+      carried_responses_stripped: "[compacted] grep: success".length,
+      orphan_results: 1,
+    });
+  });
+
+  it("leaves the cross-turn counts out of a turn whose tool events all pair", () => {
+    expect(Object.keys(measureStream(twoTurnStream())[0] ?? {})).toEqual([
+      "text",
+      "reasoning",
+      "tool_requests",
+      "tool_requests_stripped",
+      "tool_responses",
+      "tool_responses_stripped",
+    ]);
   });
 
   it("give exactly the estimate of the full projection (property)", () => {

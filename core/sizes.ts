@@ -7,13 +7,16 @@
  */
 
 import { entryChars } from "./estimate.ts";
-import type { Compaction, Entry, KnownEntry } from "./events.ts";
+import type { Compaction, Entry, KnownEntry, ToolCallResponse } from "./events.ts";
 import {
+  keepsCarried,
+  keepsPending,
   resolvePolicies,
   SUMMARY_REQUEST_CONTENT,
   strippedResponseContent,
   summaryTextOf,
   type TurnPolicies,
+  toolRoles,
 } from "./projection.ts";
 import { splitTurns } from "./turns.ts";
 import { utf8Length } from "./utf8.ts";
@@ -32,6 +35,27 @@ export interface TurnSize {
   readonly tool_responses: number;
   /** Tool responses replaced by their `[compacted] name: status` line. */
   readonly tool_responses_stripped: number;
+  /**
+   * Tool requests left unanswered in the turn (docs/architecture.md §5 "Tool
+   * pairs"): how many, as stored and stripped. Absent when none, as in
+   * records stored before the rule, which count them with `tool_requests`.
+   */
+  readonly pending_calls?: number;
+  readonly pending_requests?: number;
+  readonly pending_requests_stripped?: number;
+  /** Tool responses answering the previous turn's pending calls: how many, as stored and stripped. Absent when none. */
+  readonly carried_results?: number;
+  readonly carried_responses?: number;
+  readonly carried_responses_stripped?: number;
+  /** Tool responses with no request before them (never in a view). Absent when none. */
+  readonly orphan_results?: number;
+}
+
+type MutableSize = { -readonly [K in keyof TurnSize]-?: number };
+
+/** Whether a turn has tool events that pair across turns or not at all (pending, carried or orphan). */
+export function crossesTurns(size: TurnSize): boolean {
+  return (size.pending_calls ?? 0) + (size.carried_results ?? 0) + (size.orphan_results ?? 0) > 0;
 }
 
 /** A turn with nothing provider-visible. */
@@ -53,35 +77,73 @@ const EMPTY_ARGUMENTS_CHARS = utf8Length("{}");
  * first, matching {@link toolNameFor}.
  */
 export function measureTurn(events: readonly Entry[], names: Map<string, string>): TurnSize {
-  const size = { ...EMPTY_TURN_SIZE };
+  const size: MutableSize = {
+    ...EMPTY_TURN_SIZE,
+    pending_calls: 0,
+    pending_requests: 0,
+    pending_requests_stripped: 0,
+    carried_results: 0,
+    carried_responses: 0,
+    carried_responses_stripped: 0,
+    orphan_results: 0,
+  };
   // Unknown entry types match no case: they are never provider-visible (0 chars).
   const known = events as readonly KnownEntry[];
+  const roles = toolRoles(events, (id) => names.has(id));
+  // A carried result is named after the call it answers, in an earlier turn: this turn may call its id again.
+  const carriedNames = known.map((entry, j) =>
+    roles[j] === "carried" ? names.get((entry as ToolCallResponse).id) : undefined,
+  );
   for (const entry of known) {
     if (entry.type === "tool_call_request") names.set(entry.id, entry.name);
   }
-  for (const entry of known) {
+  known.forEach((entry, j) => {
     switch (entry.type) {
       case "chat_response":
         if (entry.reasoning !== undefined) size.reasoning += entryChars(entry);
         else size.text += entryChars(entry);
         break;
-      case "tool_call_request":
-        size.tool_requests += entryChars(entry);
-        size.tool_requests_stripped += utf8Length(entry.name) + EMPTY_ARGUMENTS_CHARS;
+      case "tool_call_request": {
+        const pending = roles[j] === "pending";
+        if (pending) size.pending_calls++;
+        size[pending ? "pending_requests" : "tool_requests"] += entryChars(entry);
+        size[pending ? "pending_requests_stripped" : "tool_requests_stripped"] +=
+          utf8Length(entry.name) + EMPTY_ARGUMENTS_CHARS;
         break;
-      case "tool_call_response":
-        size.tool_responses += entryChars(entry);
-        size.tool_responses_stripped += utf8Length(
-          strippedResponseContent(names.get(entry.id), entry.is_error),
+      }
+      case "tool_call_response": {
+        const role = roles[j];
+        if (role === "orphan") {
+          size.orphan_results++;
+          break;
+        }
+        const carried = role === "carried";
+        if (carried) size.carried_results++;
+        size[carried ? "carried_responses" : "tool_responses"] += entryChars(entry);
+        size[carried ? "carried_responses_stripped" : "tool_responses_stripped"] += utf8Length(
+          strippedResponseContent(carried ? carriedNames[j] : names.get(entry.id), entry.is_error),
         );
         break;
+      }
       default:
         // Requests count as text; turn starts, inquiries and metadata count 0.
         size.text += entryChars(entry);
     }
-  }
+  });
+  // The cross-turn counts are left out when zero: such a record is the one stored before them.
+  for (const key of CROSSING_KEYS) if (size[key] === 0) delete (size as Partial<MutableSize>)[key];
   return size;
 }
+
+const CROSSING_KEYS = [
+  "pending_calls",
+  "pending_requests",
+  "pending_requests_stripped",
+  "carried_results",
+  "carried_responses",
+  "carried_responses_stripped",
+  "orphan_results",
+] as const;
 
 /** Counts every turn of a stream. */
 export function measureStream(entries: readonly Entry[]): TurnSize[] {
@@ -95,9 +157,23 @@ export function projectedCharsFromSizes(
   compactions: readonly Compaction[],
 ): number {
   const policies = resolvePolicies(compactions, sizes.length);
+  const pending = (t: number) => sizes[t]?.pending_calls ?? 0;
+  const carried = (t: number) => sizes[t]?.carried_results ?? 0;
   let chars = 0;
   for (let t = 0; t < sizes.length; t++) {
     const size = sizes[t] as TurnSize;
+    // Carried results go with their calls, under the previous turn's policies, whatever this turn's.
+    if (keepsCarried(pending, carried, t)) {
+      const callTurn = policies[t - 1] as TurnPolicies;
+      if (callTurn.summary === undefined) {
+        chars += toolChars(
+          callTurn.tool_calls,
+          "response",
+          size.carried_responses ?? 0,
+          size.carried_responses_stripped ?? 0,
+        );
+      }
+    }
     const { summary, reasoning, tool_calls } = policies[t] as TurnPolicies;
     if (summary !== undefined) {
       if (policies[t - 1]?.summary !== summary) {
@@ -107,12 +183,29 @@ export function projectedCharsFromSizes(
     }
     chars += size.text;
     if (reasoning === undefined) chars += size.reasoning;
-    const policy = tool_calls?.tool_calls;
-    if (!policy) chars += size.tool_requests + size.tool_responses;
-    else if (policy.policy === "strip") {
-      chars += policy.request ? size.tool_requests_stripped : size.tool_requests;
-      chars += policy.response ? size.tool_responses_stripped : size.tool_responses;
+    chars += toolChars(tool_calls, "request", size.tool_requests, size.tool_requests_stripped);
+    chars += toolChars(tool_calls, "response", size.tool_responses, size.tool_responses_stripped);
+    if (keepsPending(pending, carried, t, sizes.length)) {
+      chars += toolChars(
+        tool_calls,
+        "request",
+        size.pending_requests ?? 0,
+        size.pending_requests_stripped ?? 0,
+      );
     }
   }
   return chars;
+}
+
+/** Characters of tool requests or responses under a turn's tool policy (`compaction`'s, if any). */
+function toolChars(
+  compaction: Compaction | undefined,
+  side: "request" | "response",
+  stored: number,
+  stripped: number,
+): number {
+  const policy = compaction?.tool_calls;
+  if (!policy) return stored;
+  if (policy.policy === "omit") return 0;
+  return policy[side] ? stripped : stored;
 }

@@ -27,6 +27,7 @@ import {
   type SummarizeBand,
 } from "./replay.ts";
 import type { TurnRange } from "./rules.ts";
+import { crossesTurns } from "./sizes.ts";
 import { configLayer, type TuneConfig } from "./tune-grid.ts";
 
 const turnChars = new WeakMap<PreparedStream, number[][]>();
@@ -104,7 +105,9 @@ class ViewTracker {
     const general =
       streamAdded ||
       this.coveredThrough >= t ||
-      (band !== undefined && this.coveredThrough >= band.from_turn);
+      (band !== undefined && this.coveredThrough >= band.from_turn) ||
+      this.crossesAt(t - 1, t) ||
+      (band !== undefined && this.crossesAt(band.from_turn, band.to_turn + 1));
     for (const compaction of turn.compactions.slice(this.compactionCount)) {
       this.coveredThrough = Math.max(this.coveredThrough, compaction.to_turn);
     }
@@ -125,6 +128,20 @@ class ViewTracker {
       tail.chars.push(...(this.turnChars[k] ?? []));
     }
     return this.replace(start, tail.entries, tail.chars);
+  }
+
+  /**
+   * Whether a turn in `from..to` has tool events that pair across turns
+   * (docs/architecture.md §5 "Tool pairs"): a pending call's fate, and a carried
+   * result's policy, depend on the next and the previous turn, which the
+   * incremental paths do not look at, so those steps project from scratch.
+   */
+  private crossesAt(from: number, to: number): boolean {
+    for (let k = Math.max(0, from); k <= to; k++) {
+      const size = this.prepared.boundaries[k]?.size;
+      if (size && crossesTurns(size)) return true;
+    }
+    return false;
   }
 
   /** Replaces the view from `start` on with `tail`; returns the common prefix in tokens. */

@@ -122,6 +122,71 @@ describe("turnEvents", () => {
   });
 });
 
+describe("checkTurnShape: tool pairs", () => {
+  const call = (id: string) =>
+    ({ type: "tool_call_request", timestamp: T, id, name: "f", arguments: {} }) as Entry;
+  const result = (id: string) =>
+    ({ type: "tool_call_response", timestamp: T, id, content: "r", is_error: false }) as Entry;
+  const answer = { type: "chat_response", timestamp: T, message: "ok" } as Entry;
+
+  it("refuses a duplicate call id within a turn with a located 400", () => {
+    expect(
+      refusal(() =>
+        checkTurnShape(1, [start, ask, call("a"), result("a"), call("a"), result("a")]),
+      ),
+    ).toEqual({
+      message:
+        'events[4].id: duplicate tool call id "a" (also at events[2]): tool call ids must be unique within a turn',
+      type: "/problems/invalid-turn",
+      issues: [
+        {
+          pointer: "/events/4/id",
+          detail:
+            'duplicate tool call id "a" (also at events[2]): tool call ids must be unique within a turn',
+        },
+      ],
+    });
+  });
+
+  it("refuses a second result for a call", () => {
+    expect(
+      refusal(() => checkTurnShape(1, [start, ask, call("a"), result("a"), result("a")])).message,
+    ).toBe(
+      'events[4].id: a second result for tool call "a" (the first is events[3]); a call takes one result',
+    );
+  });
+
+  it("takes a turn ending in pending calls, and results for them first in the next turn", () => {
+    expect(() => checkTurnShape(0, [ask, call("a"), call("b")])).not.toThrow();
+    expect(() => checkTurnShape(0, [ask, call("a"), call("b"), result("a")])).not.toThrow();
+    expect(() => checkTurnShape(1, [start, result("a"), result("b"), answer])).not.toThrow();
+  });
+
+  it("refuses a result without its call anywhere but first in a later turn", () => {
+    expect(refusal(() => checkTurnShape(1, [start, ask, result("a")])).issues).toEqual([
+      {
+        pointer: "/events/2/id",
+        detail:
+          'no tool call "a" comes before this result in the turn: a result for an earlier turn\'s pending call comes first in the next turn (after its turn_start)',
+      },
+    ]);
+    expect(refusal(() => checkTurnShape(0, [result("a"), ask])).message).toMatch(
+      /^events\[0\]\.id: .*, and turn 0 has no earlier turn$/,
+    );
+  });
+
+  it("refuses a turn that goes on after a call left unanswered", () => {
+    expect(refusal(() => checkTurnShape(1, [start, ask, call("a"), answer])).message).toBe(
+      'events[3].type: tool call "a" has no result in this turn, yet the turn goes on: a call may stay unanswered only at the end of its turn (the next turn then begins with its result)',
+    );
+    expect(() => checkTurnShape(1, [start, ask, call("a"), call("b"), result("b")])).not.toThrow();
+    expect(
+      refusal(() => checkTurnShape(1, [start, ask, call("a"), call("b"), result("b"), answer]))
+        .issues[0]?.pointer,
+    ).toBe("/events/5/type");
+  });
+});
+
 describe("checkTurnShape", () => {
   it("accepts one turn, implicit only as turn 0", () => {
     expect(() => checkTurnShape(0, [ask])).not.toThrow();

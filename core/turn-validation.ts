@@ -171,6 +171,85 @@ export function checkTurnShape(turn: number, events: readonly Entry[]): void {
       PROBLEM_VARIANTS.invalidTurn,
     );
   }
+  checkToolPairs(turn, events);
+}
+
+function refuseAt(index: number, field: string, detail: string): never {
+  throw new InvalidInputError(`events[${index}].${field}: ${detail}`, {
+    ...PROBLEM_VARIANTS.invalidTurn,
+    issues: [{ pointer: `/events/${index}/${field}`, detail }],
+  });
+}
+
+/**
+ * The tool pairs of one turn (docs/architecture.md §5 "Tool pairs"): call ids
+ * are unique in the turn and each is answered at most once; a result whose
+ * call is not earlier in the turn answers the previous turn's pending calls,
+ * so it comes first (after the `turn_start`, before anything but such
+ * results) and never in turn 0; a call left unanswered is followed only by
+ * other calls and results, so it ends the turn (parallel calls may be
+ * answered in part).
+ */
+function checkToolPairs(turn: number, events: readonly Entry[]): void {
+  const calls = new Map<string, number>();
+  const answers = new Map<string, number>();
+  const carried = new Map<string, number>();
+  const answeredLater = new Set<string>();
+  const pendingAt = new Map<number, string>();
+  for (let j = events.length - 1; j >= 0; j--) {
+    const entry = events[j] as Entry & { id?: string };
+    if (entry.type === "tool_call_response") answeredLater.add(String(entry.id));
+    if (entry.type === "tool_call_request" && !answeredLater.has(String(entry.id))) {
+      pendingAt.set(j, String(entry.id));
+    }
+  }
+  let leading = true;
+  let pending: string | undefined;
+  events.forEach((entry, j) => {
+    if (!isConversationEvent(entry) || entry.type === "turn_start") return;
+    const id = String((entry as { id?: unknown }).id);
+    if (entry.type === "tool_call_response") {
+      // Results for the previous turn's pending calls apart: their ids may be called again.
+      const seen = calls.has(id) ? answers : carried;
+      const answered = seen.get(id);
+      if (answered !== undefined) {
+        refuseAt(
+          j,
+          "id",
+          `a second result for tool call ${JSON.stringify(id)} (the first is events[${answered}]); a call takes one result`,
+        );
+      }
+      seen.set(id, j);
+      if (seen === answers) return;
+      if (turn === 0 || !leading) {
+        refuseAt(
+          j,
+          "id",
+          `no tool call ${JSON.stringify(id)} comes before this result in the turn: a result for an earlier turn's pending call comes first in the next turn (after its turn_start)${turn === 0 ? ", and turn 0 has no earlier turn" : ""}`,
+        );
+      }
+      return;
+    }
+    leading = false;
+    if (pending !== undefined && entry.type !== "tool_call_request") {
+      refuseAt(
+        j,
+        "type",
+        `tool call ${JSON.stringify(pending)} has no result in this turn, yet the turn goes on: a call may stay unanswered only at the end of its turn (the next turn then begins with its result)`,
+      );
+    }
+    if (entry.type !== "tool_call_request") return;
+    const earlier = calls.get(id);
+    if (earlier !== undefined) {
+      refuseAt(
+        j,
+        "id",
+        `duplicate tool call id ${JSON.stringify(id)} (also at events[${earlier}]): tool call ids must be unique within a turn`,
+      );
+    }
+    calls.set(id, j);
+    pending ??= pendingAt.get(j);
+  });
 }
 
 /**

@@ -412,7 +412,7 @@ describe("aiSdk", () => {
     it("refuses an orphan result and a second result for a call", () => {
       expect(bad([user("go"), tool(result("c"))])).toEqual(
         invalid(
-          'messages[1].content[0].toolCallId: orphan tool result: no tool call "c" comes before it in this turn; post it in the turn that holds its call',
+          'messages[1].content[0].toolCallId: orphan tool result: no tool call "c" comes before it in this turn; post it in the turn that holds its call (a result for a call left pending at the end of the previous turn comes first in the next turn, before any other message)',
         ),
       );
       expect(bad([user("go"), assistant([call("c")]), tool(result("c"), result("c"))])).toEqual(

@@ -83,6 +83,7 @@ import {
   isPlainText,
   type Json,
   joinedText,
+  PENDING_RESULT_HINT,
   type PostedTurn,
   parsePostedTurn,
   refuseNonFinite,
@@ -190,6 +191,10 @@ interface TurnState {
   readonly events: Entry[];
   readonly calls: Map<string, { path: MessagePath; name: string }>;
   readonly answered: Map<string, MessagePath>;
+  /** Results for the previous turn's pending calls, apart: their ids may be called again in this turn. */
+  readonly carried: Map<string, MessagePath>;
+  /** No user or assistant message yet: a result here answers the previous turn's pending calls. */
+  leading: boolean;
 }
 
 function userEvents(
@@ -286,7 +291,8 @@ function toolEvents(
     const posted = parts[j] as Json;
     const path: MessagePath = [...at, "content", j, "toolCallId"];
     const id = part.toolCallId;
-    const answer = turn.answered.get(id);
+    const seen = turn.calls.has(id) ? turn.answered : turn.carried;
+    const answer = seen.get(id);
     if (answer !== undefined) {
       throw invalidMessage(
         path,
@@ -294,16 +300,16 @@ function toolEvents(
       );
     }
     const call = turn.calls.get(id);
-    if (call === undefined) {
+    if (call === undefined && !turn.leading) {
       throw invalidMessage(
         path,
-        `orphan tool result: no tool call ${JSON.stringify(id)} comes before it in this turn; post it in the turn that holds its call`,
+        `orphan tool result: no tool call ${JSON.stringify(id)} comes before it in this turn; post it in the turn that holds its call${PENDING_RESULT_HINT}`,
       );
     }
-    turn.answered.set(id, path);
+    seen.set(id, path);
     const { content, isError } = outputText(part.output);
     const held = ["type", "toolCallId"];
-    if (part.toolName === call.name) held.push("toolName");
+    if (part.toolName === call?.name) held.push("toolName");
     if (isPlainOutput(posted.output as Json)) held.push("output");
     const extras = extrasOf(posted, held);
     const response: ToolCallResponse = {
@@ -328,6 +334,8 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
     events: [{ type: "turn_start", timestamp }],
     calls: new Map(),
     answered: new Map(),
+    carried: new Map(),
+    leading: true,
   };
   let previous: string | undefined;
   messages.forEach((message, i) => {
@@ -346,6 +354,7 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
       else toolEvents(message, posted, turn);
     }
     previous = message.role;
+    if (message.role !== "tool") turn.leading = false;
   });
   return { events: turn.events, droppedSystem: dropped };
 }

@@ -437,12 +437,36 @@ describe("anthropicMessages", () => {
       );
     });
 
-    it("refuses an orphan tool result: post it in the turn that holds its call", () => {
-      expect(bad([user([result("t")])])).toEqual(
+    it("refuses an orphan tool result: post it in the turn that holds its call, or first in the next", () => {
+      expect(bad([user("q"), assistant("a"), user([result("t")])])).toEqual(
         invalid(
-          'messages[0].content[0]: tool_result for "t" has no tool_use earlier in this turn: post it in the turn that holds its call',
+          'messages[2].content[0]: tool_result for "t" has no tool_use earlier in this turn: post it in the turn that holds its call (a result for a call left pending at the end of the previous turn comes first in the next turn, before any other message)',
         ),
       );
+      expect(bad([user([result("t"), result("t")])])).toEqual(
+        invalid(
+          'messages[0].content[1]: tool_use "t" is already answered by messages[0].content[0]',
+        ),
+      );
+    });
+
+    it("takes a turn ending in tool_use, and the next turn's leading tool_result", () => {
+      const ending = convert([user("q"), assistant([use("t")])]).events;
+      expect(ending.map((e) => e.type)).toEqual([
+        "turn_start",
+        "chat_request",
+        "tool_call_request",
+      ]);
+      const next = convert([
+        user([result("t"), { type: "text", text: "go on" }]),
+        assistant("done"),
+      ]).events;
+      expect(next.map((e) => e.type)).toEqual([
+        "turn_start",
+        "tool_call_response",
+        "chat_request",
+        "chat_response",
+      ]);
     });
 
     it("refuses a second result for the same call", () => {
@@ -468,10 +492,7 @@ describe("anthropicMessages", () => {
     it("refuses a call left without a result in the next user message, or at the end of the turn", () => {
       const detail = (id: string) =>
         `tool_use "${id}" has no tool_result in the user message right after it: ` +
-        "post the turn once its results are in (a later turn cannot answer it)";
-      expect(bad([user("q"), assistant([use("t")])])).toEqual(
-        invalid(`messages[1].content[0]: ${detail("t")}`),
-      );
+        "post its result there, or end the turn with the call (the next turn then begins with its result)";
       expect(
         bad([user("q"), assistant([use("t"), use("u")]), user([result("t")]), assistant("a")]),
       ).toEqual(invalid(`messages[1].content[1]: ${detail("u")}`));
@@ -858,7 +879,7 @@ describe("anthropicMessages: edge cases found by mutation testing", () => {
       bad([assistant([use("c1")]), user("hi"), assistant([use("c2")]), user([result("c2")])]),
     ).toEqual(
       invalid(
-        'messages[0].content[0]: tool_use "c1" has no tool_result in the user message right after it: post the turn once its results are in (a later turn cannot answer it)',
+        'messages[0].content[0]: tool_use "c1" has no tool_result in the user message right after it: post its result there, or end the turn with the call (the next turn then begins with its result)',
       ),
     );
   });

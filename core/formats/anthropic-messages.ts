@@ -29,9 +29,12 @@
  * `tool_use` whose `input` is not an object, a duplicate `tool_use` id in the
  * turn, a `tool_result` that is not first in its user message (the API's
  * rule, so a body that breaks it could not come back valid), a `tool_result`
- * that does not answer a call of the assistant message right before it, and a
- * `tool_use` left without a result in the user message after it (a later turn
- * may not answer it, so the conversation could never continue). Unknown keys
+ * that does not answer a call of the assistant message right before it (but
+ * in the turn's first user message, whose leading results answer the calls
+ * the previous turn left pending), and a `tool_use` left without a result in
+ * the user message after it, unless nothing but results follows it in the
+ * turn (it is pending: the next turn begins with its result,
+ * docs/architecture.md §5 "Tool pairs"). Unknown keys
  * on a message or block are refused too: the API refuses them as well, and
  * the service would not keep them.
  *
@@ -84,6 +87,7 @@ import {
   isPlainText,
   type Json,
   joinedText,
+  PENDING_RESULT_HINT,
   type PostedTurn,
   parsePostedTurn,
   refuseNonFinite,
@@ -140,6 +144,10 @@ class Pairing {
   private role: "user" | "assistant" | undefined;
   /** The current user run holds a block other than a tool result. */
   private contentSeen = false;
+  /** Results for the previous turn's pending calls, apart: their ids may be called again in this turn. */
+  private readonly carried = new Map<string, MessagePath>();
+  /** No assistant run yet: results answer the previous turn's pending calls. */
+  private leading = true;
 
   enter(role: "user" | "assistant"): void {
     if (role === this.role) return;
@@ -148,6 +156,7 @@ class Pairing {
       this.contentSeen = false;
     } else {
       this.checkAnswered();
+      this.leading = false;
     }
     this.current = new Map();
     this.role = role;
@@ -181,11 +190,22 @@ class Pairing {
     if (answer !== undefined) {
       throw invalidMessage(path, `tool_use "${id}" is already answered by ${describePath(answer)}`);
     }
+    if (this.leading) {
+      const first = this.carried.get(id);
+      if (first !== undefined) {
+        throw invalidMessage(
+          path,
+          `tool_use "${id}" is already answered by ${describePath(first)}`,
+        );
+      }
+      this.carried.set(id, path);
+      return;
+    }
     // Every other call of the turn was answered or refused when its user
     // run ended, so this one answers no call of the turn.
     throw invalidMessage(
       path,
-      `tool_result for "${id}" has no tool_use earlier in this turn: post it in the turn that holds its call`,
+      `tool_result for "${id}" has no tool_use earlier in this turn: post it in the turn that holds its call${PENDING_RESULT_HINT}`,
     );
   }
 
@@ -193,13 +213,13 @@ class Pairing {
     this.contentSeen = true;
   }
 
-  /** At the end of the turn: no call may stay unanswered (a later turn could not answer it). */
+  /**
+   * At the end of the turn: the last assistant run's calls may stay
+   * unanswered, pending, when nothing but results follows them (the next
+   * turn begins with their results).
+   */
   finish(): void {
-    this.checkAnswered();
-    if (this.role === "assistant") {
-      this.open = this.current;
-      this.checkAnswered();
-    }
+    if (this.role === "user" && this.contentSeen) this.checkAnswered();
   }
 
   private checkAnswered(): void {
@@ -207,7 +227,7 @@ class Pairing {
       throw invalidMessage(
         path,
         `tool_use "${id}" has no tool_result in the user message right after it: ` +
-          "post the turn once its results are in (a later turn cannot answer it)",
+          "post its result there, or end the turn with the call (the next turn then begins with its result)",
       );
     }
   }

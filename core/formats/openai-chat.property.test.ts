@@ -116,32 +116,37 @@ describe("openai-chat under compaction", () => {
           ...streamOf(turns),
           compaction(t, t, 100, { tool_calls: { policy: "strip", request: true, response: true } }),
         ];
+        // A turn's leading results answer the turn before: they go with its policy (§5 "Tool pairs").
+        const names = new Map<string, string>();
+        const strip = (message: ChatMessage): ChatMessage => {
+          const m = message as AnyMessage;
+          if (m.role === "assistant" && m.tool_calls) {
+            const calls = m.tool_calls as { id: string; function: { name: string } }[];
+            for (const call of calls) names.set(call.id, call.function.name);
+            return {
+              ...m,
+              tool_calls: calls.map((call) => ({
+                ...call,
+                function: { ...call.function, arguments: "{}" },
+              })),
+            } as ChatMessage;
+          }
+          if (m.role === "tool") {
+            const name = names.get(m.tool_call_id as string) as string;
+            return {
+              role: "tool",
+              tool_call_id: m.tool_call_id,
+              content: `[compacted] ${name}: success`,
+            } as ChatMessage;
+          }
+          return message;
+        };
         const expected = turns.flatMap((messages, turn) => {
-          if (turn !== t) return messages;
-          const names = new Map<string, string>();
-          return messages.map((message) => {
-            const m = message as AnyMessage;
-            if (m.role === "assistant" && m.tool_calls) {
-              const calls = m.tool_calls as { id: string; function: { name: string } }[];
-              for (const call of calls) names.set(call.id, call.function.name);
-              return {
-                ...m,
-                tool_calls: calls.map((call) => ({
-                  ...call,
-                  function: { ...call.function, arguments: "{}" },
-                })),
-              } as ChatMessage;
-            }
-            if (m.role === "tool") {
-              const name = names.get(m.tool_call_id as string) as string;
-              return {
-                role: "tool",
-                tool_call_id: m.tool_call_id,
-                content: `[compacted] ${name}: success`,
-              } as ChatMessage;
-            }
-            return message;
-          });
+          const lead = leadingResults(messages);
+          if (turn === t) return [...messages.slice(0, lead), ...messages.slice(lead).map(strip)];
+          if (turn === t + 1)
+            return [...messages.slice(0, lead).map(strip), ...messages.slice(lead)];
+          return messages;
         });
         const actual = openaiChat.fromView(projectedView(stream));
         expect(normalizeChatMessages(actual)).toEqual(normalizeChatMessages(expected));
@@ -160,8 +165,10 @@ describe("openai-chat under omit and summary compactions", () => {
           compaction(t, t, 100, { tool_calls: { policy: "omit" } }),
         ];
         const expected = turns.flatMap((messages, turn) => {
+          const lead = leadingResults(messages);
+          if (turn === t + 1) return messages.slice(lead);
           if (turn !== t) return messages;
-          return messages.flatMap((message): ChatMessage[] => {
+          const omitted = messages.slice(lead).flatMap((message): ChatMessage[] => {
             const { tool_calls: _calls, ...rest } = message as AnyMessage;
             if (message.role === "tool") return [];
             if (message.role !== "assistant" || _calls === undefined) return [message];
@@ -172,6 +179,7 @@ describe("openai-chat under omit and summary compactions", () => {
               typeof (rest as { refusal?: unknown }).refusal === "string";
             return hasText ? [rest as ChatMessage] : [];
           });
+          return [...messages.slice(0, lead), ...omitted];
         });
         const actual = openaiChat.fromView(projectedView(stream));
         expect(normalizeChatMessages(actual)).toEqual(normalizeChatMessages(expected));
@@ -188,14 +196,20 @@ describe("openai-chat under omit and summary compactions", () => {
           ...streamOf(turns),
           compaction(from, to, 100, { summary: { summary: "so far" } }),
         ];
+        // The run's first turn's leading results go before the summary, the next turn's with it.
+        const first = turns[from] ?? [];
+        const after = turns.slice(to + 1);
         const expected =
           from >= turns.length
             ? turns.flat()
             : [
                 ...turns.slice(0, from).flat(),
+                ...first.slice(0, leadingResults(first)),
                 { role: "user", content: "[Summary of previous conversation]" } as ChatMessage,
                 { role: "assistant", content: "so far" } as ChatMessage,
-                ...turns.slice(to + 1).flat(),
+                ...after.flatMap((messages, k) =>
+                  k === 0 ? messages.slice(leadingResults(messages)) : messages,
+                ),
               ];
         const actual = openaiChat.fromView(projectedView(stream));
         expect(normalizeChatMessages(actual)).toEqual(normalizeChatMessages(expected));
@@ -204,3 +218,9 @@ describe("openai-chat under omit and summary compactions", () => {
     );
   });
 });
+
+/** How many tool messages lead a turn (results for the previous turn's pending calls). */
+function leadingResults(messages: readonly ChatMessage[]): number {
+  const index = messages.findIndex((message) => message.role !== "tool");
+  return index < 0 ? messages.length : index;
+}

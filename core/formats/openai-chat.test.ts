@@ -633,11 +633,24 @@ describe("openaiChat.toEvents: refusals", () => {
     );
   });
 
-  it("refuses an orphan tool result: its call must come earlier in the same turn", () => {
+  it("refuses an orphan tool result: its call must come earlier in the same turn, or it leads the turn", () => {
     const says =
-      /orphan tool result: no tool call "c" comes before it in this turn; post it in the turn that holds its call/;
+      /orphan tool result: no tool call "c" comes before it in this turn; post it in the turn that holds its call \(a result for a call left pending at the end of the previous turn comes first in the next turn, before any other message\)$/;
     expectInvalid([user("a"), tool("c", "r")], "messages[1].tool_call_id", says);
-    expectInvalid([tool("c", "r"), calls(call("c", "f", "{}"))], "messages[0].tool_call_id", says);
+    expectInvalid([tool("b", "r"), user("a"), tool("c", "r")], "messages[2].tool_call_id", says);
+  });
+
+  it("takes results leading a turn (the previous turn's pending calls) and a turn ending in calls", () => {
+    expect(events([tool("c", "ok"), tool("d", "ok"), calls(call("c", "f", "{}"))])).toEqual([
+      { type: "tool_call_response", timestamp: T, id: "c", content: "ok", is_error: false },
+      { type: "tool_call_response", timestamp: T, id: "d", content: "ok", is_error: false },
+      { type: "tool_call_request", timestamp: T, id: "c", name: "f", arguments: {} },
+    ]);
+    expectInvalid(
+      [tool("c", "ok"), tool("c", "again")],
+      "messages[1].tool_call_id",
+      'a second result for tool call "c" (the first is messages[0]); a call takes one result',
+    );
   });
 
   it("refuses a duplicate tool call id in the turn, naming both places", () => {

@@ -55,6 +55,7 @@ import {
   joinedText,
   LeadingSystem,
   laterSystemHint,
+  PENDING_RESULT_HINT,
   parseToolArguments,
   postedArguments,
   reportLocated,
@@ -151,9 +152,13 @@ function toEvents(messages: unknown, { timestamp, dropSystem }: ToEventsOptions)
   const events: Entry[] = [turnStart];
   const system = new LeadingSystem(dropSystem, SYSTEM_REFUSAL);
   let afterAssistant = false;
+  // Results before the turn's first user or assistant message answer the previous turn's pending calls.
+  let leading = true;
   // Where each call id of the turn was requested, and answered: paths for the details.
   const calls = new Map<string, Path>();
   const answers = new Map<string, Path>();
+  // Results for the previous turn's pending calls, apart: their ids may be called again in this turn.
+  const carried = new Map<string, Path>();
 
   for (let i = 0; i < parsed.length; i++) {
     const message = parsed[i] as ChatMessage;
@@ -186,20 +191,21 @@ function toEvents(messages: unknown, { timestamp, dropSystem }: ToEventsOptions)
         break;
       case "tool": {
         const id = message.tool_call_id;
-        const answered = answers.get(id);
+        const seen = calls.has(id) ? answers : carried;
+        const answered = seen.get(id);
         if (answered !== undefined) {
           throw invalidMessage(
             [...at, "tool_call_id"],
             `a second result for tool call ${JSON.stringify(id)} (the first is ${describePath(answered)}); a call takes one result`,
           );
         }
-        if (!calls.has(id)) {
+        if (!calls.has(id) && !leading) {
           throw invalidMessage(
             [...at, "tool_call_id"],
-            `orphan tool result: no tool call ${JSON.stringify(id)} comes before it in this turn; post it in the turn that holds its call`,
+            `orphan tool result: no tool call ${JSON.stringify(id)} comes before it in this turn; post it in the turn that holds its call${PENDING_RESULT_HINT}`,
           );
         }
-        answers.set(id, at);
+        seen.set(id, at);
         const held =
           typeof message.content === "string"
             ? ["role", "tool_call_id", "content"]
@@ -217,6 +223,7 @@ function toEvents(messages: unknown, { timestamp, dropSystem }: ToEventsOptions)
     }
     system.other();
     afterAssistant = message.role === "assistant";
+    if (message.role !== "tool") leading = false;
   }
   if (events.length === 1) {
     throw invalidMessage(

@@ -119,30 +119,34 @@ describe("openai-responses under compaction", () => {
           ...streamOf(turns),
           compaction(t, t, 100, { tool_calls: { policy: "strip", request: true, response: true } }),
         ];
+        // A turn's leading outputs answer the turn before: they go with its policy (§5 "Tool pairs").
+        const names = new Map<string, string>();
+        const strip = (item: ResponsesItem): ResponsesItem => {
+          const i = item as AnyItem;
+          if (i.type === "function_call") {
+            names.set(i.call_id as string, i.name as string);
+            return {
+              type: "function_call",
+              call_id: i.call_id as string,
+              name: i.name as string,
+              arguments: "{}",
+            };
+          }
+          if (i.type === "function_call_output") {
+            const name = names.get(i.call_id as string) as string;
+            return {
+              type: "function_call_output",
+              call_id: i.call_id as string,
+              output: `[compacted] ${name}: success`,
+            };
+          }
+          return item;
+        };
         const expected = turns.flatMap((items, turn) => {
-          if (turn !== t) return items;
-          const names = new Map<string, string>();
-          return items.map((item): ResponsesItem => {
-            const i = item as AnyItem;
-            if (i.type === "function_call") {
-              names.set(i.call_id as string, i.name as string);
-              return {
-                type: "function_call",
-                call_id: i.call_id as string,
-                name: i.name as string,
-                arguments: "{}",
-              };
-            }
-            if (i.type === "function_call_output") {
-              const name = names.get(i.call_id as string) as string;
-              return {
-                type: "function_call_output",
-                call_id: i.call_id as string,
-                output: `[compacted] ${name}: success`,
-              };
-            }
-            return item;
-          });
+          const lead = leadingOutputs(items);
+          if (turn === t) return [...items.slice(0, lead), ...items.slice(lead).map(strip)];
+          if (turn === t + 1) return [...items.slice(0, lead).map(strip), ...items.slice(lead)];
+          return items;
         });
         const actual = openaiResponses.fromView(projectedView(stream));
         expect(normalizeResponsesItems(actual)).toEqual(normalizeResponsesItems(expected));
@@ -186,13 +190,17 @@ describe("openai-responses under omit and summary compactions", () => {
           ...streamOf(turns),
           compaction(t, t, 100, { tool_calls: { policy: "omit" } }),
         ];
-        const expected = turns.flatMap((items, turn) =>
-          turn !== t
-            ? items
-            : items.filter(
-                (item) => item.type !== "function_call" && item.type !== "function_call_output",
-              ),
-        );
+        const expected = turns.flatMap((items, turn) => {
+          const lead = leadingOutputs(items);
+          if (turn === t + 1) return items.slice(lead);
+          if (turn !== t) return items;
+          const omitted = items
+            .slice(lead)
+            .filter(
+              (item) => item.type !== "function_call" && item.type !== "function_call_output",
+            );
+          return [...items.slice(0, lead), ...omitted];
+        });
         const actual = openaiResponses.fromView(projectedView(stream));
         expect(normalizeResponsesItems(actual)).toEqual(normalizeResponsesItems(expected));
       }),
@@ -208,14 +216,19 @@ describe("openai-responses under omit and summary compactions", () => {
           ...streamOf(turns),
           compaction(from, to, 100, { summary: { summary: "so far" } }),
         ];
+        // The run's first turn's leading outputs go before the summary, the next turn's with it.
+        const first = turns[from] ?? [];
         const expected: ResponsesItem[] =
           from >= turns.length
             ? turns.flat()
             : [
                 ...turns.slice(0, from).flat(),
+                ...first.slice(0, leadingOutputs(first)),
                 { role: "user", content: "[Summary of previous conversation]" },
                 { role: "assistant", content: "so far" },
-                ...turns.slice(to + 1).flat(),
+                ...turns
+                  .slice(to + 1)
+                  .flatMap((items, k) => (k === 0 ? items.slice(leadingOutputs(items)) : items)),
               ];
         const actual = openaiResponses.fromView(projectedView(stream));
         expect(normalizeResponsesItems(actual)).toEqual(normalizeResponsesItems(expected));
@@ -224,3 +237,9 @@ describe("openai-responses under omit and summary compactions", () => {
     );
   });
 });
+
+/** How many function call outputs lead a turn (answers to the previous turn's pending calls). */
+function leadingOutputs(items: readonly ResponsesItem[]): number {
+  const index = items.findIndex((item) => item.type !== "function_call_output");
+  return index < 0 ? items.length : index;
+}

@@ -408,7 +408,19 @@ describe("openaiResponses.toEvents: refusals", () => {
       "input[1].call_id",
       'orphan function_call_output: no function_call with call_id "c" comes before it in this turn',
     );
-    expectInvalid([output("c", "x"), fcall("c", "f", "{}")], "input[0].call_id", /orphan/);
+    expectInvalid([output("b", "x"), user("hi"), output("c", "x")], "input[2].call_id", /orphan/);
+  });
+
+  it("takes outputs leading a turn (the previous turn's pending calls), whose ids the turn may call again", () => {
+    const converted = openaiResponses.toEvents([output("c", "x"), fcall("c", "f", "{}")], {
+      timestamp: at(0),
+      dropSystem: false,
+    }).events;
+    expect(converted.map((e) => e.type)).toEqual([
+      "turn_start",
+      "tool_call_response",
+      "tool_call_request",
+    ]);
   });
 
   it("refuses a second output for one call", () => {

@@ -71,6 +71,7 @@ import {
   joinedText,
   LeadingSystem,
   laterSystemHint,
+  PENDING_RESULT_HINT,
   parseToolArguments,
   postedArguments,
   reportLocated,
@@ -223,6 +224,10 @@ class TurnEvents {
   /** Where each call id of the turn was requested, and answered: paths for the details. */
   private readonly calls = new Map<string, MessagePath>();
   private readonly answers = new Map<string, MessagePath>();
+  /** Outputs for the previous turn's pending calls, apart: their ids may be called again in this turn. */
+  private readonly carried = new Map<string, MessagePath>();
+  /** No item but outputs yet: an output here answers the previous turn's pending calls. */
+  private leading = true;
 
   constructor(
     private readonly timestamp: string,
@@ -239,6 +244,7 @@ class TurnEvents {
       return;
     }
     this.system.other();
+    this.leading = false;
     const parts: readonly { type: string; text?: unknown }[] =
       typeof item.content === "string" ? [] : item.content;
     const text = textOf(item.content);
@@ -263,6 +269,7 @@ class TurnEvents {
 
   reasoning(item: ResponsesReasoning, original: Json): void {
     this.system.other();
+    this.leading = false;
     const response: ChatResponse = {
       type: "chat_response",
       timestamp: this.timestamp,
@@ -273,6 +280,7 @@ class TurnEvents {
 
   call(item: ResponsesFunctionCall, original: Json, at: MessagePath): void {
     this.system.other();
+    this.leading = false;
     const earlier = this.calls.get(item.call_id);
     if (earlier !== undefined) {
       throw invalidMessage(
@@ -295,22 +303,23 @@ class TurnEvents {
   }
 
   output(item: ResponsesFunctionCallOutput, original: Json, at: MessagePath): void {
-    // Not `system.other()`: an output is taken only after its call, which ended the leading run.
+    this.system.other();
     const id = item.call_id;
-    const answered = this.answers.get(id);
+    const seen = this.calls.has(id) ? this.answers : this.carried;
+    const answered = seen.get(id);
     if (answered !== undefined) {
       throw invalidMessage(
         [...at, "call_id"],
         `a second output for call_id ${JSON.stringify(id)} (the first is ${describePath(answered)}); a call takes one output`,
       );
     }
-    if (!this.calls.has(id)) {
+    if (!this.calls.has(id) && !this.leading) {
       throw invalidMessage(
         [...at, "call_id"],
-        `orphan function_call_output: no function_call with call_id ${JSON.stringify(id)} comes before it in this turn; post it in the turn that holds its call`,
+        `orphan function_call_output: no function_call with call_id ${JSON.stringify(id)} comes before it in this turn; post it in the turn that holds its call${PENDING_RESULT_HINT}`,
       );
     }
-    this.answers.set(id, at);
+    seen.set(id, at);
     const response: ToolCallResponse = {
       type: "tool_call_response",
       timestamp: this.timestamp,

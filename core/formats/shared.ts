@@ -40,6 +40,14 @@ export type SystemRefusal = (message: {
  * system (or developer) message, `dropSystem` drops it; any other system
  * message is refused (422). Fed the turn's messages in order.
  */
+/**
+ * What an orphan result's refusal adds: a turn's leading results answer the
+ * previous turn's pending calls (docs/architecture.md §5 "Tool pairs").
+ */
+export const PENDING_RESULT_HINT =
+  " (a result for a call left pending at the end of the previous turn comes first in the next turn, before any other message)";
+
+/** Leading system messages: dropped with `dropSystem`, refused otherwise. */
 export class LeadingSystem {
   /** How many leading system messages were dropped. */
   dropped = 0;

@@ -92,9 +92,10 @@ describe("measureStoredTurns", () => {
     // As stored by the service, which looks the name up in earlier turns.
     const names = new Map([["c1", "fs_read_file"]]);
     expect(second).toEqual(storedTurn(1, turns[1]?.events ?? [], undefined, names).size);
-    expect(second?.tool_responses).toBe(50);
-    expect(second?.tool_responses_stripped).not.toBe(
-      storedTurn(1, turns[1]?.events ?? []).size.tool_responses_stripped,
+    // It answers turn 0's pending call: a carried result (docs/architecture.md §5 "Tool pairs").
+    expect(second?.carried_responses).toBe(50);
+    expect(second?.carried_responses_stripped).not.toBe(
+      storedTurn(1, turns[1]?.events ?? []).size.carried_responses_stripped,
     );
   });
 });

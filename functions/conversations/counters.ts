@@ -101,8 +101,9 @@ export function sizeDrift(stored: readonly TurnSize[], measured: readonly TurnSi
       .filter((key) => had[key] !== size[key])
       .map((key) => ({
         field: `turns[${turn}].size.${key}`,
-        stored: had[key],
-        expected: size[key],
+        // The cross-turn counts are absent when zero (core/sizes.ts).
+        stored: had[key] ?? 0,
+        expected: size[key] ?? 0,
       }));
   });
 }

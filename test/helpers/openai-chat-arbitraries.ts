@@ -119,7 +119,8 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 /**
  * One valid turn: usually a user message, then assistant texts and tool
  * calls (parallel, ids unique in the turn and reused by every turn) with
- * their results (in any order, some left unanswered, some error-looking).
+ * their results (in any order, some error-looking; in the last step some
+ * left pending).
  */
 export const chatTurnArb: fc.Arbitrary<ChatMessage[]> = fc
   .record({
@@ -130,7 +131,9 @@ export const chatTurnArb: fc.Arbitrary<ChatMessage[]> = fc
   .map(({ user, steps }) => {
     const out: ChatMessage[] = user === undefined ? [] : [user];
     let nextId = 0;
-    for (const step of steps) {
+    for (const [k, step] of steps.entries()) {
+      // Only the turn's last step may leave calls pending (docs/architecture.md §5 "Tool pairs").
+      const last = k === steps.length - 1;
       if (step.kind === "text") {
         out.push({ role: "assistant", content: step.content, ...step.extras } as ChatMessage);
         continue;
@@ -150,7 +153,7 @@ export const chatTurnArb: fc.Arbitrary<ChatMessage[]> = fc
       out.push(message as ChatMessage);
       for (const i of step.order) {
         const call = step.calls[i];
-        if (call === undefined || step.answered[i] === false) continue;
+        if (call === undefined || (last && step.answered[i] === false)) continue;
         out.push({
           role: "tool",
           tool_call_id: ids[i] as string,
@@ -161,9 +164,32 @@ export const chatTurnArb: fc.Arbitrary<ChatMessage[]> = fc
     return out;
   });
 
-/** A conversation as the turns a platform posts, one message array per turn. */
+/**
+ * A conversation as the turns a platform posts, one message array per turn:
+ * a turn that ends with pending calls is followed by one that begins with
+ * their results (a tool approval spanning two turns).
+ */
 export const chatConversationArb = (maxTurns = 5): fc.Arbitrary<ChatMessage[][]> =>
-  fc.array(chatTurnArb, { minLength: 1, maxLength: maxTurns });
+  fc.array(chatTurnArb, { minLength: 1, maxLength: maxTurns }).map(answerPending);
+
+/** The ids of a Chat turn's calls that no tool message of the turn answers, in call order. */
+export function pendingChatCalls(turn: readonly ChatMessage[]): string[] {
+  const answered = new Set(turn.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : [])));
+  return turn
+    .flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []))
+    .filter((id) => !answered.has(id));
+}
+
+function answerPending(turns: ChatMessage[][]): ChatMessage[][] {
+  return turns.map((turn, k) => {
+    const previous = turns[k - 1];
+    if (previous === undefined) return turn;
+    const results = pendingChatCalls(previous).map(
+      (id): ChatMessage => ({ role: "tool", tool_call_id: id, content: `approved ${id}` }),
+    );
+    return [...results, ...turn];
+  });
+}
 
 /**
  * `messages` up to the normalizations docs/architecture.md §15 allows: tool

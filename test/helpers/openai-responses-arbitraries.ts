@@ -133,7 +133,8 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 /**
  * One valid turn: usually a user message, then reasoning items, assistant
  * messages and function calls (parallel, call ids unique in the turn and
- * reused by every turn) with their outputs (some left unanswered).
+ * reused by every turn) with their outputs (in the last step some left
+ * pending).
  */
 export const responsesTurnArb: fc.Arbitrary<ResponsesItem[]> = fc
   .record({
@@ -146,6 +147,8 @@ export const responsesTurnArb: fc.Arbitrary<ResponsesItem[]> = fc
     let next = 0;
     for (const step of steps) {
       const n = next++;
+      // Only the turn's last step may leave calls pending (docs/architecture.md §5 "Tool pairs").
+      const last = n === steps.length - 1;
       switch (step.kind) {
         case "reasoning": {
           const item: Record<string, unknown> = {
@@ -185,7 +188,7 @@ export const responsesTurnArb: fc.Arbitrary<ResponsesItem[]> = fc
             });
           });
           step.calls.forEach((call, i) => {
-            if (step.answered[i] === false) return;
+            if (last && step.answered[i] === false) return;
             out.push({
               type: "function_call_output",
               call_id: ids[i] as string,
@@ -199,9 +202,37 @@ export const responsesTurnArb: fc.Arbitrary<ResponsesItem[]> = fc
     return out;
   });
 
-/** A conversation as the turns a platform posts, one `input` array per turn. */
+/**
+ * A conversation as the turns a platform posts, one `input` array per turn:
+ * a turn that ends with pending calls is followed by one that begins with
+ * their outputs (a tool approval spanning two turns).
+ */
 export const responsesConversationArb = (maxTurns = 5): fc.Arbitrary<ResponsesItem[][]> =>
-  fc.array(responsesTurnArb, { minLength: 1, maxLength: maxTurns });
+  fc.array(responsesTurnArb, { minLength: 1, maxLength: maxTurns }).map((turns) =>
+    turns.map((turn, k) => {
+      const previous = turns[k - 1];
+      if (previous === undefined) return turn;
+      const outputs = pendingResponsesCalls(previous).map(
+        (id): ResponsesItem => ({
+          type: "function_call_output",
+          call_id: id,
+          output: `approved ${id}`,
+        }),
+      );
+      return [...outputs, ...turn];
+    }),
+  );
+
+/** The call ids of a turn's function calls that no output of the turn answers, in call order. */
+export function pendingResponsesCalls(turn: readonly ResponsesItem[]): string[] {
+  const item = (i: ResponsesItem) => i as { type?: string; call_id?: string };
+  const answered = new Set(
+    turn.flatMap((i) => (item(i).type === "function_call_output" ? [item(i).call_id] : [])),
+  );
+  return turn
+    .flatMap((i) => (item(i).type === "function_call" ? [item(i).call_id as string] : []))
+    .filter((id) => !answered.has(id));
+}
 
 /**
  * `input` items up to the normalizations docs/architecture.md §15 allows: function

@@ -22,6 +22,16 @@
  *   `[compacted] <name>: <status>` line, by the winning tool policy. The name
  *   is that of the latest request with the same id in the response's turn or
  *   an earlier one, `unknown` without one.
+ * - Tool pairs (docs/architecture.md §5): a response answers a request with its
+ *   id earlier in its own turn; failing that, one in an earlier turn makes it
+ *   a carried result, and with neither it is an orphan, never in the view. A
+ *   request no later response of its turn answers is pending. A turn's
+ *   pending requests stay when it is the last turn or the next turn holds
+ *   exactly as many carried results; those results stay when they are as
+ *   many as the previous turn's pending requests, under that turn's policies
+ *   (its summary drops them, its tool policy strips or omits them, naming
+ *   the latest request up to that turn), and go before their own turn's
+ *   summary when that turn is summarized.
  */
 import type { Compaction, Entry, KnownEntry } from "../../core/events.ts";
 
@@ -78,10 +88,73 @@ function winner(compactions: readonly Compaction[], kind: Kind, turn: number): n
   return best;
 }
 
+type PairRole = "own" | "pending" | "carried" | "orphan";
+
+/** The pairing role of the tool event at `i`, by scanning the stream. */
+function pairRole(entries: readonly Entry[], turnOf: readonly number[], i: number): PairRole {
+  const entry = entries[i] as KnownEntry & { id: string };
+  const turn = turnOf[i] as number;
+  const sameId = (j: number, type: string) =>
+    entries[j]?.type === type && (entries[j] as { id?: string }).id === entry.id;
+  if (entry.type === "tool_call_request") {
+    for (let j = i + 1; j < entries.length && turnOf[j] === turn; j++) {
+      if (sameId(j, "tool_call_response")) return "own";
+    }
+    return "pending";
+  }
+  for (let j = i - 1; j >= 0; j--) {
+    if (sameId(j, "tool_call_request")) return turnOf[j] === turn ? "own" : "carried";
+  }
+  return "orphan";
+}
+
 /** The projected view of a stream, by the rules above. */
 export function referenceProject(entries: readonly Entry[]): Entry[] {
   const compactions = entries.filter((e): e is Compaction => e.type === "compaction");
-  const { turnOf } = referenceTurns(entries);
+  const { turnOf, count } = referenceTurns(entries);
+  const roles = entries.map((e, i) =>
+    e.type === "tool_call_request" || e.type === "tool_call_response"
+      ? pairRole(entries, turnOf, i)
+      : undefined,
+  );
+  const counted = (role: PairRole, turn: number) =>
+    roles.filter((r, i) => r === role && turnOf[i] === turn).length;
+  const pendingStays = (turn: number) =>
+    turn === count - 1 || counted("carried", turn + 1) === counted("pending", turn);
+  const carriedStays = (turn: number) =>
+    turn > 0 && counted("pending", turn - 1) === counted("carried", turn);
+  const toolPolicy = (turn: number) => {
+    const tools = winner(compactions, "tool_calls", turn);
+    return tools >= 0 ? (compactions[tools] as Compaction).tool_calls : undefined;
+  };
+  const strippedName = (id: string, turn: number) => {
+    let name = "unknown";
+    entries.forEach((other, j) => {
+      const request = other as KnownEntry;
+      if (request.type !== "tool_call_request" || request.id !== id) return;
+      if ((turnOf[j] as number) <= turn) name = request.name;
+    });
+    return name;
+  };
+  const response = (
+    entry: KnownEntry & { type: "tool_call_response" },
+    policyTurn: number,
+    turn: number,
+  ) => {
+    const policy = toolPolicy(policyTurn);
+    if (policy?.policy === "omit") return;
+    if (!policy?.response) {
+      out.push(entry);
+      return;
+    }
+    const status = entry.is_error ? "error" : "success";
+    out.push({ ...entry, content: `[compacted] ${strippedName(entry.id, turn)}: ${status}` });
+  };
+  const carried = (entry: KnownEntry & { type: "tool_call_response" }, turn: number) => {
+    if (!carriedStays(turn) || winner(compactions, "summary", turn - 1) >= 0) return;
+    // Named after the call it answers, in an earlier turn.
+    response(entry, turn - 1, turn - 1);
+  };
   const out: Entry[] = [];
   const seenTurns = new Set<number>();
   entries.forEach((raw, i) => {
@@ -95,6 +168,11 @@ export function referenceProject(entries: readonly Entry[]): Entry[] {
     const firstOfTurn = !seenTurns.has(turn);
     seenTurns.add(turn);
     const summary = winner(compactions, "summary", turn);
+    if (summary >= 0 && firstOfTurn) {
+      entries.forEach((other, j) => {
+        if (turnOf[j] === turn && roles[j] === "carried") carried(other as never, turn);
+      });
+    }
     if (summary >= 0) {
       const startsRun = turn === 0 || winner(compactions, "summary", turn - 1) !== summary;
       if (firstOfTurn && startsRun) {
@@ -115,24 +193,14 @@ export function referenceProject(entries: readonly Entry[]): Entry[] {
       return;
     }
     if (entry.type === "tool_call_request") {
+      if (roles[i] === "pending" && !pendingStays(turn)) return;
       if (policy?.policy === "omit") return;
       out.push(policy?.request ? { ...entry, arguments: {} } : entry);
       return;
     }
     if (entry.type === "tool_call_response") {
-      if (policy?.policy === "omit") return;
-      if (!policy?.response) {
-        out.push(entry);
-        return;
-      }
-      let name = "unknown";
-      entries.forEach((other, j) => {
-        const request = other as KnownEntry;
-        if (request.type !== "tool_call_request" || request.id !== entry.id) return;
-        if ((turnOf[j] as number) <= turn) name = request.name;
-      });
-      const status = entry.is_error ? "error" : "success";
-      out.push({ ...entry, content: `[compacted] ${name}: ${status}` });
+      if (roles[i] === "carried") carried(entry, turn);
+      else if (roles[i] === "own") response(entry, turn, turn);
       return;
     }
     out.push(entry);

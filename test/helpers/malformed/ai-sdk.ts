@@ -18,6 +18,7 @@ import {
   insertAt,
   type Json,
   type Kind,
+  LEADING_RESULTS,
   literal,
   MAX_DEPTH,
   MESSAGES_NOT_AN_ARRAY,
@@ -86,7 +87,7 @@ export const aiSdkKinds: readonly Kind[] = [
           ...INVALID,
           detail: at(
             path("messages", p, "content", 0, "toolCallId"),
-            `orphan tool result: no tool call "${literal(id)}" comes before it in this turn; post it in the turn that holds its call`,
+            `orphan tool result: no tool call "${literal(id)}" comes before it in this turn; post it in the turn that holds its call${literal(LEADING_RESULTS)}`,
           ),
         };
       }
@@ -99,7 +100,7 @@ export const aiSdkKinds: readonly Kind[] = [
         ...INVALID,
         detail: at(
           path("messages", p, "content", 0, "toolCallId"),
-          `orphan tool result: no tool call "${literal(id)}" comes before it in this turn; post it in the turn that holds its call`,
+          `orphan tool result: no tool call "${literal(id)}" comes before it in this turn; post it in the turn that holds its call${literal(LEADING_RESULTS)}`,
         ),
       };
     },

@@ -7,6 +7,7 @@ import {
   insertAt,
   type Json,
   type Kind,
+  LEADING_RESULTS,
   literal,
   MAX_DEPTH,
   MESSAGES_NOT_AN_ARRAY,
@@ -48,7 +49,15 @@ export const anthropicKinds: readonly Kind[] = [
     name: "orphan tool result",
     mutate(turn, rng, { earlierCallId }) {
       const id = rng.pick(["toolu_nowhere", earlierCallId, "call_other_format"]);
-      const i = rng.pick(indexesOf(turn, "user"));
+      // A user message after an assistant one: results leading a turn answer the previous turn's calls.
+      const firstAssistant = turn.findIndex((message) => message.role === "assistant");
+      let users = indexesOf(turn, "user").filter((u) => firstAssistant >= 0 && u > firstAssistant);
+      if (users.length === 0) {
+        if (firstAssistant < 0) turn.push({ role: "assistant", content: "ok" });
+        turn.push({ role: "user", content: [{ type: "text", text: "next" }] });
+        users = [turn.length - 1];
+      }
+      const i = rng.pick(users);
       // First in its message: the one rule it breaks is answering no call of the turn.
       contentOf(turn, i).unshift({ type: "tool_result", tool_use_id: id, content: "a result" });
       return {
@@ -58,7 +67,7 @@ export const anthropicKinds: readonly Kind[] = [
         type: PROBLEM.invalidMessages,
         detail: at(
           path("messages", i, "content", 0),
-          `tool_result for "${literal(id)}" has no tool_use earlier in this turn: post it in the turn that holds its call`,
+          `tool_result for "${literal(id)}" has no tool_use earlier in this turn: post it in the turn that holds its call${literal(LEADING_RESULTS)}`,
         ),
       };
     },
@@ -263,6 +272,8 @@ export const anthropicKinds: readonly Kind[] = [
       results.splice(k, 1);
       // A message left empty goes (adjacent messages of one role count as one).
       if (results.length === 0) turn.splice(r, 1);
+      // The turn goes on after it: a call only results follow would be pending, which is valid.
+      turn.push({ role: "user", content: [{ type: "text", text: "and then?" }] });
       return {
         variant: `no result for ${id}`,
         messages: turn,
@@ -270,7 +281,7 @@ export const anthropicKinds: readonly Kind[] = [
         type: PROBLEM.invalidMessages,
         detail: at(
           path("messages", i, "content", j),
-          `tool_use "${literal(id)}" has no tool_result in the user message right after it: post the turn once its results are in`,
+          `tool_use "${literal(id)}" has no tool_result in the user message right after it: post its result there, or end the turn with the call`,
         ),
       };
     },

@@ -294,3 +294,10 @@ export function argumentsKinds(slot: (turn: Json[], rng: Rng) => ArgumentsSlot):
     },
   ];
 }
+
+/**
+ * What an orphan result's refusal adds in every format: a turn's leading
+ * results answer the previous turn's pending calls (docs/architecture.md §5).
+ */
+export const LEADING_RESULTS =
+  " (a result for a call left pending at the end of the previous turn comes first in the next turn, before any other message)";

@@ -5,6 +5,7 @@ import {
   insertAt,
   type Json,
   type Kind,
+  LEADING_RESULTS,
   literal,
   MAX_DEPTH,
   MESSAGES_NOT_AN_ARRAY,
@@ -56,7 +57,8 @@ export const chatKinds: readonly Kind[] = [
     mutate(turn, rng, { earlierCallId }) {
       // A result for a call no message of this turn makes (maybe one of an earlier turn).
       const id = rng.pick(["call_nowhere", earlierCallId, "toolu_other_format"]);
-      const p = rng.int(turn.length + 1);
+      // After the turn's first message: results leading a turn answer the previous turn's calls.
+      const p = 1 + rng.int(turn.length);
       insertAt(turn, p, { role: "tool", tool_call_id: id, content: "a result" });
       return {
         variant: `result for ${id} at ${p}`,
@@ -65,7 +67,7 @@ export const chatKinds: readonly Kind[] = [
         type: PROBLEM.invalidMessages,
         detail: at(
           path("messages", p, "tool_call_id"),
-          `orphan tool result: no tool call "${literal(id)}" comes before it in this turn; post it in the turn that holds its call`,
+          `orphan tool result: no tool call "${literal(id)}" comes before it in this turn; post it in the turn that holds its call${literal(LEADING_RESULTS)}`,
         ),
       };
     },

@@ -12,6 +12,7 @@ import {
   insertAt,
   type Json,
   type Kind,
+  LEADING_RESULTS,
   literal,
   MAX_DEPTH,
   nested,
@@ -88,7 +89,7 @@ function ensureReasoning(turn: Json[], rng: Rng): number {
 const orphan = (p: number, id: string) =>
   at(
     path("input", p, "call_id"),
-    `orphan function_call_output: no function_call with call_id "${literal(id)}" comes before it in this turn; post it in the turn that holds its call`,
+    `orphan function_call_output: no function_call with call_id "${literal(id)}" comes before it in this turn; post it in the turn that holds its call${literal(LEADING_RESULTS)}`,
   );
 
 /** `call_id` of the item at `i`. */
@@ -98,9 +99,13 @@ export const responsesKinds: readonly Kind[] = [
   {
     name: "orphan function_call_output",
     mutate(turn, rng, { earlierCallId }) {
-      if (rng.next() < 0.4) {
+      const leads = (c: number) =>
+        turn.slice(0, c).every((item) => item.type === "function_call_output");
+      const pair = rng.next() < 0.4 ? ensureAnsweredCall(turn, rng) : undefined;
+      // Moved to the turn's leading outputs it would answer the previous turn: not an orphan.
+      if (pair !== undefined && !leads(pair[0])) {
         // The output moved before its call: answered, but not yet asked.
-        const [c, o] = ensureAnsweredCall(turn, rng);
+        const [c, o] = pair;
         const [moved] = turn.splice(o, 1) as [Json];
         insertAt(turn, c, moved);
         const id = moved.call_id as string;
@@ -113,7 +118,8 @@ export const responsesKinds: readonly Kind[] = [
       }
       // An output for a call no item of this turn makes (maybe one of an earlier turn).
       const id = rng.pick(["call_nowhere", earlierCallId, "toolu_other_format"]);
-      const p = rng.int(turn.length + 1);
+      // After the turn's first item: outputs leading a turn answer the previous turn's calls.
+      const p = 1 + rng.int(turn.length);
       insertAt(turn, p, output(id));
       return {
         variant: `output for ${id} at ${p}`,
