@@ -23,6 +23,7 @@
  */
 
 import { isEvaluationPending, RequestTimeoutError, ServiceError } from "./errors.ts";
+import { allPages, withCursor } from "./pages.ts";
 import type {
   AppendOutcome,
   CompactionDryRun,
@@ -237,7 +238,12 @@ export class AutocompactClient {
     conversation: string,
     options: JpFormatOption | ProviderFormatOption = {},
   ): Promise<Events | FormatEvents> {
-    return this.#request("GET", `${conversationPath(conversation)}/events${formatQuery(options)}`);
+    const path = `${conversationPath(conversation)}/events`;
+    const query = formatQuery(options);
+    return allPages(
+      () => this.#request("GET", withQuery(path, query)),
+      (cursor) => this.#request("GET", withQuery(path, withCursor(query, cursor))),
+    );
   }
 
   /**
@@ -268,10 +274,12 @@ export class AutocompactClient {
     conversation: string,
     options: (JpFormatOption | ProviderFormatOption) & AfterTurnOptions = {},
   ): Promise<Projection | FormatProjection> {
-    const query = new URLSearchParams();
-    if (options.format !== undefined && options.format !== "jp")
-      query.set("format", options.format);
-    return this.#read(`${conversationPath(conversation)}/projection`, query, options);
+    const path = `${conversationPath(conversation)}/projection`;
+    const query = formatQuery(options);
+    return allPages(
+      () => this.#read(path, new URLSearchParams(query), options),
+      (cursor) => this.#request("GET", withQuery(path, withCursor(query, cursor))),
+    );
   }
 
   /** `GET …/compactions`: the compactions in stream order, with their 1-based positions. */
@@ -557,11 +565,11 @@ function conversationPath(conversation: string): string {
   return `/v1/conversations/${encodeURIComponent(conversation)}`;
 }
 
-/** `?format=X` for a provider format; nothing for JP events, the default. */
-function formatQuery(options: JpFormatOption | ProviderFormatOption): string {
-  return options.format === undefined || options.format === "jp"
-    ? ""
-    : `?format=${encodeURIComponent(options.format)}`;
+/** `format=X` for a provider format; nothing for JP events, the default. */
+function formatQuery(options: JpFormatOption | ProviderFormatOption): URLSearchParams {
+  return new URLSearchParams(
+    options.format === undefined || options.format === "jp" ? {} : { format: options.format },
+  );
 }
 
 /** The body as a problem document, when it is one (a JSON object with a string `detail`). */

@@ -343,6 +343,8 @@ export interface Estimator {
 /** `GET …/events`: the raw stream, compactions included (with their source). */
 export interface Events {
   events: JpEvent[];
+  /** More turns follow (a page of the service's answer): the client's reads page through them and never return it. */
+  next_cursor?: string;
 }
 
 /**
@@ -352,7 +354,9 @@ export interface Events {
 export type FormatEvents<
   Message = unknown,
   F extends ProviderFormatName = ProviderFormatName,
-> = F extends ProviderFormatName ? { format: F } & FormatMessages<F, Message> : never;
+> = F extends ProviderFormatName
+  ? { format: F; next_cursor?: string } & FormatMessages<F, Message>
+  : never;
 
 /** Where a turn of the projected view comes from: kept as is, or a summary of a range. */
 export type ProjectionTurn = { kept: number } | { summary: { from: number; to: number } };
@@ -362,6 +366,8 @@ export interface Projection extends EvaluationProgress {
   events: JpEvent[];
   turns: ProjectionTurn[];
   estimated_tokens: number;
+  /** More turns follow (see {@link Events}): never in what the client returns. */
+  next_cursor?: string;
 }
 
 /** `GET …/projection?format=X`: the compacted view as the provider's messages. */
@@ -373,6 +379,7 @@ export type FormatProjection<
       format: F;
       estimated_tokens: number;
       turns: ProjectionTurn[];
+      next_cursor?: string;
     } & FormatMessages<F, Message>
   : never;
 

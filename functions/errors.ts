@@ -250,3 +250,15 @@ export class SetupError extends AutocompactError {
     super(message, INTERNAL, options);
   }
 }
+
+/**
+ * A paged read's cursor given for another life or compactions version of the
+ * conversation (409): the pages already read may not join up with the next
+ * ones, so the read starts again from the first page.
+ */
+export class StaleCursorError extends AutocompactError {
+  override readonly name = "StaleCursorError";
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, { status: 409, slug: "stale-cursor", title: "Cursor outdated" }, options);
+  }
+}

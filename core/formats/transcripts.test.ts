@@ -16,12 +16,7 @@ import { project } from "../projection.ts";
 import type { ProviderFormat, ToEventsOptions } from "./format.ts";
 import { invalidMessage, unsupportedMessage } from "./issues.ts";
 import { openaiChat } from "./openai-chat.ts";
-import {
-  eventsBody,
-  projectionBody,
-  streamToTranscript,
-  transcriptToStream,
-} from "./transcripts.ts";
+import { projectionBody, streamToTranscript, transcriptToStream } from "./transcripts.ts";
 
 /**
  * A format that writes each posted string as a turn start and one request,
@@ -231,30 +226,6 @@ describe("streamToTranscript", () => {
     expect(streamToTranscript(openaiChat, transcriptToStream(openaiChat, transcript))).toEqual(
       transcript,
     );
-  });
-});
-
-describe("eventsBody", () => {
-  it("names the format and puts the raw view's messages in its field", () => {
-    const raw = [...messageTurns(2), compaction(0, 0, 10, { summary: { summary: "s" } })];
-    expect(eventsBody(stubFormat("input").format, raw)).toEqual({
-      format: "stub",
-      input: ["chat_request:q0", "chat_response:m0", "chat_request:q1", "chat_response:m1"],
-    });
-    expect(eventsBody(stubFormat("messages").format, raw)).toEqual({
-      format: "stub",
-      messages: ["chat_request:q0", "chat_response:m0", "chat_request:q1", "chat_response:m1"],
-    });
-  });
-
-  it("writes the whole stream in one provider request", () => {
-    expect(eventsBody(openaiChat, messageTurns(1))).toEqual({
-      format: "openai-chat",
-      messages: [
-        { role: "user", content: "q0" },
-        { role: "assistant", content: "m0" },
-      ],
-    });
   });
 });
 

@@ -11,12 +11,7 @@ import { formatTimestamp } from "../timestamp.ts";
 import type { ProviderFormat } from "./format.ts";
 import { projectedView, rawView } from "./view.ts";
 
-/** `GET …/events?format=`: the raw stream's messages, compactions left out. */
-export function eventsBody(format: ProviderFormat, raw: readonly Entry[]) {
-  return { format: format.name, [format.field]: format.fromView(rawView(raw)) };
-}
-
-/** `GET …/projection?format=`: the next request's messages, each turn's origin and the estimate. */
+/** The next request's messages, each turn's origin and the estimate (`project --format`; the API answers it in pages). */
 export function projectionBody(
   format: ProviderFormat,
   raw: readonly Entry[],

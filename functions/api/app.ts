@@ -446,11 +446,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(routes.listEvents, async (c) => {
     const tenant = c.get("tenant");
     const { id } = c.req.valid("param");
-    const { format = "jp" } = c.req.valid("query");
+    const { format = "jp", limit, cursor } = c.req.valid("query");
+    const page = { ...(limit === undefined ? {} : { limit }), ...(cursor ? { cursor } : {}) };
     return c.json(
       format === "jp"
-        ? { events: await deps.service.events(tenant, id) }
-        : await deps.service.inFormat(tenant, id, format, "raw"),
+        ? await deps.service.events(tenant, id, page)
+        : await deps.service.inFormat(tenant, id, format, "raw", { page }),
       200,
     );
   });
@@ -462,12 +463,16 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     const tenant = c.get("tenant");
     const { id } = c.req.valid("param");
     const query = c.req.valid("query");
-    const { format = "jp" } = query;
+    const { format = "jp", limit, cursor } = query;
     const wait = evaluationWait(query);
+    const page = { ...(limit === undefined ? {} : { limit }), ...(cursor ? { cursor } : {}) };
     return c.json(
       format === "jp"
-        ? await deps.service.projection(tenant, id, wait)
-        : await deps.service.inFormat(tenant, id, format, "projected", wait),
+        ? await deps.service.projection(tenant, id, wait, page)
+        : await deps.service.inFormat(tenant, id, format, "projected", {
+            ...(wait ? { wait } : {}),
+            page,
+          }),
       200,
     );
   });

@@ -62,5 +62,13 @@ export const EvaluationPendingProblem = ProblemSchema.extend({
     "An RFC 9457 problem: no evaluation had decided on `after_turn` when the wait ran out (`Retry-After` says when to ask again); `evaluated_through` and `decided_through` say how far evaluations got.",
 });
 
+/** The 409 of a paged read whose cursor was given for another life or compactions version of the conversation. */
+export const StaleCursorProblem = ProblemSchema.extend({
+  type: z.literal("/problems/stale-cursor"),
+}).openapi("StaleCursorProblem", {
+  description:
+    "An RFC 9457 problem: the pages read so far may not join up with the next ones (a compaction was added or removed, or the conversation recreated); read again without `cursor`.",
+});
+
 /** What API Gateway answers when it throttles (its own body, not a problem). */
 export const GatewayMessage = z.object({ message: z.string() }).openapi("GatewayMessage");

@@ -242,8 +242,16 @@ const inEachFormat = (suffix: string, fields: Record<string, z.ZodType>) =>
       .openapi(`${pascal(format.name)}${suffix}`),
   );
 
-/** Response of `GET …/events` (JP events): the raw stream. */
-export const EventsResponse = z.object({ events: z.array(Event) }).openapi("Events");
+/** `next_cursor` of a paged read (functions/conversations/paged-reads.ts): absent on the last page. */
+const NextCursor = {
+  next_cursor: z.string().optional().openapi({
+    description:
+      "Present when more turns follow: pass it as `cursor` for the next page. Absent on the last page.",
+  }),
+};
+
+/** Response of `GET …/events` (JP events): a page of the raw stream. */
+export const EventsResponse = z.object({ events: z.array(Event), ...NextCursor }).openapi("Events");
 
 /** Response of `GET …/projection` (JP events). */
 export const ProjectionResponse = z
@@ -252,12 +260,13 @@ export const ProjectionResponse = z
     turns: TurnOrigins,
     estimated_tokens: z.number(),
     ...ProgressFields,
+    ...NextCursor,
   })
   .openapi("Projection");
 
 /** Response of `GET …/events`: the raw stream, or (`?format=`) its messages, compactions left out. */
 export const EventsInAnyFormat = z
-  .union([EventsResponse, ...inEachFormat("Events", {})])
+  .union([EventsResponse, ...inEachFormat("Events", NextCursor)])
   .openapi("EventsInAnyFormat");
 
 /** Response of `GET …/projection`: the JP view, or (`?format=`) the next request's messages. */
@@ -268,6 +277,7 @@ export const ProjectionInAnyFormat = z
       turns: TurnOrigins,
       estimated_tokens: z.number(),
       ...ProgressFields,
+      ...NextCursor,
     }),
   ])
   .openapi("ProjectionInAnyFormat");

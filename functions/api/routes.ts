@@ -15,6 +15,7 @@ import {
   GatewayMessage,
   IdempotencyConflictProblem,
   ProblemSchema,
+  StaleCursorProblem,
   TurnConflictProblem,
   WebhookIdReusedProblem,
 } from "./problem-schemas.ts";
@@ -43,7 +44,7 @@ import {
   CompactionQuery,
   ConfigBody,
   ConversationParams,
-  FormatQuery,
+  EventsQuery,
   IdempotencyHeaders,
   ListQuery,
   NotificationBody,
@@ -119,6 +120,10 @@ const notFound = problem(
 const pending = problemOf(
   "With `after_turn` (`/problems/evaluation-pending`): no evaluation had decided on that turn when the wait ran out; `evaluated_through` and `decided_through` say how far they got. Retry after `Retry-After` seconds, or wait longer.",
   EvaluationPendingProblem,
+);
+const staleCursor = problemOf(
+  "With `cursor` (`/problems/stale-cursor`): the conversation's compactions changed, or it was deleted and recreated, since the cursor was given; read again from the first page.",
+  StaleCursorProblem,
 );
 const tooLarge = problem("The body is larger than the limit (5 MB unless configured).");
 const notJson = problem(
@@ -209,6 +214,7 @@ const conversationRead = <
       200: json(description, schema),
       ...conversation,
       404: notFound,
+      ...("cursor" in query.shape ? { 409: staleCursor } : {}),
       ...("after_turn" in query.shape ? { 503: pending } : {}),
     },
   });
@@ -228,7 +234,7 @@ export const listEvents = conversationRead(
   "The raw stream: JP events, compactions included (with their source); or, with `?format=`, its messages in that provider format, compactions left out (read them at `/compactions`)",
   "The raw stream.",
   EventsInAnyFormat,
-  FormatQuery,
+  EventsQuery,
 );
 
 export const getProjection = conversationRead(

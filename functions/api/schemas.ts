@@ -18,6 +18,7 @@ import {
 import { TurnUsageSchema } from "../../core/turn-validation.ts";
 import { MAX_TURN } from "../../core/turns.ts";
 import { MAX_WAIT_SECONDS } from "../conversations/evaluation-wait.ts";
+import { DEFAULT_PAGE_TURNS, MAX_PAGE_TURNS, PAGE_BYTES } from "../conversations/paged-reads.ts";
 import { MAX_URL_LENGTH } from "../notifications/url-safety.ts";
 import { MAX_LIST_LIMIT, NOTIFICATION_TYPES } from "../ports.ts";
 
@@ -276,10 +277,34 @@ const AfterTurnFields = {
 /** The query of `GET /v1/conversations/{id}`. */
 export const SummaryQuery = z.strictObject(AfterTurnFields);
 
+/** `limit` and `cursor` of the paged reads (functions/conversations/paged-reads.ts). */
+const PageFields = {
+  limit: z
+    .string()
+    .regex(/^\d{1,5}$/, `limit must be a whole number from 1 to ${MAX_PAGE_TURNS}`)
+    .transform(Number)
+    .refine(
+      (limit) => limit >= 1 && limit <= MAX_PAGE_TURNS,
+      `limit must be a whole number from 1 to ${MAX_PAGE_TURNS}`,
+    )
+    .optional()
+    .openapi({
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_PAGE_TURNS,
+      description: `Turns per page (default ${DEFAULT_PAGE_TURNS}). A page also stops before the turn that would take it past ${PAGE_BYTES} bytes (a turn larger than that alone is a page of its own).`,
+    }),
+  cursor: z.string().min(1).max(2048).optional().openapi({
+    description:
+      "The `next_cursor` of the previous page, unchanged (opaque). A cursor given before the conversation's compactions changed (or before it was recreated) is refused with 409 `stale-cursor`: read again from the first page.",
+  }),
+};
+
 /** The query of `GET …/projection`. */
 export const ProjectionQuery = z.strictObject({
   format: FormatName.optional(),
   ...AfterTurnFields,
+  ...PageFields,
 });
 
 /** The query of `POST …/turns`: `wait=S` answers once the posted turn has been evaluated. */
@@ -317,8 +342,8 @@ export const CompactionQuery = z.strictObject({
   }),
 });
 
-/** `?format=` of `GET …/events` and `GET …/projection`. */
-export const FormatQuery = z.strictObject({ format: FormatName.optional() });
+/** The query of `GET …/events`: `?format=` and the page. */
+export const EventsQuery = z.strictObject({ format: FormatName.optional(), ...PageFields });
 
 /** A notification event type (docs/architecture.md §16). */
 export const NotificationTypeSchema = z.enum(NOTIFICATION_TYPES);

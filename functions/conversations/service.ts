@@ -1,11 +1,9 @@
 import { estimateTokens, resolveEstimator } from "../../core/calibration.ts";
 import { type AutoConfigLayer, mergeLayers } from "../../core/config.ts";
-import { estimateView } from "../../core/estimate.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
+import type { ProviderFormat } from "../../core/formats/format.ts";
 import { providerFormat } from "../../core/formats/index.ts";
-import { eventsBody, projectionBody } from "../../core/formats/transcripts.ts";
 import type { ManualRequest } from "../../core/manual.ts";
-import { project } from "../../core/projection.ts";
 import { resetSelection } from "../../core/rules.ts";
 import { measureTurn } from "../../core/sizes.ts";
 import { CorruptDataError, TurnConflictError } from "../errors.ts";
@@ -47,6 +45,7 @@ import {
   prepareManualCompaction,
   requireHead,
 } from "./manual-compaction.ts";
+import { cursorField, type PageRequest, projectedAnswer, rawPage } from "./paged-reads.ts";
 import {
   answersEarlierTurns,
   latestEventMillis,
@@ -306,18 +305,19 @@ export class ConversationService {
   }
 
   /**
-   * The head (see {@link #headAfter}) and the raw stream as it is after it. A
-   * delete running meanwhile can remove chunks the read was following
+   * `read` of the head (see {@link #headAfter}) and what follows it. A delete
+   * running meanwhile can remove chunks the read was following
    * ({@link CorruptDataError}): then the answer is what it is once the delete
    * is done, not found.
    */
-  async #readStream(
+  async #afterHead<T>(
     ref: ConversationRef,
-    wait?: EvaluationWait,
-  ): Promise<{ head: ConversationHead; raw: Entry[] }> {
+    wait: EvaluationWait | undefined,
+    read: (head: ConversationHead) => Promise<T>,
+  ): Promise<T> {
     const head = await this.#headAfter(ref, wait);
     try {
-      return { head, raw: await readStream(this.#store, ref) };
+      return await read(head);
     } catch (error) {
       if (error instanceof CorruptDataError) await this.#requireHead(ref);
       throw error;
@@ -341,39 +341,72 @@ export class ConversationService {
     };
   }
 
-  /** The raw stream, compactions included. */
-  async events(tenant: Tenant, conversation: string): Promise<Entry[]> {
-    return (await this.#readStream({ tenant: tenant.id, conversation })).raw;
-  }
-
-  /** The projected view the next LLM call should see, and how far evaluations had got. */
-  async projection(tenant: Tenant, conversation: string, wait?: EvaluationWait) {
-    const { head, raw } = await this.#readStream({ tenant: tenant.id, conversation }, wait);
-    const { entries, turns } = project(raw);
-    return {
-      events: entries,
-      turns,
-      estimated_tokens: estimateView(entries).estimated_tokens,
-      ...progressOf(head),
-    };
+  /** A page of the raw stream, compactions included (functions/conversations/paged-reads.ts). */
+  async events(
+    tenant: Tenant,
+    conversation: string,
+    page: PageRequest = {},
+  ): Promise<{ events: Entry[]; next_cursor?: string }> {
+    const read = await this.#rawPage({ tenant: tenant.id, conversation }, page);
+    return { events: read.items as Entry[], ...cursorField(read) };
   }
 
   /**
-   * A view in a provider format (docs/architecture.md §15): the projected one, ready
-   * for the next call, with its turns' origins and estimate; or the raw one,
-   * compactions left out (read them at `/compactions`).
+   * A page of the projected view the next LLM call should see, each of its
+   * turns' origins, the whole view's estimate, and how far evaluations had got.
+   */
+  async projection(
+    tenant: Tenant,
+    conversation: string,
+    wait?: EvaluationWait,
+    page: PageRequest = {},
+  ) {
+    const { read, ...rest } = await this.#projectedPage(
+      { tenant: tenant.id, conversation },
+      wait,
+      page,
+    );
+    return { events: read.items as Entry[], ...rest, ...cursorField(read) };
+  }
+
+  /**
+   * A page of a view in a provider format (docs/architecture.md §15): the
+   * projected one, ready for the next call, with its turns' origins and
+   * estimate; or the raw one, compactions left out (read them at `/compactions`).
    */
   async inFormat(
     tenant: Tenant,
     conversation: string,
     format: string,
     view: "raw" | "projected",
-    wait?: EvaluationWait,
+    options: { readonly wait?: EvaluationWait; readonly page?: PageRequest } = {},
   ): Promise<Record<string, unknown>> {
     const codec = providerFormat(format);
-    const { head, raw } = await this.#readStream({ tenant: tenant.id, conversation }, wait);
-    if (view === "raw") return eventsBody(codec, raw);
-    return { ...projectionBody(codec, raw), ...progressOf(head) };
+    const ref = { tenant: tenant.id, conversation };
+    const page = options.page ?? {};
+    if (view === "raw") {
+      const read = await this.#rawPage(ref, page, codec);
+      return { format: codec.name, [codec.field]: read.items, ...cursorField(read) };
+    }
+    const { read, ...rest } = await this.#projectedPage(ref, options.wait, page, codec);
+    return { format: codec.name, [codec.field]: read.items, ...rest, ...cursorField(read) };
+  }
+
+  /** A page of the raw stream. */
+  #rawPage(ref: ConversationRef, page: PageRequest, codec?: ProviderFormat) {
+    return this.#afterHead(ref, undefined, (head) => rawPage(this.#store, ref, head, page, codec));
+  }
+
+  /** A page of the projected view, its turns' origins, the whole view's estimate and the progress. */
+  #projectedPage(
+    ref: ConversationRef,
+    wait: EvaluationWait | undefined,
+    page: PageRequest,
+    codec?: ProviderFormat,
+  ) {
+    return this.#afterHead(ref, wait, async (head) =>
+      projectedAnswer(await readStream(this.#store, ref), head, page, codec),
+    );
   }
 
   /** The compactions, with their 1-based positions. */

@@ -51,10 +51,14 @@ export async function readStream(store: ConversationStore, ref: ConversationRef)
   );
 }
 
-/** Places compactions after the turn they were added after, in stream order. */
+/**
+ * Places compactions after the turn they were added after, in stream order;
+ * `turnEvents` are the turns from `first` on (a page of them, functions/conversations/paged-reads.ts).
+ */
 export function interleave(
   turnEvents: readonly Entry[][],
   compactions: readonly StoredCompaction[],
+  first = 0,
 ): Entry[] {
   const out: Entry[] = [];
   let next = 0;
@@ -67,10 +71,10 @@ export function interleave(
       next++;
     }
   };
-  flush(-1);
-  turnEvents.forEach((events, turn) => {
+  flush(first - 1);
+  turnEvents.forEach((events, index) => {
     out.push(...events);
-    flush(turn);
+    flush(first + index);
   });
   for (; next < compactions.length; next++)
     out.push((compactions[next] as StoredCompaction).compaction);

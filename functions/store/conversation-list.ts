@@ -5,7 +5,8 @@
  * tenant is never in the cursor: a page is always read for the tenant of the
  * API key, so a cursor cannot reach another tenant's list.
  */
-import { InvalidInputError } from "../../core/errors.ts";
+import type { InvalidInputError } from "../../core/errors.ts";
+import { cursorRefused, decodeCursor, encodeCursor } from "../cursors.ts";
 import type { ConversationHead, ListedConversation } from "../ports.ts";
 
 /** What the list shows of `conversation`, whose head is `head`. */
@@ -32,25 +33,12 @@ export interface ListPosition {
 
 /** The opaque cursor of `position`. */
 export function encodeListCursor(position: ListPosition): string {
-  return Buffer.from(JSON.stringify([position.active_at, position.conversation]), "utf8").toString(
-    "base64url",
-  );
+  return encodeCursor([position.active_at, position.conversation]);
 }
 
 /** The position a cursor of {@link encodeListCursor} holds; anything else is an {@link InvalidInputError}. */
 export function decodeListCursor(cursor: string): ListPosition {
-  const refuse = (why: string) =>
-    new InvalidInputError(
-      `cursor is not one this API gave (${why}): pass a page's next_cursor unchanged, or leave it out for the first page`,
-      { issues: [{ pointer: "/cursor", detail: why }] },
-    );
-  if (!/^[A-Za-z0-9_-]{1,1400}$/.test(cursor)) throw refuse("not base64url");
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    throw refuse("not a page position");
-  }
+  const value = decodeCursor(cursor);
   if (
     !Array.isArray(value) ||
     value.length !== 2 ||
@@ -59,7 +47,7 @@ export function decodeListCursor(cursor: string): ListPosition {
     typeof value[1] !== "string" ||
     value[1] === ""
   ) {
-    throw refuse("not a page position");
+    throw cursorRefused("not a page position");
   }
   return { active_at: value[0] as number, conversation: value[1] as string };
 }

@@ -101,6 +101,17 @@ export function messageTurn(t: number): Entry[] {
   return [turnStart(t), request(`q${t}`, t), message(`m${t}`, t)];
 }
 
+/** Turn `t` with one tool call whose output is `bytes` ASCII characters (a turn too big to page with others). */
+export function bigToolTurn(t: number, bytes: number): Entry[] {
+  return [
+    turnStart(t),
+    request(`read file ${t}`, t),
+    toolCall(`c${t}`, "read", {}, t),
+    toolResult(`c${t}`, String(t % 10).repeat(bytes), false, t),
+    message(`done ${t}`, t),
+  ];
+}
+
 /** `n` turns of `turn_start`, request `q{t}`, message `m{t}`. */
 export function messageTurns(n: number): Entry[] {
   return Array.from({ length: n }, (_, t) => messageTurn(t)).flat();

@@ -171,7 +171,7 @@ describe("auto compaction with a summary rule", () => {
     expect(trigger.summary_latency_ms).toBeGreaterThanOrEqual(0);
 
     // The projected view is core's projection of the stored stream with that band.
-    const events = await h.service.events(ALICE, CONVERSATION);
+    const { events } = await h.service.events(ALICE, CONVERSATION);
     expect(events).toEqual([...rawStream(8), compaction]);
     const expected = project(events);
     const view = await h.service.projection(ALICE, CONVERSATION);
@@ -226,7 +226,7 @@ describe("auto compaction with a summary rule", () => {
         await expect(failure).rejects.toBeInstanceOf(errorClass);
         await expect(failure).rejects.toMatchObject({ type });
         expect(await h.service.summary(ALICE, CONVERSATION)).toEqual(before);
-        expect(await h.service.events(ALICE, CONVERSATION)).toEqual(rawStream(8));
+        expect(await h.service.events(ALICE, CONVERSATION)).toEqual({ events: rawStream(8) });
       }
       expect(stub.requests).toHaveLength(2);
 
@@ -268,7 +268,7 @@ describe("auto compaction with a summary rule", () => {
     expect(outcome).toMatchObject({ status: 504, type: "/problems/summary-timeout" });
     expect((outcome as Error).message).toContain("turns 1..4: no summary before the deadline");
     expect(await h.service.summary(ALICE, CONVERSATION)).toEqual(before);
-    expect(await h.service.events(ALICE, CONVERSATION)).toEqual(rawStream(8));
+    expect(await h.service.events(ALICE, CONVERSATION)).toEqual({ events: rawStream(8) });
   });
 
   it("reports the failed record to SQS as a batch item failure (so it is received again)", async () => {
@@ -378,7 +378,9 @@ describe("manual summary compaction", () => {
     expect(user).not.toContain(SUMMARY_REQUEST_CONTENT);
 
     const view = await h.service.projection(ALICE, CONVERSATION);
-    expect(view.events).toEqual(project(await h.service.events(ALICE, CONVERSATION)).entries);
+    expect(view.events).toEqual(
+      project((await h.service.events(ALICE, CONVERSATION)).events).entries,
+    );
     expect(view.turns).toEqual([
       { kept: 0 },
       { kept: 1 },
