@@ -19,7 +19,12 @@ import { type Projection, project } from "../../core/projection.ts";
 import { indexTurns } from "../../core/turns.ts";
 import { cursorRefused, decodeCursor, encodeCursor } from "../cursors.ts";
 import { StaleCursorError } from "../errors.ts";
-import type { ConversationHead, ConversationRef, ConversationStore } from "../ports.ts";
+import type {
+  ConversationHead,
+  ConversationRef,
+  ConversationStore,
+  TurnSizeRecord,
+} from "../ports.ts";
 import { progressOf } from "./evaluation-wait.ts";
 import { interleave } from "./state.ts";
 
@@ -114,12 +119,7 @@ export interface Page<T> {
  * the bytes of the events as JSON, so turns past this budget are never in
  * the page and need not be read.
  */
-function charsOf(size: {
-  text: number;
-  reasoning: number;
-  tool_requests: number;
-  tool_responses: number;
-}) {
+function charsOf({ size }: TurnSizeRecord) {
   return size.text + size.reasoning + size.tool_requests + size.tool_responses;
 }
 
@@ -143,19 +143,27 @@ export async function rawPage(
     store.listTurnSizes(ref),
     store.listCompactions(ref),
   ]);
-  // The read window: turns whose characters alone stay within the budget, and one more.
+  // The read window: the turns whose characters alone stay within the budget (at least one).
   let window = from;
   for (let chars = 0; window < sizes.length && window - from < limit; window++) {
-    chars += charsOf((sizes[window] as { size: Parameters<typeof charsOf>[0] }).size);
+    chars += charsOf(sizes[window] as TurnSizeRecord);
     if (chars > PAGE_BYTES && window > from) break;
   }
   const turns = window > from ? await store.readTurns(ref, from, window - 1) : [];
   const count = from + turns.length;
   const views = format ? turns.map((turn) => rawView(turn.events)) : [];
+  // A JP page holds the compactions after its turns too (those before turn 0 go with it).
+  const compactionBytes = new Map<number, number>();
+  if (!format) {
+    for (const c of compactions) {
+      const t = Math.max(0, c.after_turn);
+      compactionBytes.set(t, (compactionBytes.get(t) ?? 0) + jsonBytes(c.compaction) + 1);
+    }
+  }
   const bytes = (t: number) =>
     format
       ? jsonBytes(format.fromView(views[t - from] as ProviderView))
-      : jsonBytes((turns[t - from] as { events: Entry[] }).events);
+      : jsonBytes((turns[t - from] as { events: Entry[] }).events) + (compactionBytes.get(t) ?? 0);
   const to = pageEnd(from, count, limit, bytes);
   // The last page: no stored turn is left after it (turns appended since are).
   const last = to >= sizes.length;
@@ -207,6 +215,8 @@ function projectedPage(
     const byTurn = new Map<number, number>();
     projection.entries.forEach((entry, i) => {
       const t = turnOfEntry(i);
+      // Only the turns the page can hold are measured.
+      if (t < from || t >= from + limit) return;
       byTurn.set(t, (byTurn.get(t) ?? 0) + jsonBytes(entry) + 1);
     });
     to = pageEnd(from, count, limit, (t) => originBytes(t) + (byTurn.get(t) ?? 0));

@@ -89,7 +89,37 @@ describe("a conversation larger than 5 MiB", () => {
     expect(read.map((p) => (p.body.events as Entry[]).length)).toEqual([5, 5, 5]);
     expect(read[1]?.bytes).toBeGreaterThan(FIVE_MIB);
   });
+
+  it("counts the compactions a page holds after its turns", async () => {
+    const h = harness({
+      summarizer: {
+        summarize: async () => ({ text: "s".repeat(1_000_000), model: "stub", latency_ms: 1 }),
+      },
+    });
+    await post(
+      h,
+      "bands",
+      [0, 1, 2].map((t) => bigToolTurn(t, 1_500_000)),
+    );
+    // A 1 MB summary band added after turn 2, then turn 3.
+    const band = await h.request("POST", "/v1/conversations/bands/compactions", { spec: "s:0..0" });
+    expect(band.status).toBe(201);
+    const posted = await h.request("POST", "/v1/conversations/bands/turns", {
+      turn: 3,
+      events: bigToolTurn(3, 1_500_000),
+    });
+    expect(posted.status).toBe(202);
+    const read = await pages(h, "/v1/conversations/bands/events");
+    for (const page of read) expect(page.bytes).toBeLessThanOrEqual(FIVE_MIB);
+    expect(read.map((p) => (p.body.events as Entry[]).map((e) => e.type).join(","))).toEqual([
+      Array(2).fill(TURN_TYPES).join(","),
+      [TURN_TYPES, "compaction", TURN_TYPES].join(","),
+    ]);
+  });
 });
+
+/** The entry types of {@link bigToolTurn}. */
+const TURN_TYPES = "turn_start,chat_request,tool_call_request,tool_call_response,chat_response";
 
 describe("limit and cursor", () => {
   async function fiveTurns() {
