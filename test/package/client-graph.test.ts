@@ -44,6 +44,7 @@ describe("autocompact/client's module graph", () => {
     expect(Object.keys(metafile.inputs).sort()).toEqual([
       "client/errors.ts",
       "client/index.ts",
+      "client/pages.ts",
       "client/types.ts",
       "core/errors.ts",
     ]);
