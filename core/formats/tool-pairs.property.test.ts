@@ -6,7 +6,8 @@
  * so does the view of the conversation cut after any turn (a request prefix:
  * the platform then appends the pending calls' results). The rules are
  * checked by test/helpers/tool-pair-rules.ts and anthropic-rules.ts, which
- * share no code with the formats or the projection.
+ * share no code with the formats or the projection; the view itself equals
+ * the independent reference projection's, and the per-turn sizes its size.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -17,6 +18,7 @@ import {
   openaiResponsesInputErrors,
 } from "../../test/helpers/openai-schema.ts";
 import { propertyRuns } from "../../test/helpers/property.ts";
+import { referenceProject } from "../../test/helpers/reference-projection.ts";
 import {
   aiSdkPairViolations,
   chatPairViolations,
@@ -24,7 +26,7 @@ import {
 } from "../../test/helpers/tool-pair-rules.ts";
 import { estimateStream } from "../estimate.ts";
 import type { Compaction, Entry } from "../events.ts";
-import { compactionsOf } from "../projection.ts";
+import { compactionsOf, project } from "../projection.ts";
 import { measureStream, projectedCharsFromSizes } from "../sizes.ts";
 import { checkTurnShape } from "../turn-validation.ts";
 import { aiSdk } from "./ai-sdk.ts";
@@ -214,6 +216,7 @@ describe("tool pairs in every format's view (docs/architecture.md §5)", () => {
         for (let k = 0; k < turns.length; k++) {
           const stream = cutAfter(turns, compactions, k);
           expect(violations(stream)).toEqual([]);
+          expect(project(stream).entries).toEqual(referenceProject(stream));
           // One home for the rule: the per-turn sizes give the projection's size.
           expect(projectedCharsFromSizes(measureStream(stream), compactionsOf(stream))).toBe(
             estimateStream(stream).chars,
