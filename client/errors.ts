@@ -4,7 +4,12 @@
  */
 
 import { AutocompactError } from "../core/errors.ts";
-import type { EvaluationPendingProblem, Problem } from "./types.ts";
+import type {
+  EvaluationPendingProblem,
+  Problem,
+  RateLimitedProblem,
+  SummaryBudgetProblem,
+} from "./types.ts";
 
 /** A failed request: the service's problem detail, or the transport error. */
 export class ServiceError extends AutocompactError {
@@ -54,5 +59,23 @@ export function isEvaluationPending(
     error.status === 503 &&
     error.problem?.type === "/problems/evaluation-pending" &&
     typeof error.problem.after_turn === "number"
+  );
+}
+
+/**
+ * Whether `error` is a 429 of the tenant's limits: `/problems/rate-limited`
+ * (its requests a second or its waiting reads; retry after
+ * `problem.retry_after` seconds) or `/problems/summary-budget` (its summary
+ * tokens of the day; summaries resume at `problem.resets_at`). The client
+ * does not retry these itself. The API gateway's own 429 has no problem.
+ */
+export function isRateLimited(
+  error: unknown,
+): error is ServiceError & { readonly problem: RateLimitedProblem | SummaryBudgetProblem } {
+  return (
+    error instanceof ServiceError &&
+    error.status === 429 &&
+    (error.problem?.type === "/problems/rate-limited" ||
+      error.problem?.type === "/problems/summary-budget")
   );
 }

@@ -55,7 +55,7 @@ import type {
   Verification,
 } from "./types.ts";
 
-export { isEvaluationPending, RequestTimeoutError, ServiceError } from "./errors.ts";
+export { isEvaluationPending, isRateLimited, RequestTimeoutError, ServiceError } from "./errors.ts";
 export type * from "./types.ts";
 
 /** How to reach the service. */

@@ -549,6 +549,28 @@ export interface EvaluationPendingProblem extends Problem, EvaluationProgress {
   after_turn: number;
 }
 
+/**
+ * The 429 of a tenant over one of its limits on the instance that answered:
+ * its requests a second, or its concurrent waiting reads (`limit`). Retry
+ * after `retry_after` seconds (the answer's `Retry-After`).
+ */
+export interface RateLimitedProblem extends Problem {
+  type: "/problems/rate-limited";
+  limit: "requests_per_second" | "waiting_reads";
+  retry_after: number;
+}
+
+/**
+ * The 429 of a manual or dry-run summary once the tenant's summary tokens of
+ * the UTC day are used up: they resume at `resets_at` (the next UTC midnight).
+ */
+export interface SummaryBudgetProblem extends Problem {
+  type: "/problems/summary-budget";
+  summary_tokens_per_day: number;
+  summary_tokens_used: number;
+  resets_at: string;
+}
+
 /** What the deployed stack's API gateway answers when it throttles (429; not a problem). */
 export interface GatewayMessage {
   message: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { resolveContextWindow } from "../core/catalog.ts";
-import { readEnvironment } from "./env.ts";
+import { readEnvironment, readLimitDefaults } from "./env.ts";
 
 describe("readEnvironment", () => {
   it("extends the bundled model catalog with MODEL_CATALOG instead of replacing it", () => {
@@ -40,6 +40,32 @@ describe("readEnvironment", () => {
   it("names the variable that is wrong", () => {
     expect(() => readEnvironment({ TABLE_NAME: "table", MODEL_CATALOG: '{"m":-1}' })).toThrow(
       /MODEL_CATALOG/,
+    );
+  });
+});
+
+describe("readLimitDefaults", () => {
+  it("defaults to 50 requests a second, a burst of 100, 100 waiting reads and 2,000,000 summary tokens a day", () => {
+    expect(readLimitDefaults({})).toEqual({
+      requests_per_second: 50,
+      burst: 100,
+      waiting_reads: 100,
+      summary_tokens_per_day: 2_000_000,
+    });
+    expect(readEnvironment({ TABLE_NAME: "table", TENANT_WAITING_READS: "7" }).limits).toEqual({
+      requests_per_second: 50,
+      burst: 100,
+      waiting_reads: 7,
+      summary_tokens_per_day: 2_000_000,
+    });
+  });
+
+  it("names the variable of a limit that is not a whole number from 1", () => {
+    expect(() => readLimitDefaults({ TENANT_REQUESTS_PER_SECOND: "0" })).toThrow(
+      "invalid environment: TENANT_REQUESTS_PER_SECOND: must be at least 1 requests a second",
+    );
+    expect(() => readLimitDefaults({ TENANT_SUMMARY_TOKENS_PER_DAY: "1.5" })).toThrow(
+      "TENANT_SUMMARY_TOKENS_PER_DAY: must be a whole number of tokens",
     );
   });
 });

@@ -7,6 +7,7 @@ import { DEFAULT_MODEL_CATALOG, type ModelCatalog } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
 import { issueLines } from "../core/issues.ts";
 import { SetupError } from "./errors.ts";
+import type { TenantLimits } from "./ports.ts";
 
 const jsonOf = <T extends z.ZodType>(schema: T) =>
   z.string().transform((text, ctx): z.output<T> => {
@@ -25,6 +26,40 @@ const jsonOf = <T extends z.ZodType>(schema: T) =>
     }
     return result.data;
   });
+
+const count = (what: string) =>
+  z.coerce.number().int(`must be a whole number of ${what}`).positive(`must be at least 1 ${what}`);
+
+/** The deployment's default tenant limits (docs/architecture.md §8); a tenant's own override them. */
+const LimitsSchema = z.object({
+  TENANT_REQUESTS_PER_SECOND: count("requests a second").default(50),
+  TENANT_REQUEST_BURST: count("requests").default(100),
+  TENANT_WAITING_READS: count("reads").default(100),
+  TENANT_SUMMARY_TOKENS_PER_DAY: count("tokens").default(2_000_000),
+});
+
+/** Every tenant limit, defaults filled in. */
+export type LimitDefaults = Required<TenantLimits>;
+
+/**
+ * The default tenant limits of an environment (the API Lambda's and the
+ * local runtime's); a bad value fails with a message naming the variable.
+ */
+export function readLimitDefaults(
+  env: Readonly<Record<string, string | undefined>>,
+): LimitDefaults {
+  const result = LimitsSchema.safeParse(env);
+  if (!result.success) {
+    throw new SetupError(`invalid environment: ${issueLines(result.error.issues).join("; ")}`);
+  }
+  const e = result.data;
+  return {
+    requests_per_second: e.TENANT_REQUESTS_PER_SECOND,
+    burst: e.TENANT_REQUEST_BURST,
+    waiting_reads: e.TENANT_WAITING_READS,
+    summary_tokens_per_day: e.TENANT_SUMMARY_TOKENS_PER_DAY,
+  };
+}
 
 const EnvSchema = z.object({
   TABLE_NAME: z.string().min(3, "must name the DynamoDB table (3+ characters)"),
@@ -72,6 +107,8 @@ export interface Environment {
   readonly summaryTimeoutMs?: number;
   readonly webhookSecretsKeyArn?: string;
   readonly eventBusName?: string;
+  /** The default tenant limits ({@link readLimitDefaults}). */
+  readonly limits: LimitDefaults;
 }
 
 /** Validates an environment (`process.env` at the entry points). */
@@ -97,8 +134,10 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
       "invalid environment: OPENAI_BASE_URL: required when SUMMARIZER is openai-compatible",
     );
   }
+  const limits = readLimitDefaults(env);
   return {
     tableName: e.TABLE_NAME,
+    limits,
     logLevel: e.LOG_LEVEL.toUpperCase(),
     serviceConfig,
     summarizer: e.SUMMARIZER,

@@ -252,6 +252,66 @@ export class SetupError extends AutocompactError {
 }
 
 /**
+ * A tenant over one of its per-process limits (functions/api/limits.ts): its
+ * request rate, or its concurrent waiting reads (429 with `Retry-After`).
+ */
+export class RateLimitedError extends AutocompactError {
+  override readonly name = "RateLimitedError";
+  constructor(
+    message: string,
+    /** Which limit: `requests_per_second` or `waiting_reads`. */
+    readonly limit: "requests_per_second" | "waiting_reads",
+    /** The `Retry-After` the answer carries, in whole seconds (at least 1). */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, { status: 429, slug: "rate-limited", title: "Too many requests" });
+  }
+
+  override problemExtensions(): Record<string, unknown> {
+    return { limit: this.limit, retry_after: this.retryAfterSeconds };
+  }
+
+  override responseHeaders(): Record<string, string> {
+    return { "Retry-After": String(this.retryAfterSeconds) };
+  }
+}
+
+/**
+ * A manual or dry-run summary refused: the tenant's summary tokens of the
+ * (UTC) day are used up (429 with `Retry-After` until the day resets).
+ */
+export class SummaryBudgetError extends AutocompactError {
+  override readonly name = "SummaryBudgetError";
+  constructor(
+    message: string,
+    /** The day's budget and what was used of it, in tokens. */
+    readonly budget: { readonly limit: number; readonly used: number },
+    /** When the budget resets (the next UTC midnight), ms since the epoch. */
+    readonly resetsAtMs: number,
+    /** Now, ms since the epoch: `Retry-After` is counted from it. */
+    nowMs: number,
+  ) {
+    super(message, { status: 429, slug: "summary-budget", title: "Summary budget used up" });
+    this.retryAfterSeconds = Math.max(1, Math.ceil((resetsAtMs - nowMs) / 1000));
+  }
+
+  /** Seconds until the budget resets (at least 1). */
+  readonly retryAfterSeconds: number;
+
+  override problemExtensions(): Record<string, unknown> {
+    return {
+      summary_tokens_per_day: this.budget.limit,
+      summary_tokens_used: this.budget.used,
+      resets_at: new Date(this.resetsAtMs).toISOString(),
+    };
+  }
+
+  override responseHeaders(): Record<string, string> {
+    return { "Retry-After": String(this.retryAfterSeconds) };
+  }
+}
+
+/**
  * A paged read's cursor given for another life or compactions version of the
  * conversation (409): the pages already read may not join up with the next
  * ones, so the read starts again from the first page.

@@ -493,6 +493,35 @@ export interface Tenant {
   readonly config?: AutoConfigLayer;
   /** Standard Webhooks signing secrets (`whsec_…`); when set, turn posts must be signed. */
   readonly webhook_secrets?: readonly string[];
+  /** The tenant's own limits; each one absent takes the deployment's default (docs/architecture.md §8). */
+  readonly limits?: TenantLimits;
+}
+
+/**
+ * A tenant's limits. The first three are per process (a Lambda instance,
+ * the local runtime); the summary budget is counted in the store.
+ */
+export interface TenantLimits {
+  /** Requests a second, refilling the token bucket. */
+  readonly requests_per_second?: number;
+  /** The bucket's size: requests that may arrive at once. */
+  readonly burst?: number;
+  /** Reads (and posts) holding a `wait` at once. */
+  readonly waiting_reads?: number;
+  /** Summary tokens (input + output) a UTC day for manual and dry-run summaries. */
+  readonly summary_tokens_per_day?: number;
+}
+
+/**
+ * Summary tokens used per tenant and UTC day (the summary budget,
+ * docs/architecture.md §8): one item per tenant and day, grown by atomic
+ * adds, expiring after the day.
+ */
+export interface SummaryBudgets {
+  /** Tokens the tenant used on `day` (`YYYY-MM-DD`), 0 before any. */
+  used(tenant: string, day: string): Promise<number>;
+  /** Adds `tokens` to the tenant's `day` (kept until `expiresAtSeconds`); the new total. */
+  add(tenant: string, day: string, tokens: number, expiresAtSeconds: number): Promise<number>;
 }
 
 /** Where tenants and their API keys live (keys are stored as SHA-256 only). */

@@ -97,6 +97,18 @@ export interface AutocompactSettingsInput {
   readonly compactorBatchSize?: unknown;
   /** The compactor's timeout in seconds (default 60, or enough for a summary per record). */
   readonly compactorTimeoutSeconds?: unknown;
+  /** Reserved concurrency of the compactor (default: compactorMaxConcurrency; at least it). */
+  readonly compactorReservedConcurrency?: unknown;
+  /** Reserved concurrency of the notifier, and its event source's most concurrent invocations (2..1000, default 5). */
+  readonly notifierReservedConcurrency?: unknown;
+  /** Default per-tenant requests a second on each api instance (`TENANT_REQUESTS_PER_SECOND`, default 50). */
+  readonly tenantRequestsPerSecond?: unknown;
+  /** Default per-tenant burst on each api instance (`TENANT_REQUEST_BURST`, default 100). */
+  readonly tenantRequestBurst?: unknown;
+  /** Default per-tenant waiting reads on each api instance (`TENANT_WAITING_READS`, default 100). */
+  readonly tenantWaitingReads?: unknown;
+  /** Default per-tenant manual and dry-run summary tokens a UTC day (`TENANT_SUMMARY_TOKENS_PER_DAY`, default 2000000). */
+  readonly tenantSummaryTokensPerDay?: unknown;
   /** Age in seconds of the oldest queued message that raises the queue-age alarm. */
   readonly queueAgeAlarmSeconds?: unknown;
   /** p99 evaluation lag (turn posted → evaluation decided) in seconds that raises its alarm (default 60). */
@@ -122,6 +134,12 @@ export const SETTING_KEYS = [
   "compactorMaxConcurrency",
   "compactorBatchSize",
   "compactorTimeoutSeconds",
+  "compactorReservedConcurrency",
+  "notifierReservedConcurrency",
+  "tenantRequestsPerSecond",
+  "tenantRequestBurst",
+  "tenantWaitingReads",
+  "tenantSummaryTokensPerDay",
   "queueAgeAlarmSeconds",
   "evaluationLagAlarmSeconds",
   "alarmTopicArn",
@@ -164,7 +182,11 @@ export interface AutocompactSettings {
     readonly batchSize: number;
     readonly timeoutSeconds: number;
     readonly visibilityTimeoutSeconds: number;
+    readonly reservedConcurrency: number;
   };
+  readonly notifier: { readonly reservedConcurrency: number };
+  /** The api's default tenant limits, as the environment it reads them from (functions/env.ts); only those set. */
+  readonly tenantLimitsEnvironment: Readonly<Record<string, string>>;
   readonly alarms: {
     readonly queueAgeSeconds: number;
     /** p99 of `EvaluationLagMs` (in seconds) above which the evaluation-lag alarm fires. */
@@ -289,6 +311,12 @@ const SettingsSchema = z.strictObject({
   compactorMaxConcurrency: wholeNumber(2, 1000, "invocations").default(10),
   compactorBatchSize: wholeNumber(1, 10, "messages (SQS FIFO batches hold 10 at most)").optional(),
   compactorTimeoutSeconds: wholeNumber(10, MAX_LAMBDA_TIMEOUT_SECONDS, "seconds").optional(),
+  compactorReservedConcurrency: wholeNumber(2, 1000, "invocations").optional(),
+  notifierReservedConcurrency: wholeNumber(2, 1000, "invocations").default(5),
+  tenantRequestsPerSecond: wholeNumber(1, 10_000, "requests a second").optional(),
+  tenantRequestBurst: wholeNumber(1, 10_000, "requests").optional(),
+  tenantWaitingReads: wholeNumber(1, 10_000, "reads").optional(),
+  tenantSummaryTokensPerDay: wholeNumber(1, 1e12, "tokens").optional(),
   queueAgeAlarmSeconds: wholeNumber(60, 14 * 24 * 60 * 60, "seconds").optional(),
   evaluationLagAlarmSeconds: wholeNumber(1, 24 * 60 * 60, "seconds").default(
     DEFAULT_EVALUATION_LAG_ALARM_SECONDS,
@@ -412,6 +440,15 @@ export function resolveSettings(input: AutocompactSettingsInput = {}): Autocompa
     );
   }
 
+  // Below the event source's concurrency, Lambda throttles its polls, and a
+  // throttled message's receives count towards the dead-letter queue.
+  const compactorReserved = s.compactorReservedConcurrency ?? s.compactorMaxConcurrency;
+  if (compactorReserved < s.compactorMaxConcurrency) {
+    issues.push(
+      `compactorReservedConcurrency: must be at least compactorMaxConcurrency (${s.compactorMaxConcurrency}), or throttled messages head for the dead-letter queue`,
+    );
+  }
+
   if (s.apiBurstLimit < Math.ceil(s.apiRateLimit)) {
     issues.push(
       "apiBurstLimit: must be at least apiRateLimit (a burst smaller than one second's rate)",
@@ -438,7 +475,19 @@ export function resolveSettings(input: AutocompactSettingsInput = {}): Autocompa
       batchSize,
       timeoutSeconds,
       visibilityTimeoutSeconds,
+      reservedConcurrency: compactorReserved,
     },
+    notifier: { reservedConcurrency: s.notifierReservedConcurrency },
+    tenantLimitsEnvironment: Object.fromEntries(
+      (
+        [
+          ["TENANT_REQUESTS_PER_SECOND", s.tenantRequestsPerSecond],
+          ["TENANT_REQUEST_BURST", s.tenantRequestBurst],
+          ["TENANT_WAITING_READS", s.tenantWaitingReads],
+          ["TENANT_SUMMARY_TOKENS_PER_DAY", s.tenantSummaryTokensPerDay],
+        ] as const
+      ).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
+    ),
     alarms: {
       // Older than two receive cycles: a message has failed twice, or the backlog is not draining.
       queueAgeSeconds: s.queueAgeAlarmSeconds ?? Math.max(900, 2 * visibilityTimeoutSeconds),

@@ -72,6 +72,7 @@ import {
   resolveSettings,
   SettingsError,
 } from "./config.ts";
+import { applyLimits } from "./limits.ts";
 import { notificationChannel } from "./notifications.ts";
 import { METRICS_NAMESPACE, Operations, SERVICE_NAMES } from "./operations.ts";
 
@@ -368,6 +369,7 @@ export class AutocompactStack extends Stack {
       }),
     );
 
+    applyLimits(this, settings);
     // --- the HTTP API ---
     this.httpApi = new HttpApi(this, "HttpApi", {
       description: "autocompact: conversation turns in, compacted projections out",

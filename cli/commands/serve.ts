@@ -90,6 +90,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     ...(await configLayers(values)),
   ];
   const { startLocalService } = await import("../../functions/local/runtime.ts");
+  const { readLimitDefaults } = await import("../../functions/env.ts");
   const { LOCAL_TABLE } = await import("../../functions/local/dynamodb-local.ts");
   const summarizer = await localSummarizer(io.env);
   const devKey = io.env.AUTOCOMPACT_DEV_KEY ?? DEFAULT_DEV_KEY;
@@ -100,6 +101,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     inMemory: values["in-memory"] ?? false,
     devKey,
     logLevel: io.env.LOG_LEVEL ?? "INFO",
+    limits: readLimitDefaults(io.env),
     ...(layers.length > 0 ? { config: mergeLayers(...layers) } : {}),
     ...(summarizer ? { summarizer } : {}),
     ...(values.endpoint ? { database: await existingDatabase(values.endpoint, io.env) } : {}),

@@ -20,12 +20,46 @@ const OPTIONS = {
   "webhook-secret": { type: "string" },
   "kms-key": { type: "string" },
   "secrets-key-file": { type: "string" },
+  "requests-per-second": { type: "string" },
+  burst: { type: "string" },
+  "waiting-reads": { type: "string" },
+  "summary-tokens-per-day": { type: "string" },
 } as const;
 
-const ACTIONS = ["create", "add-key", "revoke-key", "add-secret", "remove-secret"] as const;
+/** The limit flags and the tenant limits they set (docs/architecture.md §8). */
+const LIMIT_FLAGS = {
+  "requests-per-second": "requests_per_second",
+  burst: "burst",
+  "waiting-reads": "waiting_reads",
+  "summary-tokens-per-day": "summary_tokens_per_day",
+} as const;
+
+/** The limits the flags give: whole numbers from 1. */
+function limitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS, string>>) {
+  const limits: Partial<Record<(typeof LIMIT_FLAGS)[keyof typeof LIMIT_FLAGS], number>> = {};
+  for (const flag of Object.keys(LIMIT_FLAGS) as (keyof typeof LIMIT_FLAGS)[]) {
+    const text = values[flag];
+    if (text === undefined) continue;
+    if (!/^[1-9]\d{0,14}$/.test(text)) {
+      throw new UsageError(`--${flag} must be a whole number from 1 (got "${text}")`);
+    }
+    limits[LIMIT_FLAGS[flag]] = Number(text);
+  }
+  return limits;
+}
+
+const ACTIONS = [
+  "create",
+  "set-limits",
+  "add-key",
+  "revoke-key",
+  "add-secret",
+  "remove-secret",
+] as const;
 type Action = (typeof ACTIONS)[number];
 
-const USAGE = `Usage: autocompact tenant create --table TABLE --id TENANT [--config F] [--webhook-secret-stdin]
+const USAGE = `Usage: autocompact tenant create --table TABLE --id TENANT [--config F] [--webhook-secret-stdin] [LIMITS]
+       autocompact tenant set-limits --table TABLE --id TENANT LIMITS
        autocompact tenant add-key --table TABLE --id TENANT
        autocompact tenant revoke-key --table TABLE --id TENANT      < key
        autocompact tenant add-secret --table TABLE --id TENANT      < whsec_…
@@ -53,6 +87,11 @@ remove-secret, which says so (dropped_unreadable_secrets): add it again.
   --id TENANT             the tenant id (letters, digits, . _ -)
   --config F              the tenant's auto config layer (TOML or inline JSON)
   --webhook-secret-stdin  create: read the tenant's first webhook secret from stdin
+  LIMITS, each optional (a limit not set takes the deployment's default, docs/architecture.md §8):
+  --requests-per-second N requests a second per API instance (token bucket; default 50)
+  --burst N               requests at once per API instance (default 100)
+  --waiting-reads N       reads holding a wait at once per API instance (default 100)
+  --summary-tokens-per-day N  manual and dry-run summary tokens a UTC day (default 2000000)
   --region R              AWS region (default from the environment)
   --endpoint URL          a DynamoDB endpoint (e.g. DynamoDB Local)
   --kms-key KEY           the KMS key sealing webhook secrets (default $AUTOCOMPACT_KMS_KEY,
@@ -154,6 +193,17 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     );
   }
   const id = values.id;
+  const limits = limitFlags(values);
+  if (action !== "create" && action !== "set-limits" && Object.keys(limits).length > 0) {
+    throw new UsageError("limits are set by `tenant create` or `tenant set-limits`");
+  }
+  if (action === "set-limits" && Object.keys(limits).length === 0) {
+    throw new UsageError(
+      `give at least one limit: ${Object.keys(LIMIT_FLAGS)
+        .map((flag) => `--${flag}`)
+        .join(", ")}`,
+    );
+  }
   const fromStdin =
     action === "revoke-key"
       ? await readSecretLine(io, "API key")
@@ -188,9 +238,12 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
           const key = await directory.createTenant(id, {
             ...(config ? { config } : {}),
             ...(fromStdin ? { webhookSecrets: [fromStdin] } : {}),
+            ...(Object.keys(limits).length > 0 ? { limits } : {}),
           });
           return { tenant: id, api_key: key };
         }
+        case "set-limits":
+          return { tenant: id, limits: await directory.setLimits(id, limits) };
         case "add-key":
           return { tenant: id, api_key: await directory.addApiKey(id) };
         case "revoke-key":

@@ -47,6 +47,7 @@ import {
   RequestRejectedError,
   toProblem,
 } from "./errors.ts";
+import { limitRequests, type TenantLimiter } from "./limits.ts";
 import { DOCUMENT, registerComponents } from "./openapi.ts";
 import * as routes from "./routes.ts";
 import {
@@ -71,6 +72,8 @@ export interface AppDeps {
   /** The signed posts' `webhook-id`s: the table's when deployed, so every instance sees them. */
   readonly webhookReceipts: WebhookReceipts;
   readonly bodyLimitBytes?: number;
+  /** Per-tenant request rate and waiting reads (limits.ts); none without it. */
+  readonly limiter?: TenantLimiter;
   /** Tenants' notification endpoints and the URLs allowed (docs/architecture.md §16). */
   readonly notifications: NotificationSettings;
   /**
@@ -369,6 +372,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   app.use("/v1/conversations/*", authenticate);
   app.use("/v1/notifications", authenticate);
+  if (deps.limiter) {
+    app.use("/v1/conversations/*", limitRequests(deps.limiter));
+    app.use("/v1/notifications", limitRequests(deps.limiter));
+  }
   app.use(
     "/v1/*",
     bodyLimit({

@@ -11,19 +11,23 @@ import { KMSClient } from "@aws-sdk/client-kms";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { handle } from "hono/aws-lambda";
 import { ConversationService } from "../conversations/service.ts";
+import { DryRunCache, SummaryBudget } from "../conversations/summary-budget.ts";
 import { readEnvironment } from "../env.ts";
 import { SetupError } from "../errors.ts";
 import { EventBridgePublisher } from "../notifications/eventbridge.ts";
 import { AWS_URL_POLICY } from "../notifications/url-safety.ts";
 import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
+import { systemClock } from "../ports.ts";
 import { SqsTurnQueue } from "../queue/sqs.ts";
 import { KmsSecretSealer } from "../secrets/kms.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
+import { DynamoSummaryBudgets } from "../store/summary-budgets-dynamodb.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { DynamoWebhookReceipts } from "../store/webhook-receipts-dynamodb.ts";
 import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
 import { createApp, serverErrorLogger } from "./app.ts";
+import { TenantLimiter } from "./limits.ts";
 
 type LogLevel = NonNullable<NonNullable<ConstructorParameters<typeof Logger>[0]>["logLevel"]>;
 
@@ -48,6 +52,12 @@ const service = new ConversationService({
   queue: new SqsTurnQueue(new SQSClient({}), env.queueUrl),
   settings: { config: env.serviceConfig, ...(env.catalog ? { catalog: env.catalog } : {}) },
   ...(summarizer ? { summarizer } : {}),
+  summaryBudget: new SummaryBudget(
+    new DynamoSummaryBudgets(dynamodb, env.tableName),
+    env.limits.summary_tokens_per_day,
+    systemClock,
+  ),
+  dryRuns: new DryRunCache(),
 });
 
 const tenants = new DynamoTenantDirectory(
@@ -77,6 +87,8 @@ export const handler = handle(
     publishing: { logger, metrics },
     webhookReceipts: new DynamoWebhookReceipts(dynamodb, env.tableName),
     ...(env.bodyLimitBytes ? { bodyLimitBytes: env.bodyLimitBytes } : {}),
+    // This instance's: see limits.ts for what that means on Lambda.
+    limiter: new TenantLimiter(systemClock, env.limits),
     onServerError: serverErrorLogger(logger),
   }),
 );

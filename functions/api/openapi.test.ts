@@ -3,7 +3,12 @@ import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { describe, expect, it } from "vitest";
 import { harness } from "../../test/helpers/service.ts";
 
-type Operation = { responses: Record<string, { content?: Record<string, unknown> }> };
+type Operation = {
+  responses: Record<
+    string,
+    { content?: Record<string, unknown>; headers?: Record<string, unknown> }
+  >;
+};
 
 const document = (await (await harness().app.request("/v1/openapi.json")).json()) as {
   info: { version: string; license: { name: string; identifier?: string } };
@@ -39,17 +44,47 @@ describe("the OpenAPI document", () => {
     expect(warnings.length, listing).toBeLessThanOrEqual(3);
   });
 
-  it("declares every error as an RFC 9457 problem, except the gateway's 429", () => {
+  it("declares every error as an RFC 9457 problem, and the gateway's 429 beside the tenant limits", () => {
     const errorResponses = Object.values(document.paths)
       .flatMap((item) => Object.values(item))
       .flatMap((operation) => Object.entries(operation.responses))
       .filter(([status]) => Number(status) >= 400);
     expect(errorResponses.length).toBeGreaterThan(0);
     for (const [status, response] of errorResponses) {
-      expect(Object.keys(response.content ?? {})).toEqual(
-        status === "429" ? ["application/json"] : ["application/problem+json"],
-      );
+      if (status === "429") {
+        // Unauthenticated routes have only the gateway's; the others the tenant limits' too.
+        expect([
+          ["application/json"],
+          ["application/json", "application/problem+json"],
+        ]).toContainEqual(Object.keys(response.content ?? {}));
+      } else {
+        expect(Object.keys(response.content ?? {})).toEqual(["application/problem+json"]);
+      }
     }
+  });
+
+  it("declares the tenant limits' 429s with Retry-After, and the summary budget's on manual compactions", () => {
+    const paths = document.paths;
+    expect(paths["/healthz"]?.get?.responses["429"]?.content).toEqual({
+      "application/json": { schema: { $ref: "#/components/schemas/GatewayMessage" } },
+    });
+    const read = paths["/v1/conversations/{id}/projection"]?.get?.responses["429"];
+    expect(read?.content?.["application/problem+json"]).toEqual({
+      schema: { $ref: "#/components/schemas/RateLimitedProblem" },
+    });
+    expect(Object.keys(read?.headers ?? {})).toEqual(["Retry-After"]);
+    expect(
+      paths["/v1/conversations/{id}/compactions"]?.post?.responses["429"]?.content?.[
+        "application/problem+json"
+      ],
+    ).toEqual({
+      schema: {
+        anyOf: [
+          { $ref: "#/components/schemas/RateLimitedProblem" },
+          { $ref: "#/components/schemas/SummaryBudgetProblem" },
+        ],
+      },
+    });
   });
 
   it("names the expected turn, or a reused webhook-id, in the 409 of a turn post", () => {

@@ -70,5 +70,26 @@ export const StaleCursorProblem = ProblemSchema.extend({
     "An RFC 9457 problem: the pages read so far may not join up with the next ones (a compaction was added or removed, or the conversation recreated); read again without `cursor`.",
 });
 
+/** The 429 of a tenant over its request rate or its concurrent waiting reads (functions/api/limits.ts). */
+export const RateLimitedProblem = ProblemSchema.extend({
+  type: z.literal("/problems/rate-limited"),
+  limit: z.enum(["requests_per_second", "waiting_reads"]),
+  retry_after: z.number().int().positive(),
+}).openapi("RateLimitedProblem", {
+  description:
+    "An RFC 9457 problem: the tenant is over its requests a second or its concurrent waiting reads on this instance (`limit`); retry after `Retry-After` seconds (`retry_after`).",
+});
+
+/** The 429 of a manual or dry-run summary once the tenant's summary tokens of the day are used up. */
+export const SummaryBudgetProblem = ProblemSchema.extend({
+  type: z.literal("/problems/summary-budget"),
+  summary_tokens_per_day: z.number().int().positive(),
+  summary_tokens_used: z.number().int().nonnegative(),
+  resets_at: z.string().openapi({ description: "When the budget resets: the next UTC midnight." }),
+}).openapi("SummaryBudgetProblem", {
+  description:
+    "An RFC 9457 problem: the tenant's summary tokens of the UTC day are used up; manual and dry-run summaries resume at `resets_at` (`Retry-After` seconds).",
+});
+
 /** What API Gateway answers when it throttles (its own body, not a problem). */
 export const GatewayMessage = z.object({ message: z.string() }).openapi("GatewayMessage");

@@ -15,7 +15,9 @@ import {
   GatewayMessage,
   IdempotencyConflictProblem,
   ProblemSchema,
+  RateLimitedProblem,
   StaleCursorProblem,
+  SummaryBudgetProblem,
   TurnConflictProblem,
   WebhookIdReusedProblem,
 } from "./problem-schemas.ts";
@@ -103,9 +105,29 @@ const always = {
   500: problem("An unexpected error; it has been logged."),
 } as const;
 
+const retryAfter = {
+  "Retry-After": {
+    description: "Seconds to wait before retrying.",
+    schema: { type: "integer" as const },
+  },
+};
+
+/** The 429 of an authenticated route: the gateway's, or the tenant's limits (`problems`). */
+const throttled = <T extends z.ZodType>(description: string, problems: T) => ({
+  description: `Throttled by the API gateway of the deployed stack (its own JSON body), or (\`/problems/rate-limited\`) the tenant is over its requests a second or its concurrent waiting reads on this instance${description}; retry after \`Retry-After\` seconds.`,
+  content: {
+    "application/json": { schema: GatewayMessage },
+    "application/problem+json": { schema: problems },
+  },
+  headers: retryAfter,
+});
+
+/** Answers of every authenticated route. */
+const authenticated = { ...always, 429: throttled("", RateLimitedProblem) } as const;
+
 /** Answers of every conversation route (authenticated, with an id in the path). */
 const conversation = {
-  ...always,
+  ...authenticated,
   400: problem(
     "Invalid request: the conversation id, the body or the query (`errors` locates each problem).",
   ),
@@ -272,7 +294,7 @@ export const listConversations = createRoute({
   request: { query: ListQuery },
   responses: {
     200: json("One page of conversations.", ConversationListResponse),
-    ...always,
+    ...authenticated,
     400: problem("Invalid `limit`, or a `cursor` this API did not give (`errors` locates it)."),
     401: unauthorized("Missing or unknown API key (`Authorization: Bearer <key>`)."),
   },
@@ -328,6 +350,10 @@ export const addCompaction = createRoute({
     },
     ...conversation,
     404: notFound,
+    429: throttled(
+      "; or (`/problems/summary-budget`) a summary is asked and the tenant's summary tokens of the UTC day are used up (until `resets_at`)",
+      z.union([RateLimitedProblem, SummaryBudgetProblem]),
+    ),
     409: problemOf(
       "The `Idempotency-Key` was already used for another request to this conversation, or its first request is still running (`Retry-After`).",
       IdempotencyConflictProblem,
@@ -430,7 +456,7 @@ export const verifyConversation = createRoute({
 
 /** Answers of every notification route (authenticated, the tenant's own endpoint). */
 const notifications = {
-  ...always,
+  ...authenticated,
   401: unauthorized("Missing or unknown API key (`Authorization: Bearer <key>`)."),
 } as const;
 

@@ -21,8 +21,10 @@ import type {
   SummaryResult,
   Tenant,
 } from "../ports.ts";
+import { requestDigest } from "./idempotency.ts";
 import { effectiveConfig, type ServiceSettings } from "./state.ts";
 import { missingSummarizerError, summarizeBand } from "./summaries.ts";
+import type { DryRunCache, SummaryBudget } from "./summary-budget.ts";
 
 /**
  * The head of a conversation that exists (has a turn or its own config, and
@@ -44,6 +46,10 @@ export interface ManualCompactionDeps {
   readonly clock: Clock;
   readonly settings: ServiceSettings;
   readonly summarizer: Summarizer | undefined;
+  /** The tenants' summary budget (summary-budget.ts); none without it. */
+  readonly budget?: SummaryBudget | undefined;
+  /** Dry-run answers kept for identical requests on an unchanged conversation; none without it. */
+  readonly dryRuns?: DryRunCache<DryRun> | undefined;
 }
 
 /**
@@ -71,7 +77,10 @@ export async function prepareManualCompaction(
   let summary: SummaryResult | undefined;
   if (summaryRule) {
     if (!deps.summarizer) throw missingSummarizerError(plan.range);
-    summary = await summarizeBand(deps.summarizer, deps.store, ref, plan.range, summaryRule);
+    const summarizer = deps.budget
+      ? deps.budget.charging(deps.summarizer, tenant)
+      : deps.summarizer;
+    summary = await summarizeBand(summarizer, deps.store, ref, plan.range, summaryRule);
   }
   return buildCompaction({
     rule: plan.rule,
@@ -105,6 +114,27 @@ export async function dryRunCompaction(
 ): Promise<DryRun> {
   const ref = { tenant: tenant.id, conversation };
   const head = requireHead(ref, await deps.store.getHead(ref));
+  if (!deps.dryRuns) return dryRunOn(deps, tenant, ref, head, request);
+  // Everything the answer depends on: the conversation's life and state, the rule it resolves, the request.
+  const key = requestDigest({
+    ref,
+    incarnation: head.incarnation ?? null,
+    turn_count: head.turn_count,
+    compactions_version: head.compactions_version,
+    rule: effectiveConfig(deps.settings, tenant, head).rule,
+    request,
+  });
+  return deps.dryRuns.answer(key, () => dryRunOn(deps, tenant, ref, head, request));
+}
+
+/** {@link dryRunCompaction} on the conversation as `head` is. */
+async function dryRunOn(
+  deps: ManualCompactionDeps,
+  tenant: Tenant,
+  ref: ConversationRef,
+  head: ConversationHead,
+  request: ManualRequest,
+): Promise<DryRun> {
   const [stored, records] = await Promise.all([
     deps.store.listCompactions(ref),
     deps.store.listTurnSizes(ref),

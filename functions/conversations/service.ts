@@ -63,6 +63,7 @@ import {
   readStream,
   type ServiceSettings,
 } from "./state.ts";
+import type { DryRunCache, SummaryBudget } from "./summary-budget.ts";
 import { conversationTimeline, type TimelineTurn } from "./timeline.ts";
 
 /** The outcome of posting a turn. */
@@ -99,6 +100,10 @@ export interface ConversationServiceDeps {
   readonly retry?: RetryPolicy;
   /** Pauses a read that waits for an evaluation (default: a timer). */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** The tenants' budget for manual and dry-run summaries (summary-budget.ts); none without it. */
+  readonly summaryBudget?: SummaryBudget;
+  /** Dry-run answers kept for identical requests on an unchanged conversation; none without it. */
+  readonly dryRuns?: DryRunCache<DryRun>;
 }
 
 export class ConversationService {
@@ -109,6 +114,7 @@ export class ConversationService {
   readonly #settings: ServiceSettings;
   readonly #summarizer: Summarizer | undefined;
   readonly #wait: WaitDeps;
+  readonly #budget: Pick<ManualCompactionDeps, "budget" | "dryRuns">;
 
   constructor(deps: ConversationServiceDeps) {
     this.#store = deps.store;
@@ -117,6 +123,7 @@ export class ConversationService {
     this.#clock = deps.clock ?? systemClock;
     this.#settings = deps.settings ?? {};
     this.#summarizer = deps.summarizer;
+    this.#budget = { budget: deps.summaryBudget, dryRuns: deps.dryRuns };
     this.#wait = {
       clock: this.#clock,
       sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
@@ -483,6 +490,7 @@ export class ConversationService {
       clock: this.#clock,
       settings: this.#settings,
       summarizer: this.#summarizer,
+      ...this.#budget,
     };
   }
 

@@ -21,20 +21,24 @@ import type { ModelCatalog } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { createApp, serverErrorLogger } from "../api/app.ts";
 import { problemHeaders, toProblem } from "../api/errors.ts";
+import { TenantLimiter } from "../api/limits.ts";
 import type { BackoffOptions } from "../backoff.ts";
 import { evaluateTurn } from "../compactor/evaluate-turn.ts";
 import { createCompactorHandler } from "../compactor/handler.ts";
 import { ConversationService } from "../conversations/service.ts";
+import { DryRunCache, SummaryBudget } from "../conversations/summary-budget.ts";
+import type { LimitDefaults } from "../env.ts";
 import { ServiceStartingError } from "../errors.ts";
 import { LocalNotificationDelivery } from "../notifications/local-delivery.ts";
 import { LOCAL_URL_POLICY } from "../notifications/url-safety.ts";
 import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
-import type { Summarizer } from "../ports.ts";
+import { type Summarizer, systemClock } from "../ports.ts";
 import { FileQueueJournal } from "../queue/file-journal.ts";
 import { InProcessQueue } from "../queue/in-process.ts";
 import { dataDirSecretSealer, LocalSecretSealer } from "../secrets/local.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { createTable } from "../store/dynamodb-table.ts";
+import { DynamoSummaryBudgets } from "../store/summary-budgets-dynamodb.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { DynamoWebhookReceipts } from "../store/webhook-receipts-dynamodb.ts";
 import { localAdmin } from "./admin.ts";
@@ -63,6 +67,8 @@ export interface LocalServiceOptions {
   readonly config?: AutoConfigLayer;
   readonly catalog?: ModelCatalog;
   readonly summarizer?: Summarizer;
+  /** The default tenant limits (functions/env.ts `readLimitDefaults`); no limits without them. */
+  readonly limits?: LimitDefaults;
   /** Queue visibility timeout (default 30 s). */
   readonly visibilityTimeoutMs?: number;
   /** The pause between notification attempts (full jitter, capped at 30 s); injectable for tests. */
@@ -222,6 +228,16 @@ async function wire(
     queue,
     settings,
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+    ...(options.limits
+      ? {
+          summaryBudget: new SummaryBudget(
+            new DynamoSummaryBudgets(client, LOCAL_TABLE),
+            options.limits.summary_tokens_per_day,
+            systemClock,
+          ),
+        }
+      : {}),
+    dryRuns: new DryRunCache(),
   });
   const metrics = new Metrics({
     namespace: METRICS_NAMESPACE,
@@ -257,6 +273,7 @@ async function wire(
     webhookReceipts: new DynamoWebhookReceipts(client, LOCAL_TABLE),
     notifications: { endpoints: tenants, policy: LOCAL_URL_POLICY },
     notifier: notifications,
+    ...(options.limits ? { limiter: new TenantLimiter(systemClock, options.limits) } : {}),
     onServerError: serverErrorLogger(logger),
   });
   const admin = localAdmin({ queue, store, devKey: options.devKey });

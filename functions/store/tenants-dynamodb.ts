@@ -29,6 +29,7 @@ import {
   type SignedEndpoint,
   type Tenant,
   type TenantDirectory,
+  type TenantLimits,
 } from "../ports.ts";
 import { parseSealedSecret, type SealedSecret, type SecretSealer } from "../secrets/sealer.ts";
 
@@ -158,13 +159,14 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
       id,
       ...(record.config ? { config: parseAutoLayer(record.config) } : {}),
       ...(secrets.length > 0 ? { webhook_secrets: secrets } : {}),
+      ...(record.limits === undefined ? {} : { limits: storedLimits(id, record.limits) }),
     };
   }
 
   /** Creates a tenant with a first API key; returns the key (the only time it is visible). */
   async createTenant(
     id: string,
-    options: { config?: AutoConfigLayer; webhookSecrets?: string[] } = {},
+    options: { config?: AutoConfigLayer; webhookSecrets?: string[]; limits?: TenantLimits } = {},
   ): Promise<string> {
     for (const secret of options.webhookSecrets ?? []) checkWebhookSecret(secret);
     const sealer = options.webhookSecrets?.length ? this.#sealer() : undefined;
@@ -184,6 +186,9 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
                     ...tenantKey(id),
                     ...(options.config ? { config: options.config } : {}),
                     ...(sealed.length > 0 ? { webhook_secrets: sealed } : {}),
+                    ...(options.limits && Object.keys(options.limits).length > 0
+                      ? { limits: TenantLimitsSchema.parse(options.limits) }
+                      : {}),
                   },
                   { removeUndefinedValues: true },
                 ),
@@ -206,6 +211,47 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
       throw error;
     }
     return key;
+  }
+
+  /**
+   * Sets the given limits of an existing tenant (docs/architecture.md §8),
+   * keeping the others; returns them all. A limit it does not have takes the
+   * deployment's default.
+   */
+  async setLimits(id: string, limits: TenantLimits): Promise<TenantLimits> {
+    const set = Object.entries(TenantLimitsSchema.parse(limits));
+    if (set.length === 0) return (await this.getTenant(id))?.limits ?? {};
+    const names = Object.fromEntries(set.map(([name], i) => [`#l${i}`, name]));
+    const values = Object.fromEntries(set.map(([, value], i) => [`:l${i}`, value]));
+    try {
+      // The map first (a member can be set only in one that exists), then its members.
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall(tenantKey(id)),
+          UpdateExpression: "SET limits = if_not_exists(limits, :empty)",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: marshall({ ":empty": {} }),
+        }),
+      );
+      const { Attributes: after } = await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall(tenantKey(id)),
+          UpdateExpression: `SET ${set.map((_, i) => `limits.#l${i} = :l${i}`).join(", ")}`,
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: marshall(values),
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return storedLimits(id, after && unmarshall(after).limits);
+    } catch (error) {
+      if ((error as { name?: string }).name === "ConditionalCheckFailedException") {
+        throw new ConditionFailedError(`no tenant "${id}"`, { cause: error });
+      }
+      throw error;
+    }
   }
 
   /** Adds another API key to an existing tenant (for rotation); returns it. */
@@ -379,6 +425,25 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
       ConditionExpression: "attribute_exists(notifications)",
     });
   }
+}
+
+/** A tenant's limits (the tenant item's `limits`): whole numbers from 1, each optional. */
+export const TenantLimitsSchema = z.strictObject({
+  requests_per_second: z.number().int().positive().optional(),
+  burst: z.number().int().positive().optional(),
+  waiting_reads: z.number().int().positive().optional(),
+  summary_tokens_per_day: z.number().int().positive().optional(),
+});
+
+/** The stored limits of tenant `id`; limits that do not read back are corrupt data. */
+function storedLimits(id: string, stored: unknown): TenantLimits {
+  const limits = TenantLimitsSchema.safeParse(stored);
+  if (!limits.success) {
+    throw new CorruptDataError(
+      `the limits of tenant "${id}" do not read back: ${issueLines(limits.error.issues)[0]}`,
+    );
+  }
+  return limits.data;
 }
 
 /** A notification endpoint as stored on the tenant item. */

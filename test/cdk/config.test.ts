@@ -124,7 +124,21 @@ describe("settings: values from -c (strings)", () => {
       batchSize: 4,
       timeoutSeconds: 120,
       visibilityTimeoutSeconds: 720,
+      // The reservation defaults to the event source's concurrency.
+      reservedConcurrency: 5,
     });
+    expect(settings.notifier).toEqual({ reservedConcurrency: 5 });
+    expect(settings.tenantLimitsEnvironment).toEqual({});
+  });
+
+  it("passes the tenant limit defaults as the api's environment, checked", () => {
+    expect(
+      resolveSettings({ tenantRequestsPerSecond: "10", tenantRequestBurst: 20 })
+        .tenantLimitsEnvironment,
+    ).toEqual({ TENANT_REQUESTS_PER_SECOND: "10", TENANT_REQUEST_BURST: "20" });
+    expect(errorOf(() => resolveSettings({ tenantWaitingReads: "0" }))).toContain(
+      "tenantWaitingReads: must be at least 1",
+    );
   });
 
   it("takes the evaluation-lag alarm's threshold in whole seconds", () => {

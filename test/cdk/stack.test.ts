@@ -332,6 +332,53 @@ describe("compactor event source", () => {
   });
 });
 
+describe("concurrency and tenant limits", () => {
+  const properties = (synthed: Synthesized, fn: { node: { defaultChild?: unknown } }) =>
+    (synthed.json.Resources[logicalId(synthed.stack, fn)]?.Properties ?? {}) as Props;
+  const reserved = (synthed: Synthesized, fn: { node: { defaultChild?: unknown } }) =>
+    properties(synthed, fn).ReservedConcurrentExecutions;
+
+  it("reserves 10 for the compactor and 5 for the notifier, its event source at most 5", () => {
+    expect(reserved(s, s.stack.compactorFunction)).toBe(10);
+    expect(reserved(s, s.stack.notifierFunction)).toBe(5);
+    expect(reserved(s, s.stack.apiFunction)).toBeUndefined();
+    s.template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      FunctionName: { Ref: logicalId(s.stack, s.stack.notifierFunction) },
+      ScalingConfig: { MaximumConcurrency: 5 },
+    });
+  });
+
+  it("takes both from the settings, and refuses a compactor reservation below its event source's", () => {
+    const tuned = synth({
+      compactorMaxConcurrency: 20,
+      compactorReservedConcurrency: 30,
+      notifierReservedConcurrency: 3,
+    });
+    expect(reserved(tuned, tuned.stack.compactorFunction)).toBe(30);
+    expect(reserved(tuned, tuned.stack.notifierFunction)).toBe(3);
+    tuned.template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      FunctionName: { Ref: logicalId(tuned.stack, tuned.stack.notifierFunction) },
+      ScalingConfig: { MaximumConcurrency: 3 },
+    });
+    expect(() => synth({ compactorMaxConcurrency: 20, compactorReservedConcurrency: 10 })).toThrow(
+      "compactorReservedConcurrency: must be at least compactorMaxConcurrency (20), or throttled messages head for the dead-letter queue",
+    );
+  });
+
+  it("passes the tenant limit defaults set to the api's environment, and none otherwise", () => {
+    const env = (synthed: Synthesized) =>
+      (properties(synthed, synthed.stack.apiFunction).Environment as { Variables: Props })
+        .Variables;
+    expect(Object.keys(env(s)).filter((name) => name.startsWith("TENANT_"))).toEqual([]);
+    const tuned = synth({ tenantWaitingReads: 20, tenantSummaryTokensPerDay: 500_000 });
+    expect(env(tuned)).toMatchObject({
+      TENANT_WAITING_READS: "20",
+      TENANT_SUMMARY_TOKENS_PER_DAY: "500000",
+    });
+    expect(env(tuned).TENANT_REQUESTS_PER_SECOND).toBeUndefined();
+  });
+});
+
 describe("HTTP API", () => {
   it("routes everything to the api function (payload 2.0)", () => {
     s.template.resourceCountIs("AWS::ApiGatewayV2::Api", 1);

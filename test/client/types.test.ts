@@ -71,6 +71,14 @@ const responses = {
     Client.TurnConflictProblem,
     Out<typeof Problems.TurnConflictProblem>
   >,
+  RateLimitedProblem: true satisfies Exactly<
+    Client.RateLimitedProblem,
+    Out<typeof Problems.RateLimitedProblem>
+  >,
+  SummaryBudgetProblem: true satisfies Exactly<
+    Client.SummaryBudgetProblem,
+    Out<typeof Problems.SummaryBudgetProblem>
+  >,
   EvaluationPendingProblem: true satisfies Exactly<
     Client.EvaluationPendingProblem,
     Out<typeof Problems.EvaluationPendingProblem>

@@ -1,9 +1,11 @@
 /** Wires the service, app and evaluator on the in-memory fakes for tests. */
 import { type AppDeps, createApp } from "../../functions/api/app.ts";
+import { type Limits, TenantLimiter } from "../../functions/api/limits.ts";
 import { type EvaluateOptions, evaluateTurn } from "../../functions/compactor/evaluate-turn.ts";
 import type { RetryPolicy } from "../../functions/conversations/log.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
 import type { ServiceSettings } from "../../functions/conversations/state.ts";
+import { DryRunCache, SummaryBudget } from "../../functions/conversations/summary-budget.ts";
 import { hashApiKey } from "../../functions/keys.ts";
 import { AWS_URL_POLICY } from "../../functions/notifications/url-safety.ts";
 import type {
@@ -11,6 +13,7 @@ import type {
   ConversationStore,
   EvaluationMessage,
   Summarizer,
+  SummaryBudgets,
   TurnQueue,
   WebhookReceipts,
 } from "../../functions/ports.ts";
@@ -68,6 +71,12 @@ export function harness(
     publishing?: AppDeps["publishing"];
     /** Replaces the service's pause between reads of a waiting request (default below). */
     sleep?: (ms: number) => Promise<void>;
+    /** Per-tenant request limits on the harness clock (issue 25); none without them. */
+    limits?: Limits;
+    /** A summary budget of this many tokens a day, counted in `budgets` (issue 25). */
+    summaryBudget?: { tokensPerDay: number; budgets: SummaryBudgets };
+    /** Keep dry-run answers (issue 25). */
+    dryRunCache?: boolean;
   } = {},
 ) {
   const store = options.store ?? new MemoryConversationStore();
@@ -95,6 +104,16 @@ export function harness(
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.summaryBudget
+      ? {
+          summaryBudget: new SummaryBudget(
+            options.summaryBudget.budgets,
+            options.summaryBudget.tokensPerDay,
+            clock,
+          ),
+        }
+      : {}),
+    ...(options.dryRunCache ? { dryRuns: new DryRunCache() } : {}),
   });
   const app = createApp({
     service,
@@ -106,6 +125,7 @@ export function harness(
     notifications: options.notifications ?? memoryNotifications(),
     ...(options.notifier ? { notifier: options.notifier } : {}),
     ...(options.publishing ? { publishing: options.publishing } : {}),
+    ...(options.limits ? { limiter: new TenantLimiter(clock, options.limits) } : {}),
   });
   const evaluatorDeps = {
     store,

@@ -75,6 +75,52 @@ describe("tenants in DynamoDB", () => {
     client.destroy();
   });
 
+  it("keeps a tenant's limits: `tenant create` and `tenant set-limits` flags, read back on the tenant", async () => {
+    const client = localClient();
+    const table = await freshTable(client, "tenant-limits");
+    const base = ["--table", table, "--id", "initrode", "--endpoint", localEndpoint()];
+    const created = await cli([
+      "tenant",
+      "create",
+      ...base,
+      "--requests-per-second",
+      "5",
+      "--waiting-reads",
+      "3",
+    ]);
+    expect(created.code).toBe(0);
+    const { api_key } = JSON.parse(created.stdout) as { api_key: string };
+    const directory = new DynamoTenantDirectory(client, table, sealer);
+    expect(await directory.findByKeyHash(hashApiKey(api_key))).toEqual({
+      id: "initrode",
+      limits: { requests_per_second: 5, waiting_reads: 3 },
+    });
+    const set = await cli(["tenant", "set-limits", ...base, "--summary-tokens-per-day", "1000"]);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.stdout)).toEqual({
+      tenant: "initrode",
+      limits: { requests_per_second: 5, waiting_reads: 3, summary_tokens_per_day: 1_000 },
+    });
+    expect((await directory.getTenant("initrode"))?.limits).toEqual({
+      requests_per_second: 5,
+      waiting_reads: 3,
+      summary_tokens_per_day: 1_000,
+    });
+    // A tenant created without limits gets its first ones set whole.
+    await directory.createTenant("plain");
+    expect(await directory.setLimits("plain", { burst: 7 })).toEqual({ burst: 7 });
+    await expect(directory.setLimits("nobody", { burst: 7 })).rejects.toThrow(/no tenant/);
+    expect(await cli(["tenant", "set-limits", ...base, "--burst", "0"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--burst must be a whole number from 1 (got "0")'),
+    });
+    expect(await cli(["tenant", "set-limits", ...base])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("give at least one limit"),
+    });
+    client.destroy();
+  });
+
   it("revokes keys at once, and adds and removes webhook secrets checked as Standard Webhooks checks them", async () => {
     const client = localClient();
     const table = await freshTable(client, "tenant-credentials");
