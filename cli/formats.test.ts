@@ -93,7 +93,7 @@ const CHAT = [
   ],
 ];
 
-/** {@link CHAT} as it comes back: tool arguments re-serialized (§15: compared as JSON values). */
+/** {@link CHAT} as it comes back: tool arguments as posted, the string itself (§15). */
 const CHAT_NORMALIZED = [
   [
     CHAT[0]?.[0],
@@ -104,7 +104,7 @@ const CHAT_NORMALIZED = [
         {
           id: "call_1",
           type: "function",
-          function: { name: "read_file", arguments: '{"path":"README.md"}' },
+          function: { name: "read_file", arguments: '{"path": "README.md"}' },
         },
       ],
     },
@@ -122,6 +122,8 @@ const CHAT_EVENTS = [
     id: "call_1",
     name: "read_file",
     arguments: { path: "README.md" },
+    // The posted text, kept because re-serializing would lose its space (§15).
+    metadata: { "openai-chat": { arguments: '{"path": "README.md"}' } },
   },
   {
     type: "tool_call_response",
