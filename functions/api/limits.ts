@@ -103,10 +103,20 @@ export function limitRequests(
 ): MiddlewareHandler<{ Variables: { tenant: Tenant } }> {
   return async (c, next) => {
     const tenant = c.get("tenant");
-    limiter.admit(tenant);
     const wait = heldWait(c.req.url);
-    if (wait === undefined) return next();
+    if (wait === undefined) {
+      limiter.admit(tenant);
+      return next();
+    }
+    // The cap first: a read it refuses takes no token, and is told to come
+    // back when a place frees (not in a second, to be refused again).
     const end = limiter.beginWait(tenant, wait * 1000);
+    try {
+      limiter.admit(tenant);
+    } catch (error) {
+      end();
+      throw error;
+    }
     try {
       await next();
     } finally {

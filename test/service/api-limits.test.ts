@@ -124,6 +124,23 @@ describe("waiting reads", () => {
   }, 15_000);
 });
 
+describe("the two limits together", () => {
+  it("refuses a waiting read over the cap without taking a token from the bucket", async () => {
+    const h = harness({ limits: { requests_per_second: 1, burst: 3, waiting_reads: 1 } });
+    await postMessageTurns(h.request, "c1", 1); // token 1
+    h.queue.take();
+    const held = h.request("GET", "/v1/conversations/c1/projection?after_turn=0&wait=1"); // 2
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 3; i++) {
+      const refused = await h.request("GET", "/v1/conversations/c1/projection?after_turn=0&wait=1");
+      expect((await problem(refused)).limit).toBe("waiting_reads");
+    }
+    expect((await h.request("GET", "/v1/conversations/c1")).status).toBe(200); // 3
+    expect((await h.request("GET", "/v1/conversations/c1")).status).toBe(429);
+    expect((await held).status).toBe(503);
+  });
+});
+
 describe("dry runs and the summary budget", () => {
   it("calls the summarizer once for 20 identical dry runs of an unchanged conversation", async () => {
     const { calls, summarizer } = countingSummarizer();
