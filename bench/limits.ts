@@ -11,6 +11,7 @@
  *
  * It uses only what the local runtime had before the limits, so the same
  * file measures an older checkout (copied into a worktree of it).
+ * `BENCH_READERS` (1,000) and `BENCH_POSTS` (500 a phase) change the sizes.
  */
 import { performance } from "node:perf_hooks";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -20,7 +21,7 @@ import { LocalSecretSealer } from "../functions/secrets/local.ts";
 import { DynamoTenantDirectory } from "../functions/store/tenants-dynamodb.ts";
 
 const READERS = Number(process.env.BENCH_READERS ?? 1_000);
-const POSTS = Number(process.env.BENCH_POSTS ?? 200);
+const POSTS = Number(process.env.BENCH_POSTS ?? 500);
 const DEV_KEY = "ak_bench_limits_0123456789";
 
 const percentile = (samples: number[], p: number) => {
