@@ -67,7 +67,9 @@ export function isEvaluationPending(
  * (its requests a second or its waiting reads; retry after
  * `problem.retry_after` seconds) or `/problems/summary-budget` (its summary
  * tokens of the day; summaries resume at `problem.resets_at`). The client
- * does not retry these itself. The API gateway's own 429 has no problem.
+ * asks again after `Retry-After` only for a read with `afterTurn` refused as
+ * rate-limited, within its deadline; it throws the others. The API
+ * gateway's own 429 has no problem.
  */
 export function isRateLimited(
   error: unknown,

@@ -22,7 +22,7 @@
  * until its deadline; {@link isEvaluationPending} tells that error apart.
  */
 
-import { isEvaluationPending, RequestTimeoutError, ServiceError } from "./errors.ts";
+import { isEvaluationPending, isRateLimited, RequestTimeoutError, ServiceError } from "./errors.ts";
 import { allPages, withCursor } from "./pages.ts";
 import type {
   AppendOutcome,
@@ -434,7 +434,10 @@ export class AutocompactClient {
       query.set("wait", String(waitSeconds));
       const answer = await this.#exchange<T>("GET", withQuery(path, query), { waitSeconds });
       if (answer.ok) return answer.body;
-      if (!isEvaluationPending(answer.error)) throw answer.error;
+      // Not decided yet, or the tenant's waiting reads are all held: ask again after Retry-After.
+      const waitingFull =
+        isRateLimited(answer.error) && answer.error.problem.type === "/problems/rate-limited";
+      if (!isEvaluationPending(answer.error) && !waitingFull) throw answer.error;
       const pause = retryAfterMs(answer.retryAfter, this.#now());
       // Asking again would start at or past the deadline: the wait is spent.
       if (deadline - this.#now() <= pause) throw answer.error;

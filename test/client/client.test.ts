@@ -11,6 +11,7 @@ import {
   AutocompactClient,
   type EventInput,
   isEvaluationPending,
+  isRateLimited,
   RequestTimeoutError,
   ServiceError,
 } from "../../client/index.ts";
@@ -1006,5 +1007,59 @@ describe("AutocompactClient errors", () => {
     expect(() => new AutocompactClient({ url: "127.0.0.1:8787", key: ALICE_KEY })).toThrow(
       'the service URL must start with http:// or https:// (got "127.0.0.1:8787")',
     );
+  });
+});
+
+describe("429s of the tenant's limits", () => {
+  const problem = (type: string, extra: Record<string, unknown>) =>
+    new Response(JSON.stringify({ type, title: "t", status: 429, detail: "d", ...extra }), {
+      status: 429,
+      headers: { "content-type": "application/problem+json", "retry-after": "2" },
+    });
+
+  it("a read with afterTurn asks again after Retry-After when refused as rate-limited; others throw", async () => {
+    const sent: string[] = [];
+    const pauses: number[] = [];
+    let now = 0;
+    const answers = [
+      problem("/problems/rate-limited", { limit: "waiting_reads", retry_after: 2 }),
+      new Response(JSON.stringify({ turn_count: 2, decided_through: 1 }), { status: 200 }),
+      problem("/problems/rate-limited", { limit: "requests_per_second", retry_after: 2 }),
+      problem("/problems/summary-budget", {
+        summary_tokens_per_day: 10,
+        summary_tokens_used: 10,
+        resets_at: "2026-12-03T00:00:00.000Z",
+      }),
+    ];
+    const client = new AutocompactClient({
+      url: URL_BASE,
+      key: ALICE_KEY,
+      fetch: async (input) => {
+        sent.push(input.slice(URL_BASE.length));
+        return answers.shift() as Response;
+      },
+      sleep: async (ms) => {
+        pauses.push(ms);
+        now += ms;
+      },
+      now: () => now,
+    });
+    expect(await client.conversation("c", { afterTurn: 1 })).toEqual({
+      turn_count: 2,
+      decided_through: 1,
+    });
+    expect(sent).toEqual([
+      "/v1/conversations/c?after_turn=1&wait=25",
+      "/v1/conversations/c?after_turn=1&wait=25",
+    ]);
+    expect(pauses).toEqual([2_000]);
+    // Without afterTurn nothing is retried.
+    const limited = await failure(() => client.conversation("c"));
+    expect(isRateLimited(limited)).toBe(true);
+    expect(limited.problem).toMatchObject({ limit: "requests_per_second" });
+    const budget = await failure(() => client.previewCompaction("c", { spec: "s:0..0" }));
+    expect(isRateLimited(budget)).toBe(true);
+    expect(budget.problem).toMatchObject({ resets_at: "2026-12-03T00:00:00.000Z" });
+    expect(pauses).toEqual([2_000]);
   });
 });
