@@ -16,6 +16,7 @@ import { AutocompactClient, type ListedCompaction } from "../../client/index.ts"
 import type { LocalService } from "../../functions/local/runtime.ts";
 import { RUNTIME_KEY, startTestRuntime } from "./local-runtime.ts";
 import { type ModelStub, type StubHandler, startModelStub } from "./model-stub.ts";
+import { typeCheck } from "./typecheck.ts";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -176,30 +177,24 @@ function declared(source: string): { id: string; format: string; model: string }
 /**
  * What `tsc` says of the snippet files, type-checked as a user's project
  * would (strict, with the SDKs' and the client's types): "" when clean.
+ * In this process (test/helpers/typecheck.ts), not a `tsc` of its own.
  */
 export async function typeCheckSnippets(files: readonly string[]): Promise<string> {
-  const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
-  const options = [
-    "--noEmit",
-    "--strict",
-    "--noUncheckedIndexedAccess",
-    "--target",
-    "ES2022",
-    "--module",
-    "NodeNext",
-    "--moduleResolution",
-    "NodeNext",
-    "--lib",
-    "ES2023",
-    "--types",
-    "node",
-    "--allowImportingTsExtensions",
-    "--skipLibCheck",
-  ];
-  const result = await run(process.execPath, [tsc, ...options, ...files], { cwd: ROOT }).catch(
-    (error: { stdout?: string }) => ({ stdout: `tsc failed:\n${error.stdout}` }),
+  return typeCheck(
+    files,
+    {
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      target: "ES2022",
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      lib: ["ES2023"],
+      types: ["node"],
+      allowImportingTsExtensions: true,
+      skipLibCheck: true,
+    },
+    ROOT,
   );
-  return result.stdout;
 }
 
 /** Runs a snippet as a platform would: `npx tsx`, the questions on stdin, the SDKs' own env. */

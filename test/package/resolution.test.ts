@@ -17,10 +17,10 @@ import { promisify } from "node:util";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientBuildOptions, declarations } from "../../scripts/build.ts";
+import { typeCheck } from "../helpers/typecheck.ts";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const TSC = join(ROOT, "node_modules/typescript/bin/tsc");
 
 /** Uses the client and the root's types; the wrong call must be refused (the types are not `any`). */
 const CHECK_TS = `import { AutocompactClient, ServiceError } from "autocompact/client";
@@ -54,15 +54,19 @@ afterAll(async () => {
   if (app) await rm(app, { recursive: true, force: true });
 });
 
-/** `tsc` on check.ts under `resolution` (and the module kind it needs); its output. */
-async function typeCheck(module: string, resolution: string): Promise<string> {
-  const args = [TSC, "--strict", "--noEmit", "--target", "ES2022", "--lib", "ES2022,DOM"];
-  args.push("--module", module, "--moduleResolution", resolution, "check.ts");
-  try {
-    return (await run(process.execPath, args, { cwd: app })).stdout;
-  } catch (error) {
-    return String((error as { stdout?: string }).stdout);
-  }
+/** `tsc` on check.ts under `resolution` (and the module kind it needs), in the app's folder; its output. */
+function typeCheckApp(module: string, resolution: string): string {
+  return typeCheck(
+    ["check.ts"],
+    {
+      strict: true,
+      target: "ES2022",
+      lib: ["ES2022", "DOM"],
+      module,
+      moduleResolution: resolution,
+    },
+    app,
+  );
 }
 
 describe("the installed package", () => {
@@ -82,6 +86,6 @@ process.stdout.write(typeof AutocompactClient + " " + typeof ServiceError);`;
     ["ESNext", "bundler"],
     ["NodeNext", "nodenext"],
   ])("has types under --module %s --moduleResolution %s", async (module, resolution) => {
-    expect(await typeCheck(module, resolution)).toBe("");
+    expect(typeCheckApp(module, resolution)).toBe("");
   });
 });
