@@ -5,21 +5,24 @@ import { estimateView } from "../../core/estimate.ts";
 import { parseStream } from "../../core/events.ts";
 import { project } from "../../core/projection.ts";
 import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
-import { defineCommand, EXIT, write } from "../command.ts";
+import { defineCommand, EXIT, UsageError, write } from "../command.ts";
 import { renderProjection } from "../render.ts";
 
 const OPTIONS = {
   ...SERVICE_OPTIONS,
   compacted: { type: "boolean" },
   text: { type: "boolean" },
+  "without-compactions": { type: "boolean" },
 } as const;
 
-const USAGE = `Usage: autocompact print --conversation ID [--compacted] [--text] [--url URL] [--key KEY]
+const USAGE = `Usage: autocompact print --conversation ID [--compacted | --text | --without-compactions]
+                        [--url URL] [--key KEY]
 
 Prints the conversation's raw stream (compactions included, with their source)
 as a JSON array, or with --compacted the projected view the next LLM call should
 see ({"events","turns","estimated_tokens"}). --text renders the compacted view
-for people, marking the bands auto/manual.
+for people, marking the bands auto/manual. --without-compactions prints the raw
+stream without its bands: the turns alone, to replay or simulate from scratch.
 
 ${SERVICE_HELP}
 
@@ -30,6 +33,10 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     throw new InvalidInputError(`unexpected argument "${positionals[0]}"`);
   const conversation = conversationOf(values);
   const client = serviceClient(values, io);
+  const modes = [values.compacted, values.text, values["without-compactions"]].filter(Boolean);
+  if (modes.length > 1) {
+    throw new UsageError("give one of --compacted, --text and --without-compactions");
+  }
   if (values.text) {
     const { events } = await client.events(conversation);
     const parsed = parseStream(events);
@@ -48,6 +55,9 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     return EXIT.ok;
   }
   const { events } = await client.events(conversation);
-  await write(io.stdout, `${JSON.stringify(events)}\n`);
+  const printed = values["without-compactions"]
+    ? events.filter((event) => event.type !== "compaction")
+    : events;
+  await write(io.stdout, `${JSON.stringify(printed)}\n`);
   return EXIT.ok;
 });

@@ -110,6 +110,14 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     });
   });
   if (lines.length > 0) await write(io.stdout, `${lines.join("\n")}\n`);
+  const held = entries.filter((entry) => entry.type === "compaction").length;
+  if (held > 0) {
+    // A stream exported with its bands is already compacted: fewer (or no) firings.
+    await write(
+      io.stderr,
+      `autocompact: note: the input already holds ${held} compaction${held === 1 ? "" : "s"}; a replay keeps what it is given, so it fires less or not at all: to replay from the turns alone, export with \`print --without-compactions\`\n`,
+    );
+  }
   if (simulation.firings.length === 0 && !configForStream(entries, layers).enabled) {
     await write(io.stderr, `autocompact: note: ${DISABLED_NOTE}\n`);
   }
