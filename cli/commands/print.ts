@@ -15,7 +15,7 @@ const OPTIONS = {
   "without-compactions": { type: "boolean" },
 } as const;
 
-const USAGE = `Usage: autocompact print --conversation ID [--compacted | --text | --without-compactions]
+const USAGE = `Usage: autocompact print --conversation ID [--compacted] [--text | --without-compactions]
                         [--url URL] [--key KEY]
 
 Prints the conversation's raw stream (compactions included, with their source)
@@ -33,9 +33,11 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     throw new InvalidInputError(`unexpected argument "${positionals[0]}"`);
   const conversation = conversationOf(values);
   const client = serviceClient(values, io);
-  const modes = [values.compacted, values.text, values["without-compactions"]].filter(Boolean);
-  if (modes.length > 1) {
-    throw new UsageError("give one of --compacted, --text and --without-compactions");
+  // --text renders the compacted view (with or without --compacted); the raw stream has no bands to leave out then.
+  if (values["without-compactions"] && (values.compacted || values.text)) {
+    throw new UsageError(
+      "--without-compactions prints the raw stream: not with --compacted or --text",
+    );
   }
   if (values.text) {
     const { events } = await client.events(conversation);

@@ -54,10 +54,18 @@ describe("exporting a conversation to replay it", () => {
     expect(JSON.parse(turnsOnly.stdout)).toEqual(
       whole.filter((event) => event.type !== "compaction"),
     );
-    expect(await print("--compacted", "--without-compactions")).toMatchObject({
-      code: 2,
-      stderr: expect.stringContaining("give one of --compacted, --text and --without-compactions"),
-    });
+    for (const view of ["--compacted", "--text"]) {
+      expect(await print(view, "--without-compactions")).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining(
+          "--without-compactions prints the raw stream: not with --compacted or --text",
+        ),
+      });
+    }
+    // As the README writes it: --text renders the compacted view, with or without --compacted.
+    const text = await print("--compacted", "--text");
+    expect(text).toMatchObject({ code: 0, stderr: "" });
+    expect(text.stdout).toBe((await print("--text")).stdout);
   });
 
   it("has simulate say that its input already holds compactions, and not when it holds none", async () => {
