@@ -277,23 +277,24 @@ const AfterTurnFields = {
 /** The query of `GET /v1/conversations/{id}`. */
 export const SummaryQuery = z.strictObject(AfterTurnFields);
 
+/** A `limit` query parameter: a whole number from 1 to `max`, one message for every way it is wrong. */
+function limitQuery(max: number, description: string) {
+  const message = `limit must be a whole number from 1 to ${max}`;
+  return z
+    .string()
+    .regex(new RegExp(`^\\d{1,${String(max).length}}$`), message)
+    .transform(Number)
+    .refine((limit) => limit >= 1 && limit <= max, message)
+    .optional()
+    .openapi({ type: "integer", minimum: 1, maximum: max, description });
+}
+
 /** `limit` and `cursor` of the paged reads (functions/conversations/paged-reads.ts). */
 const PageFields = {
-  limit: z
-    .string()
-    .regex(/^\d{1,5}$/, `limit must be a whole number from 1 to ${MAX_PAGE_TURNS}`)
-    .transform(Number)
-    .refine(
-      (limit) => limit >= 1 && limit <= MAX_PAGE_TURNS,
-      `limit must be a whole number from 1 to ${MAX_PAGE_TURNS}`,
-    )
-    .optional()
-    .openapi({
-      type: "integer",
-      minimum: 1,
-      maximum: MAX_PAGE_TURNS,
-      description: `Turns per page (default ${DEFAULT_PAGE_TURNS}). A page also stops before the turn that would take it past ${PAGE_BYTES} bytes (a turn larger than that alone is a page of its own).`,
-    }),
+  limit: limitQuery(
+    MAX_PAGE_TURNS,
+    `Turns per page (default ${DEFAULT_PAGE_TURNS}). A page also stops before the turn that would take it past ${PAGE_BYTES} bytes (a turn larger than that alone is a page of its own).`,
+  ),
   cursor: z.string().min(1).max(2048).optional().openapi({
     description:
       "The `next_cursor` of the previous page, unchanged (opaque). A cursor given before the conversation's compactions changed (or before it was recreated) is refused with 409 `stale-cursor`: read again from the first page.",
@@ -315,21 +316,7 @@ export const DEFAULT_LIST_LIMIT = 20;
 
 /** The query of `GET /v1/conversations`. */
 export const ListQuery = z.strictObject({
-  limit: z
-    .string()
-    .regex(/^\d{1,3}$/, `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
-    .transform(Number)
-    .refine(
-      (limit) => limit >= 1 && limit <= MAX_LIST_LIMIT,
-      `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`,
-    )
-    .optional()
-    .openapi({
-      type: "integer",
-      minimum: 1,
-      maximum: MAX_LIST_LIMIT,
-      description: `Conversations per page (default ${DEFAULT_LIST_LIMIT}).`,
-    }),
+  limit: limitQuery(MAX_LIST_LIMIT, `Conversations per page (default ${DEFAULT_LIST_LIMIT}).`),
   cursor: z.string().min(1).max(2048).optional().openapi({
     description: "The `next_cursor` of the previous page, unchanged (opaque).",
   }),
