@@ -14,6 +14,7 @@ import type { InvalidInputError } from "../../core/errors.ts";
 import { estimateView } from "../../core/estimate.ts";
 import type { Entry } from "../../core/events.ts";
 import type { ProviderFormat } from "../../core/formats/format.ts";
+import { messagesOfTurns } from "../../core/formats/pages.ts";
 import { type ProviderView, projectedView, rawView } from "../../core/formats/view.ts";
 import { type Projection, project } from "../../core/projection.ts";
 import { indexTurns } from "../../core/turns.ts";
@@ -124,11 +125,33 @@ function charsOf({ size }: TurnSizeRecord) {
 }
 
 /**
+ * The page of turns `[from, to)` of a format's messages, shortened while its
+ * messages pass the budget: a turn's messages are measured alone, and a
+ * format may join a turn's first message onto the one before.
+ */
+function formatPage(
+  format: ProviderFormat,
+  view: ProviderView,
+  whole: readonly unknown[],
+  from: number,
+  to: number,
+): { to: number; items: unknown[] } {
+  let end = to;
+  let items = messagesOfTurns(format, view, whole, from, end);
+  while (end > from + 1 && jsonBytes(items) + ENVELOPE_BYTES > PAGE_BYTES) {
+    end--;
+    items = messagesOfTurns(format, view, whole, from, end);
+  }
+  return { to: end, items };
+}
+
+/**
  * A page of the raw stream: stored turns `[from, to)` with the compactions
  * placed after them (those before turn 0 on the first page, those after the
  * last turn on the last), so the pages joined are the unpaged stream. Only
- * the turns that can fit are read. `format` writes each page's turns as that
- * provider's messages (compactions left out).
+ * the turns that can fit are read. `format` writes the page's turns as that
+ * provider's messages (compactions left out), cut from the whole stream's
+ * messages (core/formats/pages.ts), so every turn is read.
  */
 export async function rawPage(
   store: ConversationStore,
@@ -139,6 +162,21 @@ export async function rawPage(
 ): Promise<Page<Entry[] | unknown[]>> {
   const from = pageStart("events", page.cursor, head);
   const limit = page.limit ?? DEFAULT_PAGE_TURNS;
+  if (format) {
+    const turns = await store.readTurns(ref);
+    const view = rawView(turns.flatMap((turn) => turn.events));
+    const whole = format.fromView(view);
+    const fitted = formatPage(
+      format,
+      view,
+      whole,
+      from,
+      pageEnd(from, turns.length, limit, (t) =>
+        jsonBytes(format.fromView([view[t] as ProviderView[number]])),
+      ),
+    );
+    return pageOf("events", head, from, fitted.to, turns.length, fitted.items);
+  }
   const [sizes, compactions] = await Promise.all([
     store.listTurnSizes(ref),
     store.listCompactions(ref),
@@ -150,35 +188,47 @@ export async function rawPage(
     if (chars > PAGE_BYTES && window > from) break;
   }
   const turns = window > from ? await store.readTurns(ref, from, window - 1) : [];
-  const count = from + turns.length;
-  const views = format ? turns.map((turn) => rawView(turn.events)) : [];
-  // A JP page holds the compactions after its turns too (those before turn 0 go with it).
+  // A page holds the compactions after its turns too (those before turn 0 go with it).
   const compactionBytes = new Map<number, number>();
-  if (!format) {
-    for (const c of compactions) {
-      const t = Math.max(0, c.after_turn);
-      compactionBytes.set(t, (compactionBytes.get(t) ?? 0) + jsonBytes(c.compaction) + 1);
-    }
+  for (const c of compactions) {
+    const t = Math.max(0, c.after_turn);
+    compactionBytes.set(t, (compactionBytes.get(t) ?? 0) + jsonBytes(c.compaction) + 1);
   }
-  const bytes = (t: number) =>
-    format
-      ? jsonBytes(format.fromView(views[t - from] as ProviderView))
-      : jsonBytes((turns[t - from] as { events: Entry[] }).events) + (compactionBytes.get(t) ?? 0);
-  const to = pageEnd(from, count, limit, bytes);
+  const to = pageEnd(
+    from,
+    from + turns.length,
+    limit,
+    (t) =>
+      jsonBytes((turns[t - from] as { events: Entry[] }).events) + (compactionBytes.get(t) ?? 0),
+  );
   // The last page: no stored turn is left after it (turns appended since are).
   const last = to >= sizes.length;
   const placed = compactions.filter(
     (c) => (c.after_turn >= from || from === 0) && (c.after_turn < to || last),
   );
-  const kept = turns.slice(0, to - from);
-  const items = format
-    ? format.fromView(views.slice(0, to - from).flat())
-    : interleave(
-        kept.map((turn) => turn.events),
-        placed,
-        from,
-      );
-  return { items, from, to, ...(last ? {} : { nextCursor: encodePageCursor("events", to, head) }) };
+  const items = interleave(
+    turns.slice(0, to - from).map((turn) => turn.events),
+    placed,
+    from,
+  );
+  return pageOf("events", head, from, to, sizes.length, items);
+}
+
+/** The page `[from, to)` of `view`'s `count` turns: `next_cursor` while turns follow. */
+function pageOf<T>(
+  view: PagedView,
+  head: ConversationHead,
+  from: number,
+  to: number,
+  count: number,
+  items: T,
+): Page<T> {
+  return {
+    items,
+    from,
+    to,
+    ...(to >= count ? {} : { nextCursor: encodePageCursor(view, to, head) }),
+  };
 }
 
 /**
@@ -206,11 +256,21 @@ function projectedPage(
   if (format) {
     const view = projectedView(raw, projection);
     const at = (t: number) => view[t - vanished];
-    to = pageEnd(from, count, limit, (t) => {
+    const end = pageEnd(from, count, limit, (t) => {
       const turn = at(t);
       return originBytes(t) + (turn ? jsonBytes(format.fromView([turn])) : 0);
     });
-    items = format.fromView(view.slice(Math.max(0, from - vanished), Math.max(0, to - vanished)));
+    // Cut in the view's turns, which lack a vanished implicit turn 0.
+    const whole = format.fromView(view);
+    const fitted = formatPage(
+      format,
+      view,
+      whole,
+      Math.max(0, from - vanished),
+      Math.max(0, end - vanished),
+    );
+    items = fitted.items;
+    to = fitted.to + vanished;
   } else {
     const byTurn = new Map<number, number>();
     projection.entries.forEach((entry, i) => {
@@ -226,13 +286,7 @@ function projectedPage(
       return (t >= from || from === 0) && (t < to || last);
     });
   }
-  const last = to >= count;
-  return {
-    items,
-    from,
-    to,
-    ...(last ? {} : { nextCursor: encodePageCursor("projection", to, head) }),
-  };
+  return pageOf("projection", head, from, to, count, items);
 }
 
 /** The `next_cursor` field of a page's answer: absent on the last page, so one page answers as before. */

@@ -74,6 +74,13 @@ export interface ConversationOptions {
   readonly configDeltaRate?: number;
   /** First timestamp, ms since the epoch. */
   readonly startMillis?: number;
+  /**
+   * Probability that a turn hands its last tool results across the turn
+   * boundary (default 0): half of such turns end with unanswered calls that
+   * the next turn answers first (a tool approval spanning two turns), half end
+   * right after their tool results, with no answer of the model.
+   */
+  readonly crossTurnRate?: number;
 }
 
 /** Generates a conversation in plain (decoded) form. */
@@ -86,6 +93,8 @@ export function generateConversation(options: ConversationOptions): Entry[] {
     return formatTimestamp(nanos);
   };
   let callId = 0;
+  // Results the previous turn left for this one to answer first.
+  let carried: Entry[] = [];
   for (let turn = 0; turn < options.turns; turn++) {
     if (turn > 0 && r() < (options.configDeltaRate ?? 0.05)) {
       entries.push({
@@ -98,12 +107,18 @@ export function generateConversation(options: ConversationOptions): Entry[] {
     }
     if (!(turn === 0 && options.implicitFirstTurn))
       entries.push({ type: "turn_start", timestamp: stamp() });
+    for (const result of carried) entries.push({ ...result, timestamp: stamp() });
+    carried = [];
+    // Drawn only when asked for, so the conversations of every other seed stay as they were.
+    const crossRate = options.crossTurnRate ?? 0;
+    const crossing = crossRate > 0 && r() < crossRate ? (r() < 0.5 ? "pending" : "cut") : undefined;
     entries.push({
       type: "chat_request",
       timestamp: stamp(),
       content: text(r, 5 + Math.floor(r() * 60)),
     });
-    const steps = Math.floor(r() * 4);
+    // A crossing turn makes at least one tool call to cross with.
+    const steps = Math.floor(r() * 4) + (crossing ? 1 : 0);
     for (let step = 0; step <= steps; step++) {
       if (r() < 0.6) {
         entries.push({
@@ -129,7 +144,9 @@ export function generateConversation(options: ConversationOptions): Entry[] {
           ...(r() < 0.2 ? { metadata: { rendered_arguments: text(r, 5) } } : {}),
         });
       }
-      if (r() < 0.05) {
+      // Calls left for the next turn end this one: nothing may follow them.
+      const leaving = crossing === "pending" && step === steps - 1;
+      if (!leaving && r() < 0.05) {
         const id = `${ids[0]?.id}.apply_changes`;
         entries.push({
           type: "inquiry_request",
@@ -140,9 +157,10 @@ export function generateConversation(options: ConversationOptions): Entry[] {
         });
         entries.push({ type: "inquiry_response", timestamp: stamp(), id, answer: r() < 0.8 });
       }
+      const answered: Entry[] = [];
       for (const { id } of ids) {
         const isError = r() < 0.1;
-        entries.push({
+        answered.push({
           type: "tool_call_response",
           timestamp: stamp(),
           id,
@@ -152,7 +170,14 @@ export function generateConversation(options: ConversationOptions): Entry[] {
           is_error: isError,
         });
       }
+      if (leaving) {
+        carried = answered;
+        break;
+      }
+      entries.push(...answered);
+      if (crossing === "cut" && step === steps - 1) break;
     }
+    if (crossing) continue;
     if (r() < 0.1) {
       entries.push({
         type: "chat_response",

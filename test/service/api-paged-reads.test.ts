@@ -226,7 +226,10 @@ describe("the pages joined are the unpaged view (property)", () => {
         fc.constantFrom("jp", "openai-chat", "openai-responses", "anthropic-messages", "ai-sdk"),
         async (seed, count, implicitFirstTurn, specs, limit, format) => {
           const h = harness({ summarizer });
-          const turns = splitTurns(generateConversation({ seed, turns: count, implicitFirstTurn }));
+          const turns = splitTurns(
+            // Tool results across turn boundaries: the formats that join turns' messages.
+            generateConversation({ seed, turns: count, implicitFirstTurn, crossTurnRate: 0.4 }),
+          );
           await post(h, "p", turns);
           for (const spec of specs) {
             const added = await h.request("POST", "/v1/conversations/p/compactions", { spec });
