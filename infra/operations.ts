@@ -25,6 +25,7 @@ import {
   type IMetric,
   LogQueryVisualizationType,
   LogQueryWidget,
+  MathExpression,
   Metric,
   TextWidget,
   TreatMissingData,
@@ -128,6 +129,7 @@ export class Operations extends Construct {
     readonly apiErrors: Alarm;
     readonly api5xx: Alarm;
     readonly notificationsFailed: Alarm;
+    readonly notificationsPublishFailed: Alarm;
   };
   readonly queries: readonly QueryDefinition[];
 
@@ -199,6 +201,22 @@ export class Operations extends Construct {
       });
     const delivered = notifierMetric("NotificationsDelivered", "delivered");
     const deliveryFailures = notifierMetric("NotificationsFailed", "failed attempts");
+    // Given-up publishes happen in the api (a reset's notification) and the compactor (a firing's).
+    const publishFailed = new MathExpression({
+      expression: "FILL(api, 0) + FILL(compactor, 0)",
+      usingMetrics: {
+        api: new Metric({
+          namespace: METRICS_NAMESPACE,
+          metricName: "NotificationsPublishFailed",
+          dimensionsMap: { service: SERVICE_NAMES.api },
+          statistic: "Sum",
+          period: FIVE_MINUTES,
+        }),
+        compactor: compactorMetric("NotificationsPublishFailed", "Sum", "publish failed"),
+      },
+      label: "notifications not published",
+      period: FIVE_MINUTES,
+    });
     const notificationDlqDepth = messagesIn(
       props.notificationDeadLetterQueue,
       "notifications in the DLQ",
@@ -313,6 +331,11 @@ export class Operations extends Construct {
         "NotificationDeadLetterQueueNotEmpty",
         notificationDlqDepth,
         "A notification failed every delivery attempt and is in the notification DLQ: a tenant's endpoint is down, answers non-2xx, or resolves to a refused address. Read the notifier's notification.failed log lines, then redrive the DLQ to the notification queue.",
+      ),
+      notificationsPublishFailed: anyFailure(
+        "NotificationsPublishFailed",
+        publishFailed,
+        "Notifications were given up after every publish attempt to EventBridge (the api's reset notifications, the compactor's firing ones, whose records then fail and retry): the bus, its permissions or its quota. Read the notification.publish_failed log lines (tenant, conversation, ids).",
       ),
     };
 

@@ -720,9 +720,37 @@ describe("operations", () => {
     }
   });
 
+  it("alarms on any notification given up by the api or the compactor", () => {
+    const given = (service: string) =>
+      Match.objectLike({
+        MetricStat: Match.objectLike({
+          Metric: {
+            Namespace: "Autocompact",
+            MetricName: "NotificationsPublishFailed",
+            Dimensions: [{ Name: "service", Value: service }],
+          },
+          Stat: "Sum",
+          Period: 300,
+        }),
+        ReturnData: false,
+      });
+    s.template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      AlarmName: Match.stringLikeRegexp("-NotificationsPublishFailed$"),
+      Threshold: 1,
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      EvaluationPeriods: 1,
+      TreatMissingData: "notBreaching",
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: "FILL(api, 0) + FILL(compactor, 0)" }),
+        given("autocompact-api"),
+        given("autocompact-compactor"),
+      ]),
+    });
+  });
+
   it("alarms on DLQ depth > 0, compactor and api errors, api 5xx, queue age and evaluation lag", () => {
     // And the notification DLQ's (test/cdk/notifications.test.ts).
-    s.template.resourceCountIs("AWS::CloudWatch::Alarm", 8);
+    s.template.resourceCountIs("AWS::CloudWatch::Alarm", 9);
     const alarm = (namespace: string, metricName: string, dimension: Props, expected: Props) =>
       s.template.hasResourceProperties("AWS::CloudWatch::Alarm", {
         ...expected,
