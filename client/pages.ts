@@ -58,13 +58,20 @@ function isStaleCursor(error: unknown): boolean {
   );
 }
 
-/** Pages joined into one answer: each array field concatenated, the rest from the last page. */
+/**
+ * The fields a page holds a part of: the stored events, a format's messages
+ * (`messages` or `input`) and the projected turns' origins. Every other field
+ * (the estimate, the progress, warnings) is about the whole view.
+ */
+const PAGED_FIELDS: ReadonlySet<string> = new Set(["events", "messages", "input", "turns"]);
+
+/** Pages joined into one answer: each paged field concatenated, the rest from the last page. */
 function joinPages<T extends object>(pages: readonly T[]): T {
   if (pages.length === 1) return pages[0] as T;
   const joined: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(pages.at(-1) as object)) {
     if (key === "next_cursor") continue;
-    joined[key] = Array.isArray(value)
+    joined[key] = PAGED_FIELDS.has(key)
       ? pages.flatMap((page) => (page as Record<string, unknown[]>)[key] ?? [])
       : value;
   }

@@ -55,6 +55,23 @@ describe("AutocompactClient reads a multi-page view whole", () => {
     expect(gets.filter((url) => url.includes("format=openai-chat&cursor="))).toHaveLength(1);
   });
 
+  it("joins only the paged fields: an array about the whole view comes once, from the last page", async () => {
+    const pages = [
+      { events: [{ n: 0 }], warnings: [{ code: "w" }], next_cursor: "c1" },
+      { events: [{ n: 1 }], warnings: [{ code: "w" }] },
+    ];
+    const client = new AutocompactClient({
+      url: URL_BASE,
+      key: ALICE_KEY,
+      fetch: async (input) =>
+        Response.json(pages[input.includes("cursor=c1") ? 1 : 0], { status: 200 }),
+    });
+    expect(await client.events("c")).toEqual({
+      events: [{ n: 0 }, { n: 1 }],
+      warnings: [{ code: "w" }],
+    });
+  });
+
   it("starts again when a compaction lands between two pages", async () => {
     let landed = false;
     const setUp = await bigConversation(async (url) => {
