@@ -1,5 +1,5 @@
 /**
- * `npm run screenshots`: refreshes the README's pictures of the console
+ * `npm run screenshots`: refreshes the console's pictures in docs/operate.md
  * (docs/console-*.png), the conversation list, a conversation page and the
  * confirmation its "Reset automatic bands" asks (nothing is removed: the
  * dialog is dismissed) at 1280 and 390 px wide, taken in headless Chromium
