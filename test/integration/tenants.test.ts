@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/api/app.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
@@ -20,6 +21,18 @@ const sealer = fileSecretSealer(keyFile, { create: true });
 
 /** Runs the CLI in process with `input` on stdin, against the run's DynamoDB Local. */
 const cli = (args: string[], input = "") => runCli(args, { stdin: input, env: localAwsEnv() });
+
+/** The API on `table`, its tenants in `directory`. */
+const appOn = (client: DynamoDBClient, table: string, directory: DynamoTenantDirectory) =>
+  createApp({
+    webhookReceipts: new MemoryWebhookReceipts(),
+    notifications: memoryNotifications(),
+    service: new ConversationService({
+      store: new DynamoConversationStore(client, table),
+      queue: new RecordingQueue(),
+    }),
+    tenants: directory,
+  });
 
 describe("tenants in DynamoDB", () => {
   it("creates tenants with hashed keys, config and webhook secrets, and rotates keys", async () => {
@@ -94,15 +107,7 @@ describe("tenants in DynamoDB", () => {
       config: { enabled: true, trigger_ratio: 0.6 },
       models: { "acme-coder-1": 64_000 },
     });
-    const app = createApp({
-      webhookReceipts: new MemoryWebhookReceipts(),
-      notifications: memoryNotifications(),
-      service: new ConversationService({
-        store: new DynamoConversationStore(client, table),
-        queue: new RecordingQueue(),
-      }),
-      tenants: directory,
-    });
+    const app = appOn(client, table, directory);
     const get = async (path: string) =>
       (await app.request(path, { headers: { authorization: `Bearer ${api_key}` } })).json();
     expect(await get("/v1/tenant/config")).toMatchObject({
@@ -320,15 +325,7 @@ describe("tenants in DynamoDB", () => {
       stderr: expect.stringContaining("give exactly one webhook secret on stdin"),
     });
 
-    const app = createApp({
-      webhookReceipts: new MemoryWebhookReceipts(),
-      notifications: memoryNotifications(),
-      service: new ConversationService({
-        store: new DynamoConversationStore(client, table),
-        queue: new RecordingQueue(),
-      }),
-      tenants: directory,
-    });
+    const app = appOn(client, table, directory);
     const read = () =>
       app.request("/v1/conversations/c1", { headers: { authorization: `Bearer ${api_key}` } });
     expect((await read()).status).toBe(404);
