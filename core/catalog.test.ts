@@ -170,8 +170,15 @@ describe("layered catalogs: bundled < deployment < tenant < model.context_window
 
   it("validates a layer: ids of 1 to 256 characters, whole windows from 1", () => {
     expect(ModelCatalogLayer.safeParse({ "my-model": 64_000 }).success).toBe(true);
-    for (const bad of [{ "": 1 }, { ["m".repeat(257)]: 1 }, { m: 0 }, { m: 1.5 }, { m: "1" }]) {
-      expect(ModelCatalogLayer.safeParse(bad).success).toBe(false);
-    }
+    const messages = (value: unknown) =>
+      ModelCatalogLayer.safeParse(value).error?.issues.map((issue) => issue.message);
+    const object = 'must be a JSON object of model id → context window, e.g. {"my-model":128000}';
+    expect(messages("x")).toEqual([object]);
+    expect(messages([64_000])).toEqual([object]);
+    expect(messages({ "": 1 })).toEqual(["a model id must be 1 to 256 characters"]);
+    expect(messages({ ["m".repeat(257)]: 1 })).toEqual(["a model id must be 1 to 256 characters"]);
+    expect(messages({ m: 0 })).toEqual(["must be at least 1 token"]);
+    expect(messages({ m: 1.5 })).toEqual(["must be a whole number of tokens"]);
+    expect(messages({ m: "1" })).toEqual(["must be a context window in tokens"]);
   });
 });

@@ -25,17 +25,18 @@ export type ModelCatalog = Readonly<Record<string, number>>;
  * ids of 1 to 256 characters, windows whole numbers of tokens from 1.
  */
 export const ModelCatalogLayer = z.record(
-  z
-    .string()
-    .min(1, "a model id must not be empty")
-    .max(MAX_MODEL_ID_LENGTH, {
-      error: `a model id must be at most ${MAX_MODEL_ID_LENGTH} characters`,
-    }),
+  z.string().min(1).max(MAX_MODEL_ID_LENGTH),
   z
     .number({ error: "must be a context window in tokens" })
     .int("must be a whole number of tokens")
     .positive("must be at least 1 token")
     .max(Number.MAX_SAFE_INTEGER, "must be at most 9007199254740991"),
+  {
+    error: (issue) =>
+      issue.code === "invalid_key"
+        ? `a model id must be 1 to ${MAX_MODEL_ID_LENGTH} characters`
+        : 'must be a JSON object of model id → context window, e.g. {"my-model":128000}',
+  },
 );
 
 /** The bundled catalog: {@link BUNDLED_MODELS} by id. Operators can extend or override it (service config). */
