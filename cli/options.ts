@@ -6,9 +6,15 @@
 import { readFile } from "node:fs/promises";
 import { parse as parseToml } from "smol-toml";
 import { type Calibration, TOKENS_PER_CHAR_BOUNDS } from "../core/calibration.ts";
-import { type ModelInfo, resolveContextWindow } from "../core/catalog.ts";
+import {
+  type ModelCatalog,
+  ModelCatalogLayer,
+  type ModelInfo,
+  resolveContextWindow,
+} from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
 import { InvalidInputError } from "../core/errors.ts";
+import { issueLines } from "../core/issues.ts";
 import { timestampNanos } from "../core/timestamp.ts";
 import { type OptionsConfig, UsageError } from "./command.ts";
 import { FORMAT_OPTION } from "./input.ts";
@@ -59,14 +65,17 @@ export const MODEL_HELP = `  --context-window N     the model's context window i
                          (e.g. claude-sonnet-4-5, anthropic/claude-sonnet-4-5, gpt-4o-2024-08-06)
                          when --context-window is not given`;
 
-async function configText(source: string): Promise<{ name: string; text: string }> {
+async function configText(
+  source: string,
+  what = "config",
+): Promise<{ name: string; text: string }> {
   try {
     return { name: source, text: await readFile(source, "utf8") };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const reason =
       code === "ENOENT" ? "no such file" : error instanceof Error ? error.message : String(error);
-    throw new InvalidInputError(`cannot read config ${source}: ${reason}`, { cause: error });
+    throw new InvalidInputError(`cannot read ${what} ${source}: ${reason}`, { cause: error });
   }
 }
 
@@ -110,6 +119,32 @@ export async function loadConfigLayer(argument: string): Promise<AutoConfigLayer
     }
     throw error;
   }
+}
+
+/**
+ * `--models`: model id → context window in tokens, inline JSON or a JSON
+ * file, each bad entry named (`--models: acme-coder-1: must be at least 1 token`).
+ */
+export async function loadModels(argument: string): Promise<ModelCatalog> {
+  const inline = argument.trimStart().startsWith("{");
+  const { name, text } = inline
+    ? { name: "(inline)", text: argument }
+    : await configText(argument, "models");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError(`--models ${name}: not JSON (${(error as Error).message})`, {
+      cause: error,
+    });
+  }
+  const models = ModelCatalogLayer.safeParse(value);
+  if (!models.success) {
+    throw new InvalidInputError(
+      `--models ${name}: ${issueLines(models.error.issues).join("; ")} (e.g. {"my-model":128000})`,
+    );
+  }
+  return models.data;
 }
 
 /** `--tokens-per-char` and `--overhead`: replay with a calibration (e.g. the one the service answered). */

@@ -1,6 +1,12 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { contextWindowOf, DEFAULT_MODEL_CATALOG, resolveContextWindow } from "./catalog.ts";
+import {
+  contextWindowOf,
+  DEFAULT_MODEL_CATALOG,
+  layeredCatalog,
+  ModelCatalogLayer,
+  resolveContextWindow,
+} from "./catalog.ts";
 import { BUNDLED_MODELS } from "./catalog-models.ts";
 
 /** The string literals of the type alias `name` in a declaration file of node_modules. */
@@ -123,5 +129,56 @@ describe("the current models of the pinned SDKs", () => {
     expect(contextWindowOf("gpt-5.1-2025-11-13", catalog)).toBe(100_000);
     expect(contextWindowOf("acme/my-model-v2", catalog)).toBe(8_000);
     expect(resolveContextWindow({ id: "gpt-5.1", context_window: 50_000 }, catalog)).toBe(50_000);
+  });
+});
+
+describe("layered catalogs: bundled < deployment < tenant < model.context_window", () => {
+  const deployment = { "my-model": 64_000, "gpt-5-1": 300_000, "acme-coder": 50_000 };
+  const tenant = { "my-model": 32_000, "gpt-5.1": 111_000 };
+
+  it("lets the tenant's entry win over the deployment's, and the deployment's over the bundled", () => {
+    const catalog = layeredCatalog(deployment, tenant);
+    expect(contextWindowOf("my-model", catalog)).toBe(32_000);
+    // The tenant spells it as the bundled id does, the deployment otherwise: the tenant still wins.
+    expect(contextWindowOf("gpt-5.1", catalog)).toBe(111_000);
+    expect(contextWindowOf("openai/gpt-5.1-2025-11-13", catalog)).toBe(111_000);
+    expect(contextWindowOf("acme-coder", catalog)).toBe(50_000);
+    expect(contextWindowOf("gpt-4.1", catalog)).toBe(1_047_576);
+    expect(contextWindowOf("gpt-5.1", layeredCatalog(deployment))).toBe(300_000);
+    expect(contextWindowOf("gpt-5.1", layeredCatalog(tenant, deployment))).toBe(300_000);
+  });
+
+  it("keeps model.context_window above every layer", () => {
+    const catalog = layeredCatalog(deployment, tenant);
+    expect(resolveContextWindow({ id: "my-model", context_window: 1_000 }, catalog)).toBe(1_000);
+    expect(resolveContextWindow({ id: "my-model" }, catalog)).toBe(32_000);
+  });
+
+  it("matches an exact id of any layer before a prefix of any layer", () => {
+    const catalog = layeredCatalog(undefined, { "gpt-5": 100_000 });
+    expect(contextWindowOf("gpt-5.1", catalog)).toBe(400_000);
+    expect(contextWindowOf("gpt-5.9", catalog)).toBe(100_000);
+    expect(contextWindowOf("gpt-5-2025-08-07", catalog)).toBe(100_000);
+  });
+
+  it("is the bundled catalog without layers, and keeps an id such as __proto__ an entry", () => {
+    expect(contextWindowOf("claude-opus-4-5", layeredCatalog())).toBe(200_000);
+    expect(contextWindowOf("my-model", layeredCatalog(undefined, undefined))).toBeUndefined();
+    const odd = layeredCatalog(JSON.parse('{"__proto__": 7000}') as Record<string, number>);
+    expect(contextWindowOf("__proto__", odd)).toBe(7_000);
+  });
+
+  it("validates a layer: ids of 1 to 256 characters, whole windows from 1", () => {
+    expect(ModelCatalogLayer.safeParse({ "my-model": 64_000 }).success).toBe(true);
+    const messages = (value: unknown) =>
+      ModelCatalogLayer.safeParse(value).error?.issues.map((issue) => issue.message);
+    const object = 'must be a JSON object of model id → context window, e.g. {"my-model":128000}';
+    expect(messages("x")).toEqual([object]);
+    expect(messages([64_000])).toEqual([object]);
+    expect(messages({ "": 1 })).toEqual(["a model id must be 1 to 256 characters"]);
+    expect(messages({ ["m".repeat(257)]: 1 })).toEqual(["a model id must be 1 to 256 characters"]);
+    expect(messages({ m: 0 })).toEqual(["must be at least 1 token"]);
+    expect(messages({ m: 1.5 })).toEqual(["must be a whole number of tokens"]);
+    expect(messages({ m: "1" })).toEqual(["must be a context window in tokens"]);
   });
 });

@@ -3,7 +3,7 @@
  * missing variable fails the cold start with a message naming it.
  */
 import * as z from "zod";
-import { DEFAULT_MODEL_CATALOG, type ModelCatalog } from "../core/catalog.ts";
+import { layeredCatalog, type ModelCatalog, ModelCatalogLayer } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
 import { issueLines } from "../core/issues.ts";
 import { SetupError } from "./errors.ts";
@@ -61,6 +61,25 @@ export function readLimitDefaults(
   };
 }
 
+/** `MODEL_CATALOG`: the deployment's models, JSON (model id → context window in tokens). */
+const CatalogSchema = z.object({ MODEL_CATALOG: jsonOf(ModelCatalogLayer).optional() });
+
+/**
+ * The deployment's catalog (the Lambdas' and the local runtime's): the
+ * bundled models with `MODEL_CATALOG`'s over them (`layeredCatalog`), or
+ * `undefined` (the bundled catalog) without it; a bad value fails naming it.
+ */
+export function readModelCatalog(
+  env: Readonly<Record<string, string | undefined>>,
+): ModelCatalog | undefined {
+  const result = CatalogSchema.safeParse(env);
+  if (!result.success) {
+    throw new SetupError(`invalid environment: ${issueLines(result.error.issues).join("; ")}`);
+  }
+  const models = result.data.MODEL_CATALOG;
+  return models ? layeredCatalog(models) : undefined;
+}
+
 const EnvSchema = z.object({
   TABLE_NAME: z.string().min(3, "must name the DynamoDB table (3+ characters)"),
   QUEUE_URL: z.string().url("must be the SQS queue URL").optional(),
@@ -69,8 +88,6 @@ const EnvSchema = z.object({
     .default("INFO"),
   /** The service config layer: a D50 tree as JSON (`{"conversation":{"compaction":{"auto":{…}}}}`). */
   AUTOCOMPACT_CONFIG: z.string().optional(),
-  /** Model id → context window overrides, as JSON. */
-  MODEL_CATALOG: jsonOf(z.record(z.string(), z.number().int().positive())).optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().optional(),
   SUMMARIZER: z.enum(["none", "bedrock", "openai-compatible"]).default("none"),
   SUMMARY_MODEL_ID: z.string().min(1).optional(),
@@ -135,6 +152,7 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
     );
   }
   const limits = readLimitDefaults(env);
+  const catalog = readModelCatalog(env);
   return {
     tableName: e.TABLE_NAME,
     limits,
@@ -142,8 +160,7 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
     serviceConfig,
     summarizer: e.SUMMARIZER,
     ...(e.QUEUE_URL ? { queueUrl: e.QUEUE_URL } : {}),
-    // MODEL_CATALOG extends (and may override) the bundled catalog, as docs/deploy.md says.
-    ...(e.MODEL_CATALOG ? { catalog: { ...DEFAULT_MODEL_CATALOG, ...e.MODEL_CATALOG } } : {}),
+    ...(catalog ? { catalog } : {}),
     ...(e.BODY_LIMIT_BYTES ? { bodyLimitBytes: e.BODY_LIMIT_BYTES } : {}),
     ...(e.SUMMARY_MODEL_ID ? { summaryModelId: e.SUMMARY_MODEL_ID } : {}),
     ...(e.OPENAI_BASE_URL ? { openaiBaseUrl: e.OPENAI_BASE_URL } : {}),

@@ -7,7 +7,7 @@
 
 import type { BandSummary, SkipReason } from "../core/auto-compaction.ts";
 import type { CalibrationSample, TurnUsage } from "../core/calibration.ts";
-import type { ModelInfo } from "../core/catalog.ts";
+import type { ModelCatalog, ModelInfo } from "../core/catalog.ts";
 import type { AutoConfigLayer, SummaryRuleConfig } from "../core/config.ts";
 import type { Compaction, Entry } from "../core/events.ts";
 import type { TurnRange } from "../core/rules.ts";
@@ -492,8 +492,10 @@ export interface TurnQueue {
 /** A tenant: who owns conversations, with its own config layer and webhook secrets. */
 export interface Tenant {
   readonly id: string;
-  /** The tenant's auto config layer (between the service config and the conversation's). */
+  /** The tenant's default auto config layer (between the service config and the conversation's). */
   readonly config?: AutoConfigLayer;
+  /** The tenant's models: windows over the deployment's catalog (`layeredCatalog`, docs/architecture.md §6). */
+  readonly models?: ModelCatalog;
   /** Standard Webhooks signing secrets (`whsec_…`); when set, turn posts must be signed. */
   readonly webhook_secrets?: readonly string[];
   /** The tenant's own limits; each one absent takes the deployment's default (docs/architecture.md §8). */
@@ -532,6 +534,21 @@ export interface TenantDirectory {
   /** The tenant owning the API key with this SHA-256 (hex), if any. */
   findByKeyHash(keyHash: string): Promise<Tenant | undefined>;
   getTenant(id: string): Promise<Tenant | undefined>;
+}
+
+/**
+ * A tenant's own settings, written by the tenant (`PUT /v1/tenant/…`) or an
+ * operator (`autocompact tenant set-config`, `set-models`). Each write
+ * replaces that setting whole (an empty one removes it) and leaves the
+ * tenant's keys, secrets, limits and other setting as they were; the next
+ * {@link TenantDirectory} read gives it back. A tenant that does not exist
+ * is a `ConditionFailedError`, and nothing is created.
+ */
+export interface TenantSettings {
+  /** Replaces the tenant's default auto config layer (`{}`: none). */
+  setConfig(id: string, config: AutoConfigLayer): Promise<void>;
+  /** Replaces the tenant's models (`{}`: none). */
+  setModels(id: string, models: ModelCatalog): Promise<void>;
 }
 
 /** What a summarizer is asked: the RAW events of a band (never a projected view). */

@@ -10,6 +10,7 @@
  * parsed from strings here.
  */
 import * as z from "zod";
+import { ModelCatalogLayer } from "../core/catalog.ts";
 import {
   type AutoConfigLayer,
   ConfigError,
@@ -248,19 +249,7 @@ const BEDROCK_MODEL =
 
 const SettingsSchema = z.strictObject({
   autoConfig: z.preprocess(jsonText, z.unknown()).optional(),
-  modelCatalog: z
-    .preprocess(
-      jsonText,
-      z.record(
-        z.string().min(1, "model ids must not be empty"),
-        z
-          .number({ error: "must be a context window in tokens" })
-          .int("must be a whole number of tokens")
-          .positive("must be a positive number of tokens"),
-        { error: 'must be a JSON object of model id → context window, e.g. {"my-model":128000}' },
-      ),
-    )
-    .optional(),
+  modelCatalog: z.preprocess(jsonText, ModelCatalogLayer).optional(),
   summarizer: z
     .enum(SUMMARIZERS, { error: `must be one of ${SUMMARIZERS.join(", ")}` })
     .default("none"),

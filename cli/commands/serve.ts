@@ -42,6 +42,9 @@ pending evaluation.
                   $AUTOCOMPACT_CONFIG (JSON tree); repeatable, later wins
   --enable        shorthand for enabling automatic compaction service-wide
 
+Models: MODEL_CATALOG='{"my-model":64000}' adds model windows (ids → tokens) over
+the bundled catalog, as on Lambda; a tenant's own models win over them.
+
 Summaries: SUMMARIZER=openai-compatible OPENAI_BASE_URL=http://127.0.0.1:8080/v1
 (llama.cpp, Ollama, …) or SUMMARIZER=bedrock SUMMARY_MODEL_ID=… enable summary rules.
 
@@ -90,10 +93,21 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     ...(await configLayers(values)),
   ];
   const { startLocalService } = await import("../../functions/local/runtime.ts");
-  const { readLimitDefaults } = await import("../../functions/env.ts");
+  const { readLimitDefaults, readModelCatalog } = await import("../../functions/env.ts");
   const { LOCAL_TABLE } = await import("../../functions/local/dynamodb-local.ts");
   const summarizer = await localSummarizer(io.env);
   const devKey = io.env.AUTOCOMPACT_DEV_KEY ?? DEFAULT_DEV_KEY;
+  const { SetupError } = await import("../../functions/errors.ts");
+  // A bad variable is the user's to fix: one line naming it (exit 2), not an unexpected error.
+  const fromEnv = <T>(read: (env: typeof io.env) => T): T => {
+    try {
+      return read(io.env);
+    } catch (error) {
+      if (error instanceof SetupError) throw new InvalidInputError(error.message, { cause: error });
+      throw error;
+    }
+  };
+  const catalog = fromEnv(readModelCatalog);
   const options = {
     port: Number(portText),
     host: values.host ?? io.env.HOST ?? "127.0.0.1",
@@ -101,12 +115,13 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     inMemory: values["in-memory"] ?? false,
     devKey,
     logLevel: io.env.LOG_LEVEL ?? "INFO",
-    limits: readLimitDefaults(io.env),
+    limits: fromEnv(readLimitDefaults),
+    // The deployment's models, as the Lambdas read them (docs/architecture.md §6).
+    ...(catalog ? { catalog } : {}),
     ...(layers.length > 0 ? { config: mergeLayers(...layers) } : {}),
     ...(summarizer ? { summarizer } : {}),
     ...(values.endpoint ? { database: await existingDatabase(values.endpoint, io.env) } : {}),
   };
-  const { SetupError } = await import("../../functions/errors.ts");
   let service: Awaited<ReturnType<typeof startLocalService>>;
   try {
     service = await startLocalService(options);

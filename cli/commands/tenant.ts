@@ -4,10 +4,11 @@
  * only its SHA-256 is stored; secrets and keys to revoke come from stdin.
  */
 
+import { toConfigTree } from "../../core/config.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import { awsClientSettings } from "../aws.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
-import { loadConfigLayer } from "../options.ts";
+import { loadConfigLayer, loadModels } from "../options.ts";
 
 const OPTIONS = {
   table: { type: "string" },
@@ -16,6 +17,7 @@ const OPTIONS = {
   region: { type: "string" },
   endpoint: { type: "string" },
   config: { type: "string" },
+  models: { type: "string" },
   "webhook-secret-stdin": { type: "boolean" },
   "webhook-secret": { type: "string" },
   "kms-key": { type: "string" },
@@ -50,6 +52,8 @@ function limitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS, string>>) {
 
 const ACTIONS = [
   "create",
+  "set-config",
+  "set-models",
   "set-limits",
   "add-key",
   "revoke-key",
@@ -58,7 +62,10 @@ const ACTIONS = [
 ] as const;
 type Action = (typeof ACTIONS)[number];
 
-const USAGE = `Usage: autocompact tenant create --table TABLE --id TENANT [--config F] [--webhook-secret-stdin] [LIMITS]
+const USAGE = `Usage: autocompact tenant create --table TABLE --id TENANT [--config F] [--models M]
+                                   [--webhook-secret-stdin] [LIMITS]
+       autocompact tenant set-config --table TABLE --id TENANT --config F
+       autocompact tenant set-models --table TABLE --id TENANT --models M
        autocompact tenant set-limits --table TABLE --id TENANT LIMITS
        autocompact tenant add-key --table TABLE --id TENANT
        autocompact tenant revoke-key --table TABLE --id TENANT      < key
@@ -85,7 +92,14 @@ remove-secret, which says so (dropped_unreadable_secrets): add it again.
                           its table, database credentials and running endpoint
   --table TABLE           the DynamoDB table
   --id TENANT             the tenant id (letters, digits, . _ -)
-  --config F              the tenant's auto config layer (TOML or inline JSON)
+  --config F              the tenant's default auto config layer, TOML rooted like D50
+                          ([conversation.compaction.auto]) or inline JSON: every conversation's,
+                          over the service's and under the conversation's own; set-config
+                          replaces it ({"conversation":{"compaction":{"auto":{}}}} removes it)
+  --models M              the tenant's models, model id → context window in tokens, inline
+                          JSON or a JSON file ({"my-model":128000}): over the deployment's
+                          MODEL_CATALOG and the bundled catalog, under a turn's
+                          model.context_window; set-models replaces them ({} removes them)
   --webhook-secret-stdin  create: read the tenant's first webhook secret from stdin
   LIMITS, each optional (a limit not set takes the deployment's default, docs/architecture.md §8):
   --requests-per-second N requests a second per API instance (token bucket; default 50)
@@ -193,6 +207,19 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     );
   }
   const id = values.id;
+  if (action === "set-config" && values.config === undefined) {
+    throw new UsageError("give the tenant's default config with --config F");
+  }
+  if (action === "set-models" && values.models === undefined) {
+    throw new UsageError("give the tenant's models with --models M");
+  }
+  for (const flag of ["config", "models"] as const) {
+    if (values[flag] !== undefined && action !== "create" && action !== `set-${flag}`) {
+      throw new UsageError(`--${flag} is set by \`tenant create\` or \`tenant set-${flag}\``);
+    }
+  }
+  const config = values.config === undefined ? undefined : await loadConfigLayer(values.config);
+  const models = values.models === undefined ? undefined : await loadModels(values.models);
   const limits = limitFlags(values);
   if (action !== "create" && action !== "set-limits" && Object.keys(limits).length > 0) {
     throw new UsageError("limits are set by `tenant create` or `tenant set-limits`");
@@ -234,14 +261,20 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     const answer = async (): Promise<Record<string, unknown>> => {
       switch (action) {
         case "create": {
-          const config = values.config ? await loadConfigLayer(values.config) : undefined;
           const key = await directory.createTenant(id, {
             ...(config ? { config } : {}),
+            ...(models ? { models } : {}),
             ...(fromStdin ? { webhookSecrets: [fromStdin] } : {}),
             ...(Object.keys(limits).length > 0 ? { limits } : {}),
           });
           return { tenant: id, api_key: key };
         }
+        case "set-config":
+          await directory.setConfig(id, config ?? {});
+          return { tenant: id, ...toConfigTree(config ?? {}) };
+        case "set-models":
+          await directory.setModels(id, models ?? {});
+          return { tenant: id, models };
         case "set-limits":
           return { tenant: id, limits: await directory.setLimits(id, limits) };
         case "add-key":

@@ -15,13 +15,12 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { parseConfigTree, RuleLayer } from "../../core/config.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import { describeIssues, firstIssue, issueLines, joinIssues } from "../../core/issues.ts";
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../core/json.ts";
-import { lossyBodyError } from "../../core/json-text.ts";
 import { formatMessages, turnBodyKind, turnEvents } from "../../core/turn-validation.ts";
 import { mountConsole } from "../console/mount.ts";
 import type { EvaluationWait } from "../conversations/evaluation-wait.ts";
 import type { TurnPost } from "../conversations/posted-turn.ts";
 import type { ConversationService } from "../conversations/service.ts";
+import { putTenantConfig, tenantConfig } from "../conversations/tenant-settings.ts";
 import { BEARER_CHALLENGE, UnauthorizedError } from "../errors.ts";
 import { hashApiKey } from "../keys.ts";
 import {
@@ -36,6 +35,7 @@ import type {
   NotificationPublisher,
   Tenant,
   TenantDirectory,
+  TenantSettings,
   WebhookReceipts,
 } from "../ports.ts";
 import { systemClock } from "../ports.ts";
@@ -47,6 +47,7 @@ import {
   RequestRejectedError,
   toProblem,
 } from "./errors.ts";
+import { bodyText, parseJson } from "./json-body.ts";
 import { limitRequests, type TenantLimiter } from "./limits.ts";
 import { DOCUMENT, registerComponents } from "./openapi.ts";
 import * as routes from "./routes.ts";
@@ -57,6 +58,7 @@ import {
   FormatTurnBody,
   MAX_SPEC_LENGTH,
   NotificationBody,
+  TenantModelsBody,
   TurnBody,
 } from "./schemas.ts";
 import { rememberWebhook } from "./webhook-ids.ts";
@@ -67,7 +69,8 @@ export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
 /** What the app needs. */
 export interface AppDeps {
   readonly service: ConversationService;
-  readonly tenants: TenantDirectory;
+  /** Where tenants are found by key, and their settings written (`/v1/tenant/…`). */
+  readonly tenants: TenantDirectory & TenantSettings;
   readonly clock?: Clock;
   /** The signed posts' `webhook-id`s: the table's when deployed, so every instance sees them. */
   readonly webhookReceipts: WebhookReceipts;
@@ -217,41 +220,6 @@ const validationHook: Hook<unknown, Env, string, undefined> = (result, c) => {
   throw invalid(result.error, `the ${result.target}`);
 };
 
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
-
-/** The body as text; bytes that are not UTF-8 are refused, never replaced with U+FFFD. */
-async function bodyText(request: { arrayBuffer(): Promise<ArrayBuffer> }): Promise<string> {
-  const bytes = await request.arrayBuffer();
-  try {
-    return UTF8.decode(bytes);
-  } catch (error) {
-    throw new InvalidInputError("the request body is not valid UTF-8: send JSON encoded as UTF-8", {
-      cause: error,
-    });
-  }
-}
-
-function parseJson(text: string): unknown {
-  if (text.trim() === "")
-    throw new InvalidInputError("the request body is empty: send a JSON object");
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new InvalidInputError(
-      `the request body is not valid JSON (${(error as Error).message})`,
-      { cause: error },
-    );
-  }
-  if (jsonDepthExceeds(value)) {
-    throw new InvalidInputError(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
-  }
-  // JSON.parse keeps the last of duplicate keys and rounds long numbers without a word.
-  const lossy = lossyBodyError(text);
-  if (lossy) throw lossy;
-  return value;
-}
-
 const COMPACTION_HINT =
   'send {"spec":"r+t:..-3"} (RFD 064 DSL) or {"rule":{"tool_calls":"strip","keep_last":3}}';
 
@@ -372,9 +340,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   app.use("/v1/conversations/*", authenticate);
   app.use("/v1/notifications", authenticate);
+  app.use("/v1/tenant/*", authenticate);
   if (deps.limiter) {
     app.use("/v1/conversations/*", limitRequests(deps.limiter));
     app.use("/v1/notifications", limitRequests(deps.limiter));
+    app.use("/v1/tenant/*", limitRequests(deps.limiter));
   }
   app.use(
     "/v1/*",
@@ -411,6 +381,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   };
   app.use("/v1/conversations/*", jsonBodies);
   app.use("/v1/notifications", jsonBodies);
+  app.use("/v1/tenant/*", jsonBodies);
 
   app.openapi(routes.appendTurn, async (c) => {
     const tenant = c.get("tenant");
@@ -580,6 +551,26 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openapi(routes.deleteNotifications, async (c) => {
     await deps.notifications.endpoints.deleteEndpoint(c.get("tenant").id);
     return c.body(null, 204);
+  });
+
+  app.openapi(routes.getTenantConfig, (c) =>
+    c.json(tenantConfig(deps.service.runnable.settings, c.get("tenant")), 200),
+  );
+  app.openapi(routes.putTenantConfig, async (c) => {
+    const layer = parseConfigTree(parseJson(await bodyText(c.req)), { strict: true });
+    const answer = await putTenantConfig(
+      deps.service.runnable,
+      deps.tenants,
+      c.get("tenant"),
+      layer,
+    );
+    return c.json(answer, 200);
+  });
+  app.openapi(routes.getTenantModels, (c) => c.json({ models: c.get("tenant").models ?? {} }, 200));
+  app.openapi(routes.putTenantModels, async (c) => {
+    const body = parseWith(TenantModelsBody, parseJson(await bodyText(c.req)), "the models");
+    await deps.tenants.setModels(c.get("tenant").id, body.models);
+    return c.json({ models: body.models }, 200);
   });
 
   return app;

@@ -325,6 +325,11 @@ export const ConfigResponse = z
   })
   .openapi("ConversationConfig");
 
+/** Response of `GET`/`PUT /v1/tenant/models`. */
+export const TenantModelsResponse = z
+  .object({ models: z.record(z.string(), z.number().int()) })
+  .openapi("TenantModels");
+
 /** Response of `GET /healthz`. */
 export const HealthResponse = z.object({ ok: z.literal(true) });
 

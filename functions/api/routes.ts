@@ -36,6 +36,7 @@ import {
   ProjectionInAnyFormat,
   RegisteredEndpointResponse,
   RemovedResponse,
+  TenantModelsResponse,
   TimelineResponse,
   VerifyResponse,
 } from "./response-schemas.ts";
@@ -53,6 +54,7 @@ import {
   ProjectionQuery,
   ResetQuery,
   SummaryQuery,
+  TenantModelsBody,
   TurnRequest,
   VerifyQuery,
   WebhookHeaders,
@@ -64,6 +66,7 @@ export const BODY_SCHEMAS = {
   CompactionRequest: CompactionBody,
   ConfigTree: ConfigBody,
   NotificationRequest: NotificationBody,
+  TenantModelsRequest: TenantModelsBody,
 } as const;
 
 const body = (name: keyof typeof BODY_SCHEMAS, description: string) => ({
@@ -506,5 +509,73 @@ export const deleteNotifications = createRoute({
   responses: {
     204: { description: "No endpoint is registered now." },
     ...notifications,
+  },
+});
+
+/** Answers of every tenant settings route (authenticated, the tenant's own settings). */
+const tenantSettings = {
+  ...authenticated,
+  400: problem("Invalid body (`errors` locates each problem)."),
+  401: unauthorized("Missing or unknown API key (`Authorization: Bearer <key>`)."),
+} as const;
+
+export const getTenantConfig = createRoute({
+  method: "get",
+  path: "/v1/tenant/config",
+  operationId: "getTenantConfig",
+  summary: "The tenant's default auto config layer and the config a conversation starts with",
+  description:
+    "Layers, later wins: the service's defaults, this layer, a conversation's config deltas and its own `PUT …/config`. `effective` is the config of a conversation that has no layer of its own.",
+  responses: {
+    200: json("The tenant's layer (empty if none) and the effective config.", ConfigResponse),
+    ...tenantSettings,
+  },
+});
+
+export const putTenantConfig = createRoute({
+  method: "put",
+  path: "/v1/tenant/config",
+  operationId: "putTenantConfig",
+  summary: "Set the tenant's default auto config layer (every conversation's, below its own)",
+  description:
+    'Replaces the layer whole; `{"conversation":{"compaction":{"auto":{}}}}` removes it. Validated as a conversation\'s layer is: a 400 names every bad key in full.',
+  request: {
+    body: body("ConfigTree", '`{"conversation": {"compaction": {"auto": {…}}}}`.'),
+  },
+  responses: {
+    200: json("The layer stored and the effective config.", ConfigResponse),
+    ...tenantSettings,
+    413: tooLarge,
+    415: notJson,
+    422: problem("A summary rule on a service without a summarizer."),
+  },
+});
+
+export const getTenantModels = createRoute({
+  method: "get",
+  path: "/v1/tenant/models",
+  operationId: "getTenantModels",
+  summary: "The tenant's models: context windows over the deployment's catalog",
+  responses: {
+    200: json("The tenant's models (empty if none).", TenantModelsResponse),
+    ...tenantSettings,
+  },
+});
+
+export const putTenantModels = createRoute({
+  method: "put",
+  path: "/v1/tenant/models",
+  operationId: "putTenantModels",
+  summary: "Set the tenant's models (windows for ids the catalog lacks or has otherwise)",
+  description:
+    "Replaces them whole; `{\"models\":{}}` removes them. A turn's `model.context_window` wins over them; they win over the deployment's catalog and the bundled one.",
+  request: {
+    body: body("TenantModelsRequest", '`{"models": {"acme-coder-1": 64000}}`.'),
+  },
+  responses: {
+    200: json("The tenant's models as stored.", TenantModelsResponse),
+    ...tenantSettings,
+    413: tooLarge,
+    415: notJson,
   },
 });

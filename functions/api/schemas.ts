@@ -8,6 +8,7 @@
  * of the document.
  */
 import { z } from "@hono/zod-openapi";
+import { ModelCatalogLayer } from "../../core/catalog.ts";
 import { AutoConfigLayer, boundedText, MAX_MODEL_ID_LENGTH, RuleLayer } from "../../core/config.ts";
 import { Entry, JsonObject, Timestamp, UnknownEntry } from "../../core/events.ts";
 import {
@@ -224,6 +225,15 @@ export const ConfigBody = z
     conversation: z.strictObject({ compaction: z.strictObject({ auto: AutoConfigLayer }) }),
   })
   .openapi("ConfigTree");
+
+/** `PUT /v1/tenant/models`: the tenant's models, replacing those it had (`{}` removes them). */
+export const TenantModelsBody = z
+  .strictObject({ models: ModelCatalogLayer })
+  .openapi("TenantModelsRequest", {
+    description:
+      "`models`: model id → context window in tokens, over the deployment's catalog (an id in any spelling: `GPT-5.1` is `gpt-5-1`).",
+    example: { models: { "acme-coder-1": 64000 } },
+  });
 
 /** `DELETE /v1/conversations/{id}/compactions?source=`. */
 export const ResetQuery = z.strictObject({

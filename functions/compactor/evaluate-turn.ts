@@ -25,7 +25,12 @@ import type { Compaction } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
 import { projectedCharsFromSizes } from "../../core/sizes.ts";
 import { ConversationLog, type Decision, type RetryPolicy } from "../conversations/log.ts";
-import { autoKey, effectiveConfig, type ServiceSettings } from "../conversations/state.ts";
+import {
+  autoKey,
+  catalogFor,
+  effectiveConfig,
+  type ServiceSettings,
+} from "../conversations/state.ts";
 import { missingSummarizerError, summarizeBand } from "../conversations/summaries.ts";
 import { CorruptDataError } from "../errors.ts";
 import type { DeliverySkip } from "../observability.ts";
@@ -143,7 +148,7 @@ async function evaluate(
       turn_count: head.turn_count,
       after_last_compaction: head.max_compacted_turn + 1,
       estimated_tokens: tokensFromChars(head.projected_chars),
-      context_window: resolveContextWindow(head.model, settings.catalog),
+      context_window: resolveContextWindow(head.model, catalogFor(settings, tenant)),
       calibration: { kind: "sample", sample: head.calibration },
     };
     // Read only when the trigger fires: the no-fire path costs the head read alone.

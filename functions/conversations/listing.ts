@@ -3,11 +3,10 @@
  * active first: one page of the store's list index, each entry with the
  * numbers the console shows.
  */
-import { resolveContextWindow } from "../../core/catalog.ts";
+import { type ModelCatalog, resolveContextWindow } from "../../core/catalog.ts";
 import { tokensFromChars } from "../../core/estimate.ts";
 import type { BandCounts, ConversationStore, ListedConversation } from "../ports.ts";
 import { bandCounts } from "./log.ts";
-import type { ServiceSettings } from "./state.ts";
 
 /** One conversation of the list. */
 export interface ConversationListEntry {
@@ -36,7 +35,7 @@ export interface ConversationList {
  */
 export async function listConversations(
   store: ConversationStore,
-  settings: ServiceSettings,
+  catalog: ModelCatalog,
   tenant: string,
   page: { readonly limit: number; readonly cursor?: string },
 ): Promise<ConversationList> {
@@ -46,7 +45,7 @@ export async function listConversations(
     bandCounts(await store.listCompactions({ tenant, conversation: entry.conversation }));
   const conversations = await Promise.all(
     listed.conversations.map(async (entry): Promise<ConversationListEntry> => {
-      const window = resolveContextWindow(entry.model, settings.catalog) ?? null;
+      const window = resolveContextWindow(entry.model, catalog) ?? null;
       const estimated = tokensFromChars(entry.projected_chars);
       return {
         id: entry.conversation,

@@ -57,6 +57,7 @@ import {
 } from "./posted-turn.ts";
 import { checkStreamConfig, type RunnableConfigDeps, runnableConfig } from "./runnable-config.ts";
 import {
+  catalogFor,
   effectiveConfig,
   listedCompactions,
   manualKey,
@@ -225,7 +226,7 @@ export class ConversationService {
           streamLayers.length > 0
             ? mergeLayers(head?.stream_config ?? {}, ...streamLayers)
             : undefined;
-        if (streamConfig) checkStreamConfig(this.#runnable, tenant, head, streamConfig);
+        if (streamConfig) checkStreamConfig(this.runnable, tenant, head, streamConfig);
         const latest = Math.max(
           head?.latest_event_ms ?? Number.NEGATIVE_INFINITY,
           latestEventMillis(stamped.events),
@@ -480,7 +481,8 @@ export class ConversationService {
     return runOnce(this.#store, ref, key, requestDigest(request), nowSeconds, run, onUnkept);
   }
 
-  get #runnable(): RunnableConfigDeps {
+  /** What decides whether a config can run here (runnable-config.ts): a conversation's, or a tenant's default. */
+  get runnable(): RunnableConfigDeps {
     return { settings: this.#settings, summarizer: this.#summarizer };
   }
 
@@ -496,7 +498,7 @@ export class ConversationService {
 
   /** A page of the tenant's conversations, most recently active first (listing.ts). */
   list(tenant: Tenant, page: { limit: number; cursor?: string }): Promise<ConversationList> {
-    return listConversations(this.#store, this.#settings, tenant.id, page);
+    return listConversations(this.#store, catalogFor(this.#settings, tenant), tenant.id, page);
   }
 
   /** Per turn: raw and projected size, threshold, and what its evaluation did (timeline.ts). */
@@ -572,7 +574,7 @@ export class ConversationService {
     const ref = { tenant: tenant.id, conversation };
     const head = await this.#store.getHead(ref);
     if (head?.deleting) throw deletingError(ref);
-    runnableConfig(this.#runnable, tenant, { ...(head ?? EMPTY_HEAD), config: layer });
+    runnableConfig(this.runnable, tenant, { ...(head ?? EMPTY_HEAD), config: layer });
     await this.#log.putConfig(ref, layer);
     return this.getConfig(tenant, conversation);
   }

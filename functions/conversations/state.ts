@@ -3,7 +3,7 @@
  * from it that the head caches. Shared by the API and the compactor.
  */
 
-import type { ModelCatalog } from "../../core/catalog.ts";
+import { DEFAULT_MODEL_CATALOG, layeredCatalog, type ModelCatalog } from "../../core/catalog.ts";
 import { type AutoConfig, type AutoConfigLayer, resolveAutoConfig } from "../../core/config.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import type {
@@ -18,6 +18,7 @@ import type {
 export interface ServiceSettings {
   /** The service's auto config layer (TOML file or environment), below tenants and conversations. */
   readonly config?: AutoConfigLayer;
+  /** The deployment's catalog: the bundled models with `MODEL_CATALOG`'s over them (functions/env.ts). */
   readonly catalog?: ModelCatalog;
 }
 
@@ -37,6 +38,16 @@ export function effectiveConfig(
     head?.stream_config ?? {},
     head?.config ?? {},
   );
+}
+
+/**
+ * The model catalog of a tenant's conversations: the deployment's, with the
+ * tenant's models over it (`layeredCatalog` states the order). A turn's
+ * `model.context_window` still wins over both (`resolveContextWindow`).
+ */
+export function catalogFor(settings: ServiceSettings, tenant: Tenant | undefined): ModelCatalog {
+  const deployment = settings.catalog ?? DEFAULT_MODEL_CATALOG;
+  return tenant?.models ? layeredCatalog(deployment, tenant.models) : deployment;
 }
 
 /** The raw stream: every turn's events with each compaction after the turn it was added after. */

@@ -1,6 +1,6 @@
 /**
  * Tenants and their API keys in the service's table: `pk = TENANT#<id>`
- * holds the tenant (config layer, webhook secrets), `pk = KEY#<sha256>` maps
+ * holds the tenant (default config layer, models, webhook secrets, limits), `pk = KEY#<sha256>` maps
  * a key's hash to its tenant. Keys themselves are never stored; webhook
  * secrets only sealed (functions/secrets/): sealed on write, opened on read.
  * A plain-text secret an earlier version wrote still opens (reported through
@@ -18,6 +18,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { marshall, unmarshall } from "@aws-sdk/util-dynamodb";
 import * as z from "zod";
+import { type ModelCatalog, ModelCatalogLayer } from "../../core/catalog.ts";
 import { type AutoConfigLayer, parseAutoLayer } from "../../core/config.ts";
 import { AutocompactError } from "../../core/errors.ts";
 import { issueLines } from "../../core/issues.ts";
@@ -30,6 +31,7 @@ import {
   type Tenant,
   type TenantDirectory,
   type TenantLimits,
+  type TenantSettings,
 } from "../ports.ts";
 import { parseSealedSecret, type SealedSecret, type SecretSealer } from "../secrets/sealer.ts";
 
@@ -53,7 +55,9 @@ export interface TenantDirectoryOptions {
   readonly onPlaintextSecret?: (tenant: string, count: number) => void;
 }
 
-export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpoints {
+export class DynamoTenantDirectory
+  implements TenantDirectory, TenantSettings, NotificationEndpoints
+{
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
@@ -158,6 +162,7 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
     return {
       id,
       ...(record.config ? { config: parseAutoLayer(record.config) } : {}),
+      ...(record.models === undefined ? {} : { models: storedModels(id, record.models) }),
       ...(secrets.length > 0 ? { webhook_secrets: secrets } : {}),
       ...(record.limits === undefined ? {} : { limits: storedLimits(id, record.limits) }),
     };
@@ -166,7 +171,12 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
   /** Creates a tenant with a first API key; returns the key (the only time it is visible). */
   async createTenant(
     id: string,
-    options: { config?: AutoConfigLayer; webhookSecrets?: string[]; limits?: TenantLimits } = {},
+    options: {
+      config?: AutoConfigLayer;
+      models?: ModelCatalog;
+      webhookSecrets?: string[];
+      limits?: TenantLimits;
+    } = {},
   ): Promise<string> {
     for (const secret of options.webhookSecrets ?? []) checkWebhookSecret(secret);
     const sealer = options.webhookSecrets?.length ? this.#sealer() : undefined;
@@ -184,7 +194,12 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
                 Item: marshall(
                   {
                     ...tenantKey(id),
-                    ...(options.config ? { config: options.config } : {}),
+                    ...(options.config && Object.keys(options.config).length > 0
+                      ? { config: options.config }
+                      : {}),
+                    ...(options.models && Object.keys(options.models).length > 0
+                      ? { models: ModelCatalogLayer.parse(options.models) }
+                      : {}),
                     ...(sealed.length > 0 ? { webhook_secrets: sealed } : {}),
                     ...(options.limits && Object.keys(options.limits).length > 0
                       ? { limits: TenantLimitsSchema.parse(options.limits) }
@@ -252,6 +267,32 @@ export class DynamoTenantDirectory implements TenantDirectory, NotificationEndpo
       }
       throw error;
     }
+  }
+
+  async setConfig(id: string, config: AutoConfigLayer): Promise<void> {
+    await this.#setSetting(id, "config", parseAutoLayer(config));
+  }
+
+  async setModels(id: string, models: ModelCatalog): Promise<void> {
+    await this.#setSetting(id, "models", ModelCatalogLayer.parse(models));
+  }
+
+  /** Sets (or, when empty, removes) one attribute of an existing tenant item. */
+  async #setSetting(id: string, name: "config" | "models", value: object): Promise<void> {
+    const written = await this.#updateTenant(id, {
+      ...(Object.keys(value).length === 0
+        ? { UpdateExpression: "REMOVE #setting" }
+        : {
+            UpdateExpression: "SET #setting = :value",
+            ExpressionAttributeValues: marshall(
+              { ":value": value },
+              { removeUndefinedValues: true },
+            ),
+          }),
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeNames: { "#setting": name },
+    });
+    if (!written) throw new ConditionFailedError(`no tenant "${id}"`);
   }
 
   /** Adds another API key to an existing tenant (for rotation); returns it. */
@@ -435,16 +476,29 @@ export const TenantLimitsSchema = z.strictObject({
   summary_tokens_per_day: z.number().int().positive().optional(),
 });
 
-/** The stored limits of tenant `id`; limits that do not read back are corrupt data. */
-function storedLimits(id: string, stored: unknown): TenantLimits {
-  const limits = TenantLimitsSchema.safeParse(stored);
-  if (!limits.success) {
+/** The stored `what` of tenant `id` as `schema` reads it; a value that does not read back is corrupt data. */
+function readBack<T extends z.ZodType>(
+  schema: T,
+  what: string,
+  id: string,
+  stored: unknown,
+): z.output<T> {
+  const result = schema.safeParse(stored);
+  if (!result.success) {
     throw new CorruptDataError(
-      `the limits of tenant "${id}" do not read back: ${issueLines(limits.error.issues)[0]}`,
+      `the ${what} of tenant "${id}" do not read back: ${issueLines(result.error.issues)[0]}`,
     );
   }
-  return limits.data;
+  return result.data;
 }
+
+/** The stored limits of tenant `id`. */
+const storedLimits = (id: string, stored: unknown): TenantLimits =>
+  readBack(TenantLimitsSchema, "limits", id, stored);
+
+/** The stored models of tenant `id`. */
+const storedModels = (id: string, stored: unknown): ModelCatalog =>
+  readBack(ModelCatalogLayer, "models", id, stored);
 
 /** A notification endpoint as stored on the tenant item. */
 const StoredEndpoint = z.object({

@@ -85,6 +85,47 @@ describe("serve --endpoint", () => {
     other.destroy();
   }, 60_000);
 
+  it("reads MODEL_CATALOG as the Lambdas do: a catalogued window for a model the turn names by id", async () => {
+    const credentials = randomCredentials();
+    const { child, started, exited } = serve(["--in-memory", "--endpoint", localEndpoint()], {
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+      MODEL_CATALOG: '{"acme-coder-1":64000}',
+    });
+    const { url } = await started;
+    const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+    const posted = await fetch(`${url}/v1/conversations/c1/turns`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        turn: 0,
+        model: { id: "acme/acme-coder-1" },
+        events: [{ timestamp: "2026-12-01T00:00:00Z", type: "chat_request", content: "hi" }],
+      }),
+    });
+    expect(posted.status).toBe(202);
+    const listed = await fetch(`${url}/v1/conversations`, { headers });
+    expect(await listed.json()).toMatchObject({
+      conversations: [{ id: "c1", context_window: 64_000 }],
+    });
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+  }, 60_000);
+
+  it("refuses a bad MODEL_CATALOG in one line naming it", async () => {
+    const { exited, child } = serve(["--in-memory", "--endpoint", localEndpoint()], {
+      MODEL_CATALOG: '{"m":0}',
+    });
+    let err = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    expect(await exited).toBe(1);
+    expect(err).toBe(
+      "autocompact: invalid environment: MODEL_CATALOG.m: must be at least 1 token\n",
+    );
+  }, 60_000);
+
   it("refuses an endpoint that is not a URL, with the flag's name", async () => {
     const { exited, child } = serve(["--in-memory", "--endpoint", "not a url"], {});
     let err = "";

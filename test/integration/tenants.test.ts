@@ -1,6 +1,7 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/api/app.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
@@ -20,6 +21,18 @@ const sealer = fileSecretSealer(keyFile, { create: true });
 
 /** Runs the CLI in process with `input` on stdin, against the run's DynamoDB Local. */
 const cli = (args: string[], input = "") => runCli(args, { stdin: input, env: localAwsEnv() });
+
+/** The API on `table`, its tenants in `directory`. */
+const appOn = (client: DynamoDBClient, table: string, directory: DynamoTenantDirectory) =>
+  createApp({
+    webhookReceipts: new MemoryWebhookReceipts(),
+    notifications: memoryNotifications(),
+    service: new ConversationService({
+      store: new DynamoConversationStore(client, table),
+      queue: new RecordingQueue(),
+    }),
+    tenants: directory,
+  });
 
 describe("tenants in DynamoDB", () => {
   it("creates tenants with hashed keys, config and webhook secrets, and rotates keys", async () => {
@@ -72,6 +85,99 @@ describe("tenants in DynamoDB", () => {
     });
     expect(response.status).toBe(202);
     expect((await store.getHead({ tenant: "globex", conversation: "c1" }))?.turn_count).toBe(1);
+    client.destroy();
+  });
+
+  it("`tenant create` keeps a default config and models, which the tenant's API reads; `set-config`, `set-models` replace them", async () => {
+    const client = localClient();
+    const table = await freshTable(client, "tenant-settings-cli");
+    const base = ["--table", table, "--endpoint", localEndpoint()];
+    const dir = mkdtempSync(join(tmpdir(), "tenant-settings-"));
+    const toml = join(dir, "tenant.toml");
+    writeFileSync(toml, "[conversation.compaction.auto]\nenabled = true\ntrigger_ratio = 0.6\n");
+    const created = await cli([
+      ...["tenant", "create", ...base, "--id", "hooli"],
+      ...["--config", toml, "--models", '{"acme-coder-1":64000}'],
+    ]);
+    expect(created.code).toBe(0);
+    const { api_key } = JSON.parse(created.stdout) as { api_key: string };
+    const directory = new DynamoTenantDirectory(client, table, sealer);
+    expect(await directory.findByKeyHash(hashApiKey(api_key))).toEqual({
+      id: "hooli",
+      config: { enabled: true, trigger_ratio: 0.6 },
+      models: { "acme-coder-1": 64_000 },
+    });
+    const app = appOn(client, table, directory);
+    const get = async (path: string) =>
+      (await app.request(path, { headers: { authorization: `Bearer ${api_key}` } })).json();
+    expect(await get("/v1/tenant/config")).toMatchObject({
+      conversation: { compaction: { auto: { enabled: true, trigger_ratio: 0.6 } } },
+      effective: { enabled: true, trigger_ratio: 0.6, min_turns: 5 },
+    });
+    expect(await get("/v1/tenant/models")).toEqual({ models: { "acme-coder-1": 64_000 } });
+
+    const setConfig = await cli([
+      ...["tenant", "set-config", ...base, "--id", "hooli"],
+      ...["--config", '{"conversation":{"compaction":{"auto":{"min_turns":2}}}}'],
+    ]);
+    expect(setConfig).toMatchObject({ code: 0 });
+    expect(JSON.parse(setConfig.stdout)).toEqual({
+      tenant: "hooli",
+      conversation: { compaction: { auto: { min_turns: 2 } } },
+    });
+    const json = join(dir, "models.json");
+    writeFileSync(json, '{"acme-coder-2":128000}');
+    const setModels = await cli([
+      "tenant",
+      "set-models",
+      ...base,
+      "--id",
+      "hooli",
+      "--models",
+      json,
+    ]);
+    expect(JSON.parse(setModels.stdout)).toEqual({
+      tenant: "hooli",
+      models: { "acme-coder-2": 128_000 },
+    });
+    expect(await directory.getTenant("hooli")).toEqual({
+      id: "hooli",
+      config: { min_turns: 2 },
+      models: { "acme-coder-2": 128_000 },
+    });
+
+    // Refused before anything is written, each bad key named in full.
+    const other = ["tenant", "create", ...base, "--id", "other"];
+    expect(
+      await cli([
+        ...other,
+        "--config",
+        '{"conversation":{"compaction":{"auto":{"trigger_ratio":3}}}}',
+      ]),
+    ).toMatchObject({
+      code: 1,
+      stderr:
+        "autocompact: config (inline): conversation.compaction.auto.trigger_ratio: must be at most 1\n",
+    });
+    expect(await cli([...other, "--models", '{"acme-coder-1":0}'])).toMatchObject({
+      code: 1,
+      stderr:
+        'autocompact: --models (inline): acme-coder-1: must be at least 1 token (e.g. {"my-model":128000})\n',
+    });
+    expect(await directory.getTenant("other")).toBeUndefined();
+    expect(
+      await cli(["tenant", "set-models", ...base, "--id", "nobody", "--models", "{}"]),
+    ).toMatchObject({ code: 1, stderr: expect.stringContaining('no tenant "nobody"') });
+    expect(
+      await cli(["tenant", "add-key", ...base, "--id", "hooli", "--models", "{}"]),
+    ).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--models is set by `tenant create` or `tenant set-models`"),
+    });
+    expect(await cli(["tenant", "set-config", ...base, "--id", "hooli"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("give the tenant's default config with --config F"),
+    });
     client.destroy();
   });
 
@@ -219,15 +325,7 @@ describe("tenants in DynamoDB", () => {
       stderr: expect.stringContaining("give exactly one webhook secret on stdin"),
     });
 
-    const app = createApp({
-      webhookReceipts: new MemoryWebhookReceipts(),
-      notifications: memoryNotifications(),
-      service: new ConversationService({
-        store: new DynamoConversationStore(client, table),
-        queue: new RecordingQueue(),
-      }),
-      tenants: directory,
-    });
+    const app = appOn(client, table, directory);
     const read = () =>
       app.request("/v1/conversations/c1", { headers: { authorization: `Bearer ${api_key}` } });
     expect((await read()).status).toBe(404);

@@ -505,6 +505,10 @@ describe("reads, compactions and config", () => {
       "PUT /v1/notifications",
       "GET /v1/notifications",
       "DELETE /v1/notifications",
+      "GET /v1/tenant/config",
+      "PUT /v1/tenant/config",
+      "GET /v1/tenant/models",
+      "PUT /v1/tenant/models",
     ].sort();
     const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
