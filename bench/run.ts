@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark and prints one JSON line per result.
- * `npm run bench -- core` (or `service`, `cli`, `limits`) runs one group.
+ * `npm run bench -- core` (or `service`, `cli`, `limits`) runs one group;
+ * `webhook` runs only the webhook latencies of `service`.
  */
 import { benchCore } from "./core.ts";
 
@@ -8,6 +9,7 @@ const groups: Record<string, () => Promise<Record<string, unknown>[]> | Record<s
   {
     core: benchCore,
     service: async () => (await import("./service.ts")).benchService(),
+    webhook: async () => (await import("./service.ts")).benchWebhook(),
     cli: async () => (await import("./cli.ts")).benchCli(),
     limits: async () => (await import("./limits.ts")).benchLimits(),
   };

@@ -2,9 +2,11 @@
  * Service benchmarks on DynamoDB Local (in memory), printed as JSON lines:
  * - the webhook (POST …/turns) median and p99, over HTTP on the local runtime
  *   (with the compactor evaluating every turn meanwhile) and as the handler
- *   alone (the same app in process, as on Lambda), next to a bare PutItem's
- *   p99 in the same run (target: within 3×); the handler also with the same
- *   turns posted as OpenAI Chat messages;
+ *   alone (the same app in process, as on Lambda: tenants in DynamoDB behind
+ *   the per-instance cache; also uncached, and with tenants in memory),
+ *   interleaved with bare PutItems, as p50 ratios to the PutItem's (target:
+ *   within 3×); the handler also with the same turns posted as OpenAI Chat
+ *   messages;
  * - the evaluation latency at turn 10 and turn 200 of conversations with
  *   ~25 KB per turn, and the bytes of items the no-fire evaluation reads
  *   (target: the same at any length);
@@ -32,12 +34,15 @@ import { ConversationService } from "../functions/conversations/service.ts";
 import { hashApiKey } from "../functions/keys.ts";
 import { localClientConfig, startDynamoDbLocal } from "../functions/local/dynamodb-local.ts";
 import { serveApp } from "../functions/local/http-server.ts";
-import { startLocalService } from "../functions/local/runtime.ts";
+import { DEV_TENANT, startLocalService } from "../functions/local/runtime.ts";
 import { METRICS_NAMESPACE, SERVICE_NAMES } from "../functions/observability.ts";
+import type { TenantDirectory } from "../functions/ports.ts";
 import { InProcessQueue } from "../functions/queue/in-process.ts";
 import { DynamoConversationStore } from "../functions/store/dynamodb.ts";
 import { HEAD_SK } from "../functions/store/dynamodb-keys.ts";
 import { createTable } from "../functions/store/dynamodb-table.ts";
+import { CachedTenantDirectory } from "../functions/store/tenants-cache.ts";
+import { DynamoTenantDirectory, SECRETS_NOT_READ } from "../functions/store/tenants-dynamodb.ts";
 import { StaticTenantDirectory } from "../functions/store/tenants-memory.ts";
 import { MemoryWebhookReceipts } from "../functions/store/webhook-receipts-memory.ts";
 import { prng, text } from "../test/helpers/conversation.ts";
@@ -96,7 +101,7 @@ function countReadBytes(client: DynamoDBClient): { bytes: number; requests: numb
   return counter;
 }
 
-async function benchWebhook(): Promise<Record<string, unknown>[]> {
+export async function benchWebhook(): Promise<Record<string, unknown>[]> {
   const service = await startLocalService({
     port: 0,
     host: "127.0.0.1",
@@ -134,8 +139,41 @@ async function benchWebhook(): Promise<Record<string, unknown>[]> {
         credentials: service.dynamoCredentials,
       }),
     );
-    const puts: number[] = [];
-    for (let i = 0; i < 300; i++) {
+    // The handler alone, as the Lambda runs it: the same app in process
+    // (app.request), same DynamoDB Local, no HTTP hop and no compactor at work.
+    // Three wirings, their posts interleaved with bare PutItems (each round in
+    // another order) so the machine's load weighs on all alike: the Lambda's
+    // tenants (DynamoDB behind the per-instance cache), the same uncached (the
+    // Lambda before the cache: key then tenant read on every post), and
+    // tenants in memory (no lookup at all: the write path's own floor).
+    // The compactor first finishes the evaluations of the posts above.
+    await service.queue.drain();
+    const store = new DynamoConversationStore(client, "autocompact");
+    const dynamoTenants = new DynamoTenantDirectory(client, "autocompact", SECRETS_NOT_READ);
+    const appWith = (tenants: TenantDirectory) =>
+      createApp({
+        webhookReceipts: new MemoryWebhookReceipts(),
+        notifications: memoryNotifications(),
+        service: new ConversationService({ store, queue: new RecordingQueue() }),
+        tenants,
+      });
+    const apps = {
+      cached: appWith(new CachedTenantDirectory(dynamoTenants)),
+      uncached: appWith(dynamoTenants),
+      static: appWith(
+        new StaticTenantDirectory([{ id: DEV_TENANT, key_hashes: [hashApiKey(DEFAULT_DEV_KEY)] }]),
+      ),
+    };
+    const model = { context_window: 200_000 };
+    const post = async (app: typeof apps.cached, path: string, body: unknown) => {
+      const text = JSON.stringify(body);
+      const start = performance.now();
+      const response = await app.request(path, { method: "POST", headers, body: text });
+      await response.arrayBuffer();
+      if (response.status !== 202) throw new Error(`handler answered ${response.status}`);
+      return performance.now() - start;
+    };
+    const put = async (i: number) => {
       const start = performance.now();
       await client.send(
         new PutItemCommand({
@@ -143,69 +181,71 @@ async function benchWebhook(): Promise<Record<string, unknown>[]> {
           Item: { pk: { S: `bench#${i}` }, sk: { S: "x" }, data: { S: "y".repeat(4_000) } },
         }),
       );
-      puts.push(performance.now() - start);
-    }
-    // The handler alone, as the Lambda runs it: the same app in process
-    // (app.request), same DynamoDB Local, no HTTP hop and no compactor at work.
-    const store = new DynamoConversationStore(client, "autocompact");
-    const app = createApp({
-      webhookReceipts: new MemoryWebhookReceipts(),
-      notifications: memoryNotifications(),
-      service: new ConversationService({ store, queue: new RecordingQueue() }),
-      tenants: new StaticTenantDirectory([
-        { id: "bench", key_hashes: [hashApiKey(DEFAULT_DEV_KEY)] },
-      ]),
-    });
-    const handlerLatencies = async (prefix: string, body: (c: number, t: number) => unknown) => {
-      const samples: number[] = [];
-      for (let c = 0; c < 10; c++) {
-        for (let t = 0; t < 30; t++) {
-          const text = JSON.stringify(body(c, t));
-          const start = performance.now();
-          const response = await app.request(`/v1/conversations/${prefix}-${c}/turns`, {
-            method: "POST",
-            headers,
-            body: text,
-          });
-          await response.arrayBuffer();
-          samples.push(performance.now() - start);
-          if (response.status !== 202) throw new Error(`handler answered ${response.status}`);
-        }
-      }
-      return samples;
+      return performance.now() - start;
     };
-    const model = { context_window: 200_000 };
-    const handler = await handlerLatencies("handler", (c, t) => ({
-      turn: t,
-      model,
-      events: turnOfSize(t, 4_000, c),
-    }));
+    const samples = { put: [] as number[], cached: [] as number[], uncached: [] as number[] };
+    const staticSamples: number[] = [];
+    for (let c = 0; c < 10; c++) {
+      for (let t = 0; t < 30; t++) {
+        const body = { turn: t, model, events: turnOfSize(t, 4_000, c) };
+        const runs = [
+          async () => samples.put.push(await put(c * 30 + t)),
+          async () =>
+            samples.cached.push(
+              await post(apps.cached, `/v1/conversations/handler-${c}/turns`, body),
+            ),
+          async () =>
+            samples.uncached.push(
+              await post(apps.uncached, `/v1/conversations/uncached-${c}/turns`, body),
+            ),
+          async () =>
+            staticSamples.push(
+              await post(apps.static, `/v1/conversations/static-${c}/turns`, body),
+            ),
+        ];
+        for (let i = 0; i < runs.length; i++) await runs[(c * 30 + t + i) % runs.length]?.();
+      }
+    }
     // The same turns posted as OpenAI Chat messages (Chat carries no reasoning).
-    const chat = await handlerLatencies("chat", (c, t) => ({
-      turn: t,
-      model,
-      format: "openai-chat",
-      messages: streamToTranscript(openaiChat, turnOfSize(t, 4_000, c))[0],
-    }));
+    const chat: number[] = [];
+    for (let c = 0; c < 10; c++) {
+      for (let t = 0; t < 30; t++) {
+        chat.push(
+          await post(apps.cached, `/v1/conversations/chat-${c}/turns`, {
+            turn: t,
+            model,
+            format: "openai-chat",
+            messages: streamToTranscript(openaiChat, turnOfSize(t, 4_000, c))[0],
+          }),
+        );
+      }
+    }
     client.destroy();
-    const webhookP99 = percentile(latencies.slice(20), 99);
-    const handlerP99 = percentile(handler.slice(20), 99);
-    const putP99 = percentile(puts.slice(20), 99);
+    const p = (values: number[], at: number) => percentile(values.slice(20), at);
+    const putP50 = p(samples.put, 50);
+    const putP99 = p(samples.put, 99);
+    const webhookP99 = p(latencies, 99);
     return [
       {
         bench: "service.webhook_latency",
         requests: latencies.length,
         turn_bytes: 4_000,
-        webhook_http_median_ms: round(percentile(latencies.slice(20), 50)),
+        webhook_http_median_ms: round(p(latencies, 50)),
         webhook_http_p99_ms: round(webhookP99),
-        webhook_handler_median_ms: round(percentile(handler.slice(20), 50)),
-        webhook_handler_p99_ms: round(handlerP99),
-        webhook_handler_openai_chat_median_ms: round(percentile(chat.slice(20), 50)),
-        webhook_handler_openai_chat_p99_ms: round(percentile(chat.slice(20), 99)),
-        put_item_median_ms: round(percentile(puts.slice(20), 50)),
+        webhook_handler_median_ms: round(p(samples.cached, 50)),
+        webhook_handler_p99_ms: round(p(samples.cached, 99)),
+        webhook_handler_uncached_median_ms: round(p(samples.uncached, 50)),
+        webhook_handler_uncached_p99_ms: round(p(samples.uncached, 99)),
+        webhook_handler_static_tenants_median_ms: round(p(staticSamples, 50)),
+        webhook_handler_openai_chat_median_ms: round(p(chat, 50)),
+        webhook_handler_openai_chat_p99_ms: round(p(chat, 99)),
+        put_item_median_ms: round(putP50),
         put_item_p99_ms: round(putP99),
         http_p99_ratio: round(webhookP99 / putP99),
-        handler_p99_ratio: round(handlerP99 / putP99),
+        handler_p50_ratio: round(p(samples.cached, 50) / putP50),
+        handler_uncached_p50_ratio: round(p(samples.uncached, 50) / putP50),
+        handler_static_tenants_p50_ratio: round(p(staticSamples, 50) / putP50),
+        handler_p99_ratio: round(p(samples.cached, 99) / putP99),
         target_ratio: 3,
       },
     ];

@@ -18,6 +18,10 @@
  *   npx tsx infra/bundles.ts --before DIR   also the bundles of another checkout (a `git worktree`
  *                                           of an older commit, its node_modules a symlink to this
  *                                           one's), measured in the same run
+ *   npx tsx infra/bundles.ts --entry M      also a bundle of module M alone (a repository path such as
+ *                                           functions/api/app.ts, or a package), built with the api's
+ *                                           options, its every export kept: where a function's import
+ *                                           time goes, layer by layer (repeatable)
  *
  * esbuild builds in memory; the import times import the bundles from a
  * temporary directory (removed after) whose `node_modules` links this
@@ -37,7 +41,8 @@ import * as here from "./bundling.ts";
 type FunctionName = here.FunctionName;
 
 export interface BundleReport {
-  readonly function: FunctionName;
+  /** The function, or the module an `--entry` bundle imports. */
+  readonly function: string;
   /** index.mjs, minified, bytes. */
   readonly bytes: number;
   /** index.mjs.map, bytes. */
@@ -136,7 +141,7 @@ export function esbuildOptions(name: FunctionName, bundling: Bundling = here): B
 
 /** One function built in memory: the code, its map and esbuild's metafile. */
 interface Built {
-  readonly name: FunctionName;
+  readonly name: string;
   readonly code: Uint8Array;
   readonly map: Uint8Array;
   readonly metafile: Metafile;
@@ -144,7 +149,29 @@ interface Built {
 }
 
 async function buildFunction(name: FunctionName, bundling: Bundling = here): Promise<Built> {
-  const options = esbuildOptions(name, bundling);
+  return buildBundle(name, esbuildOptions(name, bundling));
+}
+
+/**
+ * Module `module` alone, bundled as the api is: the entry imports its
+ * namespace and keeps it, so every export is evaluated (an upper bound of
+ * what it adds to a function that imports only some of them).
+ */
+async function buildModule(module: string): Promise<Built> {
+  const specifier = /^(core|functions|infra)\//.test(module) ? `./${module}` : module;
+  const { entryPoints: _, ...options } = esbuildOptions("api");
+  return buildBundle(module, {
+    ...options,
+    stdin: {
+      contents: `import * as m from ${JSON.stringify(specifier)}; globalThis.autocompactEntry = m;`,
+      resolveDir: here.REPO_ROOT,
+      loader: "ts",
+      sourcefile: "entry.ts",
+    },
+  });
+}
+
+async function buildBundle(name: string, options: BuildOptions): Promise<Built> {
   const result = await build({ ...options, write: false, metafile: true });
   const file = (suffix: string) => {
     const found = result.outputFiles.find((f) => f.path.endsWith(suffix));
@@ -356,6 +383,9 @@ async function main(argv: readonly string[]): Promise<void> {
     for (const name of names) {
       builds.push({ key: `${name}${label}`, label, built: await buildFunction(name, bundling) });
     }
+  }
+  for (const module of argv.flatMap((arg, i) => (arg === "--entry" ? [argv[i + 1] ?? ""] : []))) {
+    builds.push({ key: module, label: "", built: await buildModule(module) });
   }
   const node = option(argv, "--node");
   const times = argv.includes("--sizes")

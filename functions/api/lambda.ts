@@ -23,6 +23,7 @@ import { KmsSecretSealer } from "../secrets/kms.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
 import { DynamoSummaryBudgets } from "../store/summary-budgets-dynamodb.ts";
+import { CachedTenantDirectory } from "../store/tenants-cache.ts";
 import { DynamoTenantDirectory } from "../store/tenants-dynamodb.ts";
 import { DynamoWebhookReceipts } from "../store/webhook-receipts-dynamodb.ts";
 import { summarizerFromEnvironment } from "../summarizers/from-env.ts";
@@ -77,7 +78,10 @@ const tenants = new DynamoTenantDirectory(
 export const handler = handle(
   createApp({
     service,
-    tenants,
+    // A key's tenant is kept up to 5 s per instance: its two reads (key, then
+    // tenant) run once a key and 5 s, not per request (a revocation's delay,
+    // docs/deploy.md).
+    tenants: new CachedTenantDirectory(tenants),
     // Endpoints sit on the tenant item, their secrets sealed like the inbound ones.
     notifications: { endpoints: tenants, policy: AWS_URL_POLICY },
     ...(env.eventBusName

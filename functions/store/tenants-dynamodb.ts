@@ -310,7 +310,10 @@ export class DynamoTenantDirectory
     return key;
   }
 
-  /** Removes an API key of a tenant; the key stops authenticating at once. */
+  /**
+   * Removes an API key of a tenant: a new lookup no longer finds it; an API
+   * instance that found it in the last 5 s keeps it until then (tenants-cache.ts).
+   */
   async revokeApiKey(id: string, keyHash: string): Promise<void> {
     try {
       await this.client.send(
