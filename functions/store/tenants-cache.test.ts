@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { Tenant, TenantDirectory } from "../ports.ts";
+import type { ModelCatalog } from "../../core/catalog.ts";
+import type { AutoConfigLayer } from "../../core/config.ts";
+import type { Tenant, TenantDirectory, TenantSettings } from "../ports.ts";
 import { CachedTenantDirectory } from "./tenants-cache.ts";
 
 /** A directory whose keys the test changes, counting its key lookups. */
-class CountingDirectory implements TenantDirectory {
+class CountingDirectory implements TenantDirectory, TenantSettings {
   readonly keys = new Map<string, Tenant>();
   lookups = 0;
   tenantReads = 0;
@@ -22,6 +24,20 @@ class CountingDirectory implements TenantDirectory {
     this.tenantReads++;
     return [...this.keys.values()].find((tenant) => tenant.id === id);
   }
+
+  async setConfig(id: string, config: AutoConfigLayer): Promise<void> {
+    this.#change(id, { config });
+  }
+
+  async setModels(id: string, models: ModelCatalog): Promise<void> {
+    this.#change(id, { models });
+  }
+
+  #change(id: string, setting: Partial<Tenant>): void {
+    for (const [hash, tenant] of this.keys) {
+      if (tenant.id === id) this.keys.set(hash, { ...tenant, ...setting });
+    }
+  }
 }
 
 function setup(options: { maxKeys?: number } = {}) {
@@ -32,6 +48,25 @@ function setup(options: { maxKeys?: number } = {}) {
 }
 
 describe("CachedTenantDirectory", () => {
+  it("reads a tenant's settings back at once after writing them through it, other tenants' keys still kept", async () => {
+    const { inner, cached } = setup();
+    inner.keys.set("h1", { id: "acme" });
+    inner.keys.set("h2", { id: "acme" });
+    inner.keys.set("h3", { id: "globex" });
+    for (const hash of ["h1", "h2", "h3"]) await cached.findByKeyHash(hash);
+    await cached.setConfig("acme", { enabled: true });
+    expect(await cached.findByKeyHash("h1")).toEqual({ id: "acme", config: { enabled: true } });
+    await cached.setModels("acme", { "acme-coder-1": 64_000 });
+    expect(await cached.findByKeyHash("h2")).toEqual({
+      id: "acme",
+      config: { enabled: true },
+      models: { "acme-coder-1": 64_000 },
+    });
+    expect(await cached.findByKeyHash("h3")).toEqual({ id: "globex" });
+    // Three first reads, then h1 once after the first write and h2 once after the second; h3 kept.
+    expect(inner.lookups).toBe(5);
+  });
+
   it("answers a key's second lookup within 5 s from the first, without a read", async () => {
     const { inner, clock, cached } = setup();
     inner.keys.set("h1", { id: "acme" });

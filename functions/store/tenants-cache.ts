@@ -8,7 +8,16 @@
  * (docs/deploy.md, "Create a tenant and an API key"). An unknown key is never kept (a
  * key just created works at once), nor a failed read.
  */
-import { type Clock, systemClock, type Tenant, type TenantDirectory } from "../ports.ts";
+
+import type { ModelCatalog } from "../../core/catalog.ts";
+import type { AutoConfigLayer } from "../../core/config.ts";
+import {
+  type Clock,
+  systemClock,
+  type Tenant,
+  type TenantDirectory,
+  type TenantSettings,
+} from "../ports.ts";
 
 /** How long an instance keeps a key's tenant: the delay of a revocation or a tenant change. */
 export const TENANT_CACHE_TTL_MS = 5_000;
@@ -20,26 +29,29 @@ interface Kept {
   /** The read, shared by the lookups that arrive while it runs. */
   readonly tenant: Promise<Tenant | undefined>;
   readonly expiresAtMs: number;
+  /** The tenant's id, once the read has found it. */
+  id?: string;
 }
 
 /**
  * A {@link TenantDirectory} whose `findByKeyHash` answers from this
  * instance's recent lookups (see the module comment); `getTenant` always
- * reads.
+ * reads. A tenant's settings written through it are read back at once on
+ * this instance: the write forgets the tenant's kept keys.
  *
  * @example
  * const tenants = new CachedTenantDirectory(new DynamoTenantDirectory(client, table, sealer));
  * await tenants.findByKeyHash(hash); // reads the key and the tenant
  * await tenants.findByKeyHash(hash); // within 5 s: no read
  */
-export class CachedTenantDirectory implements TenantDirectory {
+export class CachedTenantDirectory implements TenantDirectory, TenantSettings {
   /** In insertion order, which is expiry order (one TTL for all). */
   readonly #kept = new Map<string, Kept>();
   readonly #ttlMs: number;
   readonly #maxKeys: number;
 
   constructor(
-    private readonly inner: TenantDirectory,
+    private readonly inner: TenantDirectory & TenantSettings,
     private readonly clock: Clock = systemClock,
     options: { readonly ttlMs?: number; readonly maxKeys?: number } = {},
   ) {
@@ -67,6 +79,7 @@ export class CachedTenantDirectory implements TenantDirectory {
     try {
       const tenant = await entry.tenant;
       if (tenant === undefined) forget();
+      else entry.id = tenant.id;
       return tenant;
     } catch (error) {
       forget();
@@ -76,5 +89,22 @@ export class CachedTenantDirectory implements TenantDirectory {
 
   getTenant(id: string): Promise<Tenant | undefined> {
     return this.inner.getTenant(id);
+  }
+
+  async setConfig(id: string, config: AutoConfigLayer): Promise<void> {
+    await this.inner.setConfig(id, config);
+    this.#forgetTenant(id);
+  }
+
+  async setModels(id: string, models: ModelCatalog): Promise<void> {
+    await this.inner.setModels(id, models);
+    this.#forgetTenant(id);
+  }
+
+  /** Forgets every kept key of tenant `id` (and the reads still running, whose tenant is not known yet). */
+  #forgetTenant(id: string): void {
+    for (const [keyHash, kept] of this.#kept) {
+      if (kept.id === undefined || kept.id === id) this.#kept.delete(keyHash);
+    }
   }
 }
