@@ -55,7 +55,7 @@ const percentile = (samples: number[], p: number) => {
 const round = (ms: number) => Number(ms.toFixed(2));
 
 /** A turn of about `bytes` bytes: a request, reasoning, a tool call with a large result, a message. */
-function turnOfSize(turn: number, bytes: number, seed: number): Entry[] {
+export function turnOfSize(turn: number, bytes: number, seed: number): Entry[] {
   const r = prng(seed * 1000 + turn);
   const at = (s: number) =>
     new Date(Date.UTC(2026, 10, 1) + turn * 60_000 + s * 1000).toISOString();

@@ -103,6 +103,13 @@ function safeJson(text: string): unknown {
   }
 }
 
+/**
+ * Batches the compactor handles at once: the deployed event source's default
+ * `compactorMaxConcurrency` (docs/deploy.md), so a local burst spreads over
+ * conversations as it does on SQS.
+ */
+const QUEUE_CONCURRENCY = 10;
+
 /** The dev tenant's id. */
 export const DEV_TENANT = "dev";
 
@@ -212,6 +219,8 @@ async function wire(
       ? {}
       : { journal: new FileQueueJournal(join(options.dataDir, "queue.json")) }),
     ...(options.visibilityTimeoutMs ? { visibilityTimeoutMs: options.visibilityTimeoutMs } : {}),
+    // Several conversations evaluated at once, as the deployed event source's invocations.
+    concurrency: QUEUE_CONCURRENCY,
     name: "autocompact-local.fifo",
     onError: (error) => logger.error("queue.error", { error }),
     // Powertools reserves the `message` key: the dead letter goes under its own fields.

@@ -12,6 +12,12 @@
  *   only while no message of that group is hidden, so a group never has two
  *   messages out at once and keeps its order; a failing message blocks its
  *   group until it succeeds or is dead-lettered. Other groups keep flowing.
+ * - Pollers: up to `concurrency` batches are handled at once, as an event
+ *   source mapping's concurrent invocations. The groups ready at a pass are
+ *   shared evenly among the pollers free then (20 groups and 10 free pollers:
+ *   10 batches of 2), so a burst over many conversations has many of them in
+ *   flight instead of queueing behind one batch's records, handled one after
+ *   another.
  * - Deduplication: a message whose deduplication id was sent within the
  *   last 5 minutes is accepted and dropped (dedup-window.ts).
  * - Partial batch responses: the handler gets an `SQSEvent` (and a context
@@ -24,17 +30,19 @@
  *   batch are done or failed on their own. (A Lambda batch may hold several
  *   messages of a group; the compactor's handler fails a failed record alone
  *   there too, docs/architecture.md §2.)
- * - Optional journal: every change is saved (serialized, latest state wins)
- *   before `enqueue` resolves, so a process killed at any moment restarts
- *   with every message it had not deleted; messages that were out are
- *   visible again at once (their consumer died with the process).
+ * - Optional journal: every change is appended to it (file-journal.ts:
+ *   append-only, group commits, compacted when it grows), a send before
+ *   `enqueue` resolves, so a process killed at any moment restarts with
+ *   every message it had not deleted; messages that were out are visible
+ *   again at once (their consumer died with the process).
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { QueueError } from "../errors.ts";
 import { type Clock, type EvaluationMessage, systemClock, type TurnQueue } from "../ports.ts";
 import { DEDUPLICATION_WINDOW_MS, DeduplicationWindow } from "./dedup-window.ts";
-import type { DeadLetter, QueuedMessage, QueueJournal } from "./file-journal.ts";
+import type { DeadLetter, JournalChange, QueuedMessage, QueueJournal } from "./file-journal.ts";
+import { failedRecordIds, sqsRecord } from "./lambda-event.ts";
 import { encodeMessageBody, messageDeduplicationId, messageGroupId } from "./message.ts";
 
 /**
@@ -69,7 +77,7 @@ export interface InProcessQueueOptions {
   readonly clock?: Clock;
   /** Queue name used in the records' `eventSourceARN`. */
   readonly name?: string;
-  /** Called with errors nobody awaits: journal saves of the consumer loop, handler throws. */
+  /** Called with errors nobody awaits: journal appends of the consumer loop, handler throws. */
   readonly onError?: (error: QueueError) => void;
   /** Called when a message is moved to the dead-letter list. */
   readonly onDeadLetter?: (message: DeadLetter) => void;
@@ -140,8 +148,8 @@ export class InProcessQueue implements TurnQueue {
   readonly #loaded: Promise<void>;
   #loadError: unknown;
 
+  /** Settles once every append made so far has (the journal writes them in order). */
   #saving: Promise<void> = Promise.resolve();
-  #queuedSave: Promise<void> | undefined;
 
   #running = false;
   #loop: Promise<void> | undefined;
@@ -207,7 +215,7 @@ export class InProcessQueue implements TurnQueue {
     const slot = this.#push(body, options.groupId, options.deduplicationId, now);
     const until = this.#dedup.record(slot.dedup, now);
     try {
-      await this.#persist();
+      await this.#append([{ op: "send", message: toQueued(slot) }]);
     } catch (error) {
       // Not durable: let a retry through (the message may already be out,
       // so it stays; a duplicate delivery is within at-least-once).
@@ -278,8 +286,14 @@ export class InProcessQueue implements TurnQueue {
     await this.ready();
     const moved = this.#dead.splice(0);
     const now = this.#clock.nowMillis();
-    for (const dead of moved) this.#push(dead.body, dead.group_id, dead.deduplication_id, now);
-    if (moved.length > 0) await this.#persist();
+    const changes = moved.flatMap((dead): JournalChange[] => [
+      { op: "delete", id: dead.id },
+      {
+        op: "send",
+        message: toQueued(this.#push(dead.body, dead.group_id, dead.deduplication_id, now)),
+      },
+    ]);
+    if (changes.length > 0) await this.#append(changes);
     return moved.length;
   }
 
@@ -309,26 +323,36 @@ export class InProcessQueue implements TurnQueue {
       this.#wakePending = false;
       // One reading of the clock per pass, shared by #receive and #idle (see #idle).
       const now = this.#clock.nowMillis();
-      let changed = false;
-      while (this.#running && this.#active.size < this.#concurrency) {
-        const { deliveries, dirty } = this.#receive(now);
-        changed ||= dirty;
-        if (deliveries.length === 0) break;
-        this.#dispatch(handler, deliveries);
+      const free = this.#concurrency - this.#active.size;
+      if (free > 0) {
+        const changes: JournalChange[] = [];
+        const heads = this.#heads(now, free * this.#batchSize, changes);
+        // The ready groups shared evenly among the free pollers, at most batchSize each.
+        const size = Math.min(this.#batchSize, Math.ceil(heads.length / free));
+        for (let i = 0; i < heads.length && this.#running; i += size) {
+          const batch = heads.slice(i, i + size);
+          this.#dispatch(
+            handler,
+            batch.map((slot) => this.#receive(slot, now, changes)),
+          );
+        }
+        if (changes.length > 0) this.#appendQuietly(changes);
       }
-      if (changed) this.#persistQuietly();
       this.#checkDrained();
       await this.#idle(now);
     }
   }
 
-  /** Takes the next batch: the oldest visible message of each group not out. */
-  #receive(now: number): { deliveries: Delivery[]; dirty: boolean } {
-    const deliveries: Delivery[] = [];
+  /**
+   * The oldest visible message of each group not out, in sending order, at
+   * most `limit`; a message received `maxReceiveCount` times on the way is
+   * dead-lettered (and its group's next message may be the head).
+   */
+  #heads(now: number, limit: number, changes: JournalChange[]): Slot[] {
+    const heads: Slot[] = [];
     const blocked = new Set<string>();
-    let dirty = false;
     for (const slot of this.#messages.values()) {
-      if (deliveries.length >= this.#batchSize) break;
+      if (heads.length >= limit) break;
       if (blocked.has(slot.group)) continue;
       if (slot.visibleAt > now) {
         blocked.add(slot.group);
@@ -336,38 +360,50 @@ export class InProcessQueue implements TurnQueue {
       }
       if (slot.receiveCount >= this.#maxReceiveCount) {
         this.#deadLetter(slot, now);
-        dirty = true;
+        changes.push({ op: "dead_letter", id: slot.id, dead_lettered_at: now });
         continue;
       }
       blocked.add(slot.group);
-      slot.receiveCount++;
-      slot.firstReceivedAt ??= now;
-      slot.visibleAt = now + this.#visibilityTimeoutMs;
-      slot.receipt = randomUUID();
-      deliveries.push({ slot, receipt: slot.receipt });
-      dirty = true;
+      heads.push(slot);
     }
-    return { deliveries, dirty };
+    return heads;
+  }
+
+  /** Receives a message: hidden for the visibility timeout, under a new receipt. */
+  #receive(slot: Slot, now: number, changes: JournalChange[]): Delivery {
+    slot.receiveCount++;
+    slot.firstReceivedAt ??= now;
+    slot.visibleAt = now + this.#visibilityTimeoutMs;
+    slot.receipt = randomUUID();
+    changes.push({
+      op: "receive",
+      id: slot.id,
+      receive_count: slot.receiveCount,
+      first_received_at: slot.firstReceivedAt,
+    });
+    return { slot, receipt: slot.receipt };
   }
 
   #dispatch(handler: QueueBatchHandler, deliveries: readonly Delivery[]): void {
-    const records = deliveries.map((delivery) => this.#record(delivery));
+    const records = deliveries.map(({ slot, receipt }) =>
+      sqsRecord({ ...slot, receipt }, this.#arn),
+    );
     const visibleAt = Math.min(...deliveries.map(({ slot }) => slot.visibleAt));
     const context: BatchContext = {
       getRemainingTimeInMillis: () => Math.max(0, visibleAt - this.#clock.nowMillis()),
     };
     const invocation = (async () => {
       const failed = await this.#invoke(handler, records, context);
-      let deleted = false;
+      const deleted: JournalChange[] = [];
       for (const { slot, receipt } of deliveries) {
         if (failed.has(slot.id)) continue;
         // A receipt from before the message was received again deletes nothing.
         if (this.#messages.get(slot.id)?.receipt === receipt) {
           this.#messages.delete(slot.id);
-          deleted = true;
+          deleted.push({ op: "delete", id: slot.id });
         }
       }
-      if (deleted) this.#persistQuietly();
+      if (deleted.length > 0) this.#appendQuietly(deleted);
     })();
     this.#active.add(invocation);
     void invocation.finally(() => {
@@ -395,19 +431,8 @@ export class InProcessQueue implements TurnQueue {
       );
       return all;
     }
-    if (response === undefined || response === null) return new Set();
-    const failures = (response as { batchItemFailures?: unknown }).batchItemFailures;
-    if (failures === undefined) return new Set();
-    const failed = new Set<string>();
-    const valid =
-      Array.isArray(failures) &&
-      failures.every((failure) => {
-        const id = (failure as { itemIdentifier?: unknown } | null)?.itemIdentifier;
-        if (typeof id !== "string" || !all.has(id)) return false;
-        failed.add(id);
-        return true;
-      });
-    if (!valid) {
+    const failed = failedRecordIds(response, all);
+    if (!failed) {
       this.#onError(
         new QueueError(
           `the batch handler answered ${JSON.stringify(response)}: not a partial batch response for this batch, so the whole batch is retried`,
@@ -416,28 +441,6 @@ export class InProcessQueue implements TurnQueue {
       return all;
     }
     return failed;
-  }
-
-  #record({ slot, receipt }: Delivery): SQSRecord {
-    return {
-      messageId: slot.id,
-      receiptHandle: receipt,
-      body: slot.body,
-      attributes: {
-        ApproximateReceiveCount: String(slot.receiveCount),
-        SentTimestamp: String(slot.sentAt),
-        SenderId: "in-process",
-        ApproximateFirstReceiveTimestamp: String(slot.firstReceivedAt ?? slot.sentAt),
-        SequenceNumber: String(slot.sequence).padStart(20, "0"),
-        MessageGroupId: slot.group,
-        MessageDeduplicationId: slot.dedup,
-      },
-      messageAttributes: {},
-      md5OfBody: createHash("md5").update(slot.body).digest("hex"),
-      eventSource: "aws:sqs",
-      eventSourceARN: this.#arn,
-      awsRegion: "local",
-    };
   }
 
   #deadLetter(slot: Slot, now: number): void {
@@ -540,30 +543,22 @@ export class InProcessQueue implements TurnQueue {
     }
   }
 
-  /** Saves the current state after any save in progress; concurrent callers share a save. */
-  #persist(): Promise<void> {
+  /**
+   * Appends changes to the journal, called in the same step as the changes
+   * themselves so the journal has them in their order.
+   */
+  #append(changes: readonly JournalChange[]): Promise<void> {
     const journal = this.#journal;
     if (!journal) return Promise.resolve();
-    if (this.#queuedSave) return this.#queuedSave;
-    const save = this.#saving.then(() => {
-      // The snapshot is taken when the save starts, so it has every change
-      // made before it, including those of callers that joined it.
-      this.#queuedSave = undefined;
-      return journal.save(this.#snapshot());
-    });
-    this.#queuedSave = save;
-    this.#saving = save.catch(() => undefined);
-    return save;
+    const appended = journal.append(changes);
+    this.#saving = appended.catch(() => undefined);
+    return appended;
   }
 
-  #persistQuietly(): void {
-    this.#persist().catch((error: unknown) => {
+  #appendQuietly(changes: readonly JournalChange[]): void {
+    this.#append(changes).catch((error: unknown) => {
       this.#onError(new QueueError("could not save the queue journal", { cause: error }));
     });
-  }
-
-  #snapshot(): QueuedMessage[] {
-    return [...this.#dead, ...[...this.#messages.values()].map(toQueued)];
   }
 }
 

@@ -324,6 +324,33 @@ describe("in-process queue: redrive and FIFO groups", () => {
     }
   });
 
+  it("shares the groups ready at once among the free pollers, every batch in flight together", async () => {
+    const queue = newQueue({ concurrency: 4, visibilityTimeoutMs: 60_000 });
+    for (const conversation of ["p", "q", "r", "s", "t", "u", "v", "w"]) {
+      await queue.enqueue(msg(conversation, 0));
+    }
+    const batches: string[][] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    queue.start(async (event) => {
+      batches.push(event.Records.map(keyOf));
+      await held;
+      return undefined;
+    });
+    await vi.waitFor(() => expect(batches).toHaveLength(4));
+    expect(queue.pending()).toEqual({ visible: 0, inFlight: 8 });
+    release();
+    await queue.drain();
+    expect(batches).toEqual([
+      ["p#0", "q#0"],
+      ["r#0", "s#0"],
+      ["t#0", "u#0"],
+      ["v#0", "w#0"],
+    ]);
+  });
+
   it("wakes for a message that became visible while the consumer was in a pass", async () => {
     // A fake clock that jumps during a pass (as a process descheduled under
     // load, or a timer firing a millisecond early by Date.now()): the pass
@@ -533,12 +560,42 @@ for (let turn = 0; ; turn++) {
     expect((error as QueueError).message).toContain(path);
   });
 
-  it("writes the journal atomically: the file is always complete JSON", async () => {
+  it("keeps every send of a concurrent burst (appended in group commits)", async () => {
     const path = join(dir, "queue.json");
     const queue = newQueue({ journal: new FileQueueJournal(path) });
     await Promise.all(Array.from({ length: 30 }, (_, turn) => queue.enqueue(msg("c", turn))));
-    const saved = JSON.parse(await readFile(path, "utf8")) as { messages: unknown[] };
-    expect(saved.messages).toHaveLength(30);
+    const saved = await new FileQueueJournal(path).load();
+    expect(saved.map((m) => JSON.parse(m.body).turn)).toEqual(
+      Array.from({ length: 30 }, (_, turn) => turn),
+    );
+  });
+
+  it("recovers after a crash in the middle of an append: the torn line is dropped, every acknowledged message kept", async () => {
+    const path = join(dir, "queue.json");
+    const first = newQueue({ journal: new FileQueueJournal(path) });
+    await first.enqueue(msg("c1", 0));
+    await first.enqueue(msg("c1", 1));
+    await first.stop();
+    // The process died writing the next line: a third of one reached the disk, no newline.
+    const line = (await readFile(path, "utf8")).trimEnd().split("\n").at(-1) as string;
+    await writeFile(path, line.slice(0, Math.floor(line.length / 3)), { flag: "a" });
+
+    const second = newQueue({ journal: new FileQueueJournal(path) });
+    await second.ready();
+    expect(second.pending()).toEqual({ visible: 2, inFlight: 0 });
+    await second.enqueue(msg("c1", 2));
+    await second.stop();
+
+    // The next write cut the torn line: the journal reads whole again.
+    const third = newQueue({ journal: new FileQueueJournal(path) });
+    const { handler, deliveries } = recorder();
+    third.start(handler);
+    await third.drain();
+    expect(deliveries.map((d) => [d.key, d.receiveCount])).toEqual([
+      ["c1#0", 1],
+      ["c1#1", 1],
+      ["c1#2", 1],
+    ]);
   });
 });
 
