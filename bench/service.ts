@@ -36,7 +36,7 @@ import { localClientConfig, startDynamoDbLocal } from "../functions/local/dynamo
 import { serveApp } from "../functions/local/http-server.ts";
 import { DEV_TENANT, startLocalService } from "../functions/local/runtime.ts";
 import { METRICS_NAMESPACE, SERVICE_NAMES } from "../functions/observability.ts";
-import type { TenantDirectory } from "../functions/ports.ts";
+import type { TenantDirectory, TenantSettings } from "../functions/ports.ts";
 import { InProcessQueue } from "../functions/queue/in-process.ts";
 import { DynamoConversationStore } from "../functions/store/dynamodb.ts";
 import { HEAD_SK } from "../functions/store/dynamodb-keys.ts";
@@ -150,7 +150,7 @@ export async function benchWebhook(): Promise<Record<string, unknown>[]> {
     await service.queue.drain();
     const store = new DynamoConversationStore(client, "autocompact");
     const dynamoTenants = new DynamoTenantDirectory(client, "autocompact", SECRETS_NOT_READ);
-    const appWith = (tenants: TenantDirectory) =>
+    const appWith = (tenants: TenantDirectory & TenantSettings) =>
       createApp({
         webhookReceipts: new MemoryWebhookReceipts(),
         notifications: memoryNotifications(),
