@@ -63,6 +63,7 @@ import type {
   ToolCallRequest,
   ToolCallResponse,
 } from "../events.ts";
+import { hostedBlockEvent, hostedWriter } from "./anthropic-hosted.ts";
 import {
   type AnthropicMessage,
   AnthropicMessageSchema,
@@ -109,7 +110,10 @@ export interface AnthropicMetadata {
 
 // ---------------------------------------------------------------- toEvents
 
-const POSTED_TURN: PostedTurn<AnthropicMessage> = {
+/** A message as posted turns are parsed: assistant content may hold hosted blocks. */
+type PostedMessage = z.infer<typeof LocatedMessage>;
+
+const POSTED_TURN: PostedTurn<PostedMessage> = {
   field: FIELD,
   schema: turnOf(LocatedMessage),
   refusal: dropSystemHint(
@@ -241,7 +245,7 @@ interface TurnState {
 }
 
 function userEvents(
-  message: Extract<AnthropicMessage, { role: "user" }>,
+  message: Extract<PostedMessage, { role: "user" }>,
   path: MessagePath,
   { timestamp, pairing, events: out }: TurnState,
 ): void {
@@ -278,7 +282,8 @@ function userEvents(
 }
 
 function assistantEvents(
-  message: Extract<AnthropicMessage, { role: "assistant" }>,
+  message: Extract<PostedMessage, { role: "assistant" }>,
+  original: Json,
   path: MessagePath,
   { timestamp, pairing, events: out }: TurnState,
 ): void {
@@ -315,6 +320,12 @@ function assistantEvents(
         out.push(meta.write(request, extras && { block: extras }));
         return;
       }
+      default: {
+        // A server tool's call or result: carried verbatim (the posted object, not zod's copy).
+        const posted = (original.content as Json[])[j] as Json;
+        out.push(hostedBlockEvent(block, posted, timestamp, [...path, "content", j]));
+        return;
+      }
     }
   });
 }
@@ -330,7 +341,7 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
     if (i < dropped) return;
     turn.pairing.enter(message.role);
     if (message.role === "user") userEvents(message, [FIELD, i], turn);
-    else assistantEvents(message, [FIELD, i], turn);
+    else assistantEvents(message, (value as Json[])[i] as Json, [FIELD, i], turn);
   });
   turn.pairing.finish();
   return { events: turn.events, droppedSystem: dropped };
@@ -497,9 +508,16 @@ function singleText(blocks: readonly { type: string; text?: unknown }[]): string
 
 function fromView(view: ProviderView): AnthropicMessage[] {
   const drafts: Draft[] = [];
+  const hosted = hostedWriter(view);
   for (const turn of view) {
     for (const viewEvent of turn.events) {
       const { event } = viewEvent;
+      const hostedBlock = hosted.blockOf(viewEvent);
+      if (hostedBlock !== undefined) {
+        // Verbatim (valid as posted, re-checked by HostedBlock), or a text block: either is the assistant's.
+        assistantDraft(drafts).blocks.push(hostedBlock as AssistantBlock);
+        continue;
+      }
       const metadata = metadataOf(viewEvent);
       switch (event.type) {
         case "chat_request": {

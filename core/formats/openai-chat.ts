@@ -36,6 +36,7 @@ import type {
   TurnStart,
 } from "../events.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
+import { hostedOf, hostedText } from "./hosted.ts";
 import { describePath, invalidMessage, parseMessages, unsupportedMessage } from "./issues.ts";
 import {
   ChatAssistantMessage,
@@ -366,6 +367,14 @@ function toolCallOf(viewEvent: ViewEvent): ChatToolCall {
 /** Writes a view as Chat messages; see {@link openaiChat}. */
 function fromView(view: ProviderView): ChatMessage[] {
   const out: ChatMessage[] = [];
+  // The text of hosted events not yet written (docs/architecture.md §15 "Hosted tools").
+  const hosted: string[] = [];
+  const flushHosted = (): ChatAssistantMessage => {
+    const message: ChatAssistantMessage = { role: "assistant", content: hosted.join("\n") };
+    hosted.length = 0;
+    out.push(message);
+    return message;
+  };
   for (const turn of view) {
     // The assistant message a tool call joins: the last message, while it is an assistant's in this turn.
     let open: ChatAssistantMessage | undefined;
@@ -373,6 +382,19 @@ function fromView(view: ProviderView): ChatMessage[] {
     let held = false;
     for (const viewEvent of turn.events) {
       const event = viewEvent.event;
+      if (hostedOf(event) !== undefined) {
+        // Chat has no hosted tools: their text waits for a place that splits no call from its results.
+        hosted.push(hostedText(event as ToolCallRequest | ToolCallResponse));
+        continue;
+      }
+      const joining =
+        event.type === "tool_call_request" &&
+        open !== undefined &&
+        chatMetadataOf(event)?.split !== true;
+      if (hosted.length > 0 && event.type !== "tool_call_response" && !joining) {
+        open = flushHosted();
+        held = false;
+      }
       switch (event.type) {
         case "chat_request":
           out.push(userMessage(viewEvent, event.content));
@@ -406,6 +428,7 @@ function fromView(view: ProviderView): ChatMessage[] {
       }
     }
   }
+  if (hosted.length > 0) flushHosted();
   return out;
 }
 

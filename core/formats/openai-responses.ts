@@ -62,6 +62,12 @@ import {
   ResponsesUserMessage,
 } from "./openai-responses.schema.ts";
 import {
+  hostedItemEvents,
+  hostedItemSchema,
+  hostedItems,
+  isHostedItemType,
+} from "./responses-hosted.ts";
+import {
   argumentsText,
   extrasOf,
   fits,
@@ -116,7 +122,7 @@ const UNMODELLED: ReadonlySet<string> = new Set([
 ]);
 
 function unmodelled(type: string): boolean {
-  return UNMODELLED.has(type) || type.startsWith("mcp_");
+  return !isHostedItemType(type) && (UNMODELLED.has(type) || type.startsWith("mcp_"));
 }
 
 /** One Responses `input` item (a message without `type` is a message): documents the API body. */
@@ -158,6 +164,7 @@ function itemSchema(item: unknown): z.ZodType {
     case "function_call_output":
       return ResponsesFunctionCallOutput;
     default:
+      if (isHostedItemType(item.type)) return hostedItemSchema(item.type as string);
       return z.never({
         error:
           typeof item.type === "string"
@@ -188,7 +195,7 @@ function refuseUnmodelled(value: unknown): void {
     if (!isJsonObject(item) || typeof item.type !== "string" || !unmodelled(item.type)) return;
     throw unsupportedMessage(
       [FIELD, i, "type"],
-      `items of type ${JSON.stringify(item.type)} are not supported: the service models ${MODELLED.join(", ")} items (built-in tools, MCP, item references and custom tools are not turned into JP events)`,
+      `items of type ${JSON.stringify(item.type)} are not supported: the service models ${MODELLED.join(", ")} items and the hosted tool items of OpenAI's SDK (item references and items newer than the SDK are not turned into JP events)`,
     );
   });
 }
@@ -302,6 +309,15 @@ class TurnEvents {
     this.events.push(meta.write(request, { ...(extras && { item: extras }), ...posted }));
   }
 
+  /** A hosted or built-in tool item, carried verbatim (./responses-hosted.ts). */
+  hosted(original: Json & { type: string }, at: MessagePath): void {
+    this.system.other();
+    const events = hostedItemEvents(original, this.timestamp, at);
+    // An output may answer the previous turn's pending call, as a function_call_output does.
+    if (events[0]?.type === "tool_call_request") this.leading = false;
+    for (const event of events) this.events.push(event);
+  }
+
   output(item: ResponsesFunctionCallOutput, original: Json, at: MessagePath): void {
     this.system.other();
     const id = item.call_id;
@@ -357,6 +373,8 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
       case "function_call_output":
         turn.output(item as ResponsesFunctionCallOutput, original, at);
         break;
+      default:
+        turn.hosted(original as Json & { type: string }, at);
     }
   });
   if (turn.events.length === 1) {
@@ -466,10 +484,17 @@ function outputItem(
 /** Writes a view as Responses input items; see {@link openaiResponses}. */
 function fromView(view: ProviderView): ResponsesItem[] {
   const out: ResponsesItem[] = [];
+  const hosted = hostedItems(view);
   for (const turn of view) {
     const idless = turn.reasoningStripped;
     for (const viewEvent of turn.events) {
       const event = viewEvent.event;
+      const items = hosted.itemsOf(viewEvent);
+      if (items !== undefined) {
+        // Hosted items go back as posted (checked again by hostedItemSchema), or as assistant text.
+        for (const item of items) out.push(item as ResponsesItem);
+        continue;
+      }
       switch (event.type) {
         case "chat_request": {
           // An empty request makes no message, unless its stored parts (an image, a file) do.
