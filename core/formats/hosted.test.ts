@@ -445,7 +445,7 @@ describe("under tool policies", () => {
 
   it("strip replaces the payloads with the placeholder, as text even in their own format", () => {
     const stream = [
-      ...raw,
+      ...raw(),
       compaction(0, 0, 10, { tool_calls: { policy: "strip", request: true, response: true } }),
     ];
     expect(anthropicMessages.fromView(projectedView(stream))).toEqual([
@@ -465,7 +465,7 @@ describe("under tool policies", () => {
 
   it("strip of the result alone writes the call as text too (half a pair is no valid body)", () => {
     const stream = [
-      ...raw,
+      ...raw(),
       compaction(0, 0, 10, { tool_calls: { policy: "strip", request: false, response: true } }),
     ];
     const [, assistant] = anthropicMessages.fromView(projectedView(stream));
