@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { at, compaction } from "../../test/helpers/builders.ts";
 import { openaiResponsesInputErrors } from "../../test/helpers/openai-schema.ts";
 import type { Entry } from "../events.ts";
+import { checkTurnShape } from "../turn-validation.ts";
 import { aiSdk } from "./ai-sdk.ts";
 import { anthropicMessages } from "./anthropic-messages.ts";
 import type { ProviderFormat } from "./format.ts";
@@ -17,9 +18,13 @@ import { projectedView, rawView } from "./view.ts";
 
 const options = { timestamp: at(0), dropSystem: false };
 
-/** The events of `turns` posted one after the other in `format`. */
+/** The events of `turns` posted one after the other in `format`, each a turn the service stores. */
 function post(format: ProviderFormat, ...turns: unknown[][]): Entry[] {
-  return turns.flatMap((turn) => format.toEvents(turn, options).events);
+  return turns.flatMap((turn, k) => {
+    const { events } = format.toEvents(turn, options);
+    checkTurnShape(k, events);
+    return events;
+  });
 }
 
 /** What `format` gives back for the raw stream, as JSON text (byte-exact comparison). */
@@ -261,9 +266,20 @@ describe("Responses hosted and built-in tool items", () => {
     ).toEqual([]);
   });
 
-  for (const item of RESPONSES_ITEMS) {
-    it(`takes ${String(item.type)}, given back byte for byte`, () => {
-      const posted = [{ role: "user", content: "go" }, item, { role: "assistant", content: "ok" }];
+  // A call and its output are one family: a call left pending must end its turn.
+  const families = RESPONSES_ITEMS.reduce<Record<string, unknown>[][]>((out, item) => {
+    if (String(item.type).endsWith("_output") || item.type === "mcp_approval_response") {
+      out.at(-1)?.push(item);
+    } else out.push([item]);
+    return out;
+  }, []);
+  for (const family of families) {
+    it(`takes ${family.map((item) => String(item.type)).join(" and ")}, given back byte for byte`, () => {
+      const posted = [
+        { role: "user", content: "go" },
+        ...family,
+        { role: "assistant", content: "ok" },
+      ];
       expect(echoed(openaiResponses, post(openaiResponses, posted))).toBe(JSON.stringify(posted));
     });
   }
