@@ -437,6 +437,27 @@ describe("in another format", () => {
     ]);
   });
 
+  it("keeps a pending call last in Chat: the text goes before the call's message", () => {
+    const pending = post(openaiResponses, [
+      { role: "user", content: "go" },
+      { type: "function_call", call_id: "f1", name: "read", arguments: "{}" },
+      RESPONSES_ITEMS[0],
+    ]);
+    expect(openaiChat.fromView(rawView(pending))).toEqual([
+      { role: "user", content: "go" },
+      {
+        role: "assistant",
+        content:
+          '[hosted tool call web_search ws_1] {"action":{"type":"search","query":"x"}}\n[hosted tool result ws_1]',
+      },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "f1", type: "function", function: { name: "read", arguments: "{}" } }],
+      },
+    ]);
+  });
+
   it("is text in Anthropic for a Responses item", () => {
     const items = post(openaiResponses, [{ role: "user", content: "go" }, RESPONSES_ITEMS[3]]);
     expect(anthropicMessages.fromView(rawView(items))).toEqual([
