@@ -16,7 +16,8 @@
  * | `tool` `tool-result` part | `tool_call_response {id: toolCallId, content, is_error}` | `part`: `output` unless it is the plain `text`/`error-text` form, `toolName` if not its call's, `providerOptions` |
  * | any message's `providerOptions` | – | `message`, on the message's first event |
  * | `system` | 422, or dropped while leading with `dropSystem` | – |
- * | assistant `file` and `tool-result` parts, provider-executed `tool-call`s, `tool-approval-request`/`-response` | 422: not modelled | – |
+ * | assistant `tool-call` with `providerExecuted: true`, and an assistant message's `tool-result` (a provider-executed tool's) | `tool_call_request` / `tool_call_response` as above (docs/architecture.md §15 "Hosted tools") | `hosted`: the part verbatim |
+ * | assistant `file` parts, `tool-approval-request`/`-response` | 422: not modelled | – |
  *
  * A result's `content` is its output as text: `text` and `error-text` their
  * value, `json` and `error-json` `JSON.stringify(value)`, `content` its text

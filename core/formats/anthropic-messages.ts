@@ -15,6 +15,7 @@
  * | assistant `thinking` | `chat_response {reasoning: thinking}` | `block`: `{type: "thinking", signature}` |
  * | assistant `redacted_thinking` | `chat_response {reasoning: ""}` (counts 0 in the estimate) | `block`: `{type: "redacted_thinking", data}` |
  * | assistant `tool_use` | `tool_call_request {id, name, arguments: input}` | `block`: `type`, `cache_control`, `caller`, `toolset_name` (when present) |
+ * | assistant `server_tool_use`, `*_tool_result` | `tool_call_request`, `tool_call_response` (./anthropic-hosted.ts) | `hosted`: the block verbatim |
  *
  * `block` holds every field of the block the event has no place for (and its
  * `type`), so an event that is not rewritten by a compaction re-emits its
@@ -24,7 +25,8 @@
  * Refused when posted (400 unless said): an empty array or content, an empty
  * text block, a role other than user/assistant, a `system` message (422; with
  * `dropSystem` the leading ones are dropped), a block type the service does
- * not model (422: server tools, search results, container uploads, …), a
+ * not model (422: search results, container uploads, …; server tools are
+ * carried verbatim, ./anthropic-hosted.ts), a
  * thinking block without its `signature` (the API wants it back), a
  * `tool_use` whose `input` is not an object, a duplicate `tool_use` id in the
  * turn, a `tool_result` that is not first in its user message (the API's

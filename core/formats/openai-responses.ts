@@ -11,7 +11,8 @@
  * | `function_call` (`call_id`, `name`, `arguments` a JSON string) | `tool_call_request {id: call_id, name, arguments}`, arguments the JSON object the string encodes (≤ 100 levels; no duplicate key, no number beyond a float's range) | keys besides `type`, `call_id`, `name`, `arguments`: `id` (`fc_…`), `status`, …; and `metadata["openai-responses"].arguments`, the string as posted when re-serializing would change it (given back in both OpenAI formats while the call is not stripped) |
  * | `function_call_output` (`call_id`, `output` string or parts) | `tool_call_response {id: call_id, content, is_error: false}` (Responses has no error flag) | keys besides `type`, `call_id` (and `output` when a string) |
  * | `message` role `system`, `developer` | 422, or dropped while leading with `dropSystem` | – |
- * | OpenAI's other item types (`web_search_call`, `file_search_call`, `computer_call`, `image_generation_call`, `code_interpreter_call`, `local_shell_call`, `mcp_*`, `item_reference`, `custom_tool_call`, …) | 422 naming the type (an unknown `type` is a 400) | – |
+ * | hosted and built-in tool items (`web_search_call`, `file_search_call`, `computer_call`/`_output`, `image_generation_call`, `code_interpreter_call`, shells, `apply_patch_*`, `mcp_*`, `custom_tool_call`/`_output`, `tool_search_*`, `compaction`) | tool events, ./responses-hosted.ts (docs/architecture.md §15 "Hosted tools") | `hosted`: the item verbatim |
+ * | OpenAI's other item types (`item_reference`, and types newer than the SDK) | 422 naming the type (an unknown `type` is a 400) | – |
  *
  * Refused when posted (400): an empty array, a message without text or
  * parts, a `function_call` whose `arguments` is not a JSON object, a
@@ -92,30 +93,14 @@ const FIELD = "input";
 const MODELLED = ["message", "reasoning", "function_call", "function_call_output"] as const;
 
 /**
- * The other item types of OpenAI's `InputItem` (built-in tools, shell and
- * patch tools, MCP, custom tools, compaction, item references, …): refused
- * with a 422 that names them. Any other `type` is a malformed item (400).
+ * The item types of OpenAI's published `InputItem` that are neither modelled
+ * nor hosted tools (./responses-hosted.ts): refused with a 422 that names
+ * them, as is an `mcp_` type newer than the SDK. Any other `type` is a
+ * malformed item (400).
  */
 const UNMODELLED: ReadonlySet<string> = new Set([
-  "file_search_call",
-  "computer_call",
-  "computer_call_output",
-  "web_search_call",
-  "tool_search_call",
-  "tool_search_output",
   "additional_tools",
-  "compaction",
   "compaction_trigger",
-  "image_generation_call",
-  "code_interpreter_call",
-  "local_shell_call",
-  "local_shell_call_output",
-  "shell_call",
-  "shell_call_output",
-  "apply_patch_call",
-  "apply_patch_call_output",
-  "custom_tool_call",
-  "custom_tool_call_output",
   "item_reference",
   "program",
   "program_output",
