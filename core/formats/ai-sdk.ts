@@ -321,10 +321,10 @@ function hostedPartEvent(
 }
 
 /** The part a hosted view event is written as: its own while intact (`verbatim`), else its text. */
-function hostedPart(viewEvent: ViewEvent, verbatim: ReadonlySet<string>): AiSdkAssistantPart {
+function hostedPart(viewEvent: ViewEvent, verbatim: ReadonlySet<ViewEvent>): AiSdkAssistantPart {
   const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
   const stored = meta.stored(viewEvent)?.hosted;
-  if (verbatim.has(event.id) && isJsonObject(stored)) return stored as AiSdkAssistantPart;
+  if (verbatim.has(viewEvent) && isJsonObject(stored)) return stored as AiSdkAssistantPart;
   return { type: "text", text: hostedText(event) };
 }
 

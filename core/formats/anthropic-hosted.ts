@@ -123,7 +123,7 @@ export function hostedWriter(view: ProviderView): HostedWriter {
       const hosted = hostedOf(viewEvent.event);
       if (hosted === undefined) return undefined;
       const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
-      if (hosted.format === NAME && verbatim.has(event.id) && hosted.hosted !== true) {
+      if (hosted.format === NAME && verbatim.has(viewEvent) && hosted.hosted !== true) {
         return hosted.hosted;
       }
       return { type: "text", text: hostedText(event) };

@@ -41,30 +41,37 @@ export function hostedOf(event: ProviderEvent): Hosted | undefined {
 }
 
 /**
- * The ids of a view's hosted calls of `format` that go back verbatim: every
- * event of the id is `usable` (its stored item valid, its turn fit for it)
- * and none was rewritten by a compaction (a stripped call or result has lost
- * its payload, and half a pair would make an invalid body). The others are
+ * The hosted events of `format` in `view` that go back verbatim: those of a
+ * call and its result (a call starts a pair, its id's results join it, in
+ * this turn or the next: ids may repeat in later turns) when every event of
+ * the pair is `usable` (its stored item valid, its turn fit for it) and none
+ * was rewritten by a compaction (a stripped call or result has lost its
+ * payload, and half a pair would make an invalid body). The others are
  * written as {@link hostedText}, call and result alike.
  */
 export function verbatimHosted(
   view: ProviderView,
   format: string,
   usable: (viewEvent: ViewEvent, hosted: Json | true, turn: ViewTurn) => boolean,
-): Set<string> {
-  const seen = new Set<string>();
-  const broken = new Set<string>();
+): Set<ViewEvent> {
+  const pairs: { events: ViewEvent[]; intact: boolean }[] = [];
+  const open = new Map<string, { events: ViewEvent[]; intact: boolean }>();
   for (const turn of view) {
     for (const viewEvent of turn.events) {
       const hosted = hostedOf(viewEvent.event);
       if (hosted === undefined || hosted.format !== format) continue;
-      const { id } = viewEvent.event as ToolCallRequest | ToolCallResponse;
-      seen.add(id);
-      if (viewEvent.rewritten || !usable(viewEvent, hosted.hosted, turn)) broken.add(id);
+      const { id, type } = viewEvent.event as ToolCallRequest | ToolCallResponse;
+      let pair = type === "tool_call_request" ? undefined : open.get(id);
+      if (pair === undefined) {
+        pair = { events: [], intact: true };
+        pairs.push(pair);
+        open.set(id, pair);
+      }
+      pair.events.push(viewEvent);
+      if (viewEvent.rewritten || !usable(viewEvent, hosted.hosted, turn)) pair.intact = false;
     }
   }
-  for (const id of broken) seen.delete(id);
-  return seen;
+  return new Set(pairs.filter((pair) => pair.intact).flatMap((pair) => pair.events));
 }
 
 /**

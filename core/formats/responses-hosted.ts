@@ -213,7 +213,7 @@ export function hostedItems(view: ProviderView): HostedItems {
       const hosted = hostedOf(viewEvent.event);
       if (hosted === undefined) return undefined;
       const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
-      if (hosted.format === NAME && verbatim.has(event.id)) {
+      if (hosted.format === NAME && verbatim.has(viewEvent)) {
         return hosted.hosted === true ? [] : [hosted.hosted];
       }
       return [{ role: "assistant", content: hostedText(event) }];
