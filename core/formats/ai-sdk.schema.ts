@@ -154,11 +154,15 @@ export const AiSdkUserPart = z.discriminatedUnion(
   { error: "a user message takes text, image and file parts" },
 );
 
-/** A part of an assistant message (the ones the service models). */
+/**
+ * A part of an assistant message (the ones the service models): a
+ * `tool-result` there is a provider-executed tool's (docs/architecture.md §15
+ * "Hosted tools"), as is a `tool-call` with `providerExecuted: true`.
+ */
 export const AiSdkAssistantPart = z.discriminatedUnion(
   "type",
-  [AiSdkTextPart, AiSdkReasoningPart, AiSdkToolCallPart],
-  { error: "an assistant message takes text, reasoning and tool-call parts" },
+  [AiSdkTextPart, AiSdkReasoningPart, AiSdkToolCallPart, AiSdkToolResultPart],
+  { error: "an assistant message takes text, reasoning, tool-call and tool-result parts" },
 );
 
 const EMPTY_CONTENT = "content must not be empty";

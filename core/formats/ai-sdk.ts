@@ -16,7 +16,8 @@
  * | `tool` `tool-result` part | `tool_call_response {id: toolCallId, content, is_error}` | `part`: `output` unless it is the plain `text`/`error-text` form, `toolName` if not its call's, `providerOptions` |
  * | any message's `providerOptions` | – | `message`, on the message's first event |
  * | `system` | 422, or dropped while leading with `dropSystem` | – |
- * | assistant `file` and `tool-result` parts, provider-executed `tool-call`s, `tool-approval-request`/`-response` | 422: not modelled | – |
+ * | assistant `tool-call` with `providerExecuted: true`, and an assistant message's `tool-result` (a provider-executed tool's) | `tool_call_request` / `tool_call_response` as above (docs/architecture.md §15 "Hosted tools") | `hosted`: the part verbatim |
+ * | assistant `file` parts, `tool-approval-request`/`-response` | 422: not modelled | – |
  *
  * A result's `content` is its output as text: `text` and `error-text` their
  * value, `json` and `error-json` `JSON.stringify(value)`, `content` its text
@@ -73,6 +74,7 @@ import {
   options,
 } from "./ai-sdk.schema.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
+import { hostedOf, hostedText, verbatimHosted } from "./hosted.ts";
 import { describePath, invalidMessage, type MessagePath, unsupportedMessage } from "./issues.ts";
 import {
   dropSystemHint,
@@ -90,7 +92,7 @@ import {
   turnOf,
   valid,
 } from "./shared.ts";
-import type { ProviderEvent, ProviderView } from "./view.ts";
+import type { ProviderEvent, ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "ai-sdk";
 const FIELD = "messages";
@@ -105,6 +107,8 @@ export interface AiSdkMetadata {
   readonly content?: unknown;
   /** On other events: the part's fields the event has no place for. */
   readonly part?: Record<string, unknown>;
+  /** On a provider-executed call or result: the part verbatim (docs/architecture.md §15 "Hosted tools"). */
+  readonly hosted?: Record<string, unknown>;
 }
 
 // ---------------------------------------------------------------- toEvents
@@ -118,7 +122,6 @@ const SYSTEM_REFUSAL = dropSystemHint(
 const UNMODELLED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   assistant: {
     file: "assistant file parts (generated files) are not modelled",
-    "tool-result": "provider-executed tool results are not modelled",
     "tool-approval-request": "tool approval requests are not modelled",
   },
   tool: { "tool-approval-response": "tool approval responses are not modelled" },
@@ -130,12 +133,10 @@ function refuseUnmodelled(value: unknown, from: number): void {
     if (typeof message.role !== "string") return;
     const refused = Object.hasOwn(UNMODELLED, message.role) ? UNMODELLED[message.role] : undefined;
     const why = refused && Object.hasOwn(refused, part.type) ? refused[part.type] : undefined;
-    const provider = part.type === "tool-call" && part.providerExecuted === true;
-    if (why === undefined && !provider) return;
+    if (why === undefined) return;
     throw unsupportedMessage(
       at,
-      `part type "${part.type}"${provider ? " with providerExecuted: true" : ""} is not supported: ` +
-        `${why ?? "provider-executed tool calls are not modelled"}; leave it out of the posted ` +
+      `part type "${part.type}" is not supported: ${why}; leave it out of the posted ` +
         "messages, or post the turn as JP events",
     );
   });
@@ -237,8 +238,13 @@ function assistantEvents(
   message.content.forEach((part, j) => {
     const posted = parts[j] as Json;
     const path: MessagePath = [...at, "content", j];
-    let event: ChatResponse | ToolCallRequest;
+    let event: ChatResponse | ToolCallRequest | ToolCallResponse;
     let extras: Json | undefined;
+    if (part.type === "tool-result" || (part.type === "tool-call" && part.providerExecuted)) {
+      // A provider-executed call or its result: carried verbatim (docs/architecture.md §15 "Hosted tools").
+      turn.events.push(hostedPartEvent(part, posted, timestamp, path, j === 0 ? first : {}));
+      return;
+    }
     switch (part.type) {
       case "text":
         event = { type: "chat_response", timestamp, message: part.text };
@@ -279,6 +285,57 @@ function assistantEvents(
       meta.write(event, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }),
     );
   });
+}
+
+/**
+ * The event of a provider-executed tool's call or result part (`posted`, kept
+ * verbatim under `hosted`; `first` is the message's first-event metadata).
+ */
+function hostedPartEvent(
+  part: AiSdkToolCallPart | AiSdkToolResultPart,
+  posted: Json,
+  timestamp: string,
+  path: MessagePath,
+  first: AiSdkMetadata,
+): ToolCallRequest | ToolCallResponse {
+  if (part.type === "tool-call") {
+    refuseNonFinite(part.input, [...path, "input"]);
+    const request: ToolCallRequest = {
+      type: "tool_call_request",
+      timestamp,
+      id: part.toolCallId,
+      name: part.toolName,
+      arguments: part.input,
+    };
+    return meta.write(request, { ...first, hosted: posted });
+  }
+  const { content, isError } = outputText(part.output);
+  const response: ToolCallResponse = {
+    type: "tool_call_response",
+    timestamp,
+    id: part.toolCallId,
+    content,
+    is_error: isError,
+  };
+  return meta.write(response, { ...first, hosted: posted });
+}
+
+/** The part a hosted view event is written as: its own while intact (`verbatim`), else its text. */
+function hostedPart(viewEvent: ViewEvent, verbatim: ReadonlySet<ViewEvent>): AiSdkAssistantPart {
+  const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
+  const stored = meta.stored(viewEvent)?.hosted;
+  if (verbatim.has(viewEvent) && isJsonObject(stored)) return stored as AiSdkAssistantPart;
+  return { type: "text", text: hostedText(event) };
+}
+
+/** A stored hosted part is still this event's: the part it was posted as, same id. */
+function hostedUsable(viewEvent: ViewEvent, hosted: Json | true): boolean {
+  const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
+  const part =
+    event.type === "tool_call_request"
+      ? valid(AiSdkToolCallPart, hosted)
+      : valid(AiSdkToolResultPart, hosted);
+  return part !== undefined && part.toolCallId === event.id;
 }
 
 function toolEvents(
@@ -438,6 +495,7 @@ function contentOf<P extends { type: string }>(parts: P[]): string | P[] {
 
 function fromView(view: ProviderView): AiSdkMessage[] {
   const drafts: Draft[] = [];
+  const verbatim = verbatimHosted(view, NAME, hostedUsable);
   // Each call id's latest tool name: a result's `toolName`.
   const names = new Map<string, string>();
   for (const turn of view) {
@@ -457,6 +515,10 @@ function fromView(view: ProviderView): AiSdkMessage[] {
     for (const viewEvent of turn.events) {
       const { event } = viewEvent;
       const stored = meta.stored(viewEvent);
+      if (hostedOf(event) !== undefined) {
+        draftFor("assistant", event, stored).parts.push(hostedPart(viewEvent, verbatim));
+        continue;
+      }
       switch (event.type) {
         case "chat_request": {
           const parts = userPart(event, stored);

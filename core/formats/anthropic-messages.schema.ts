@@ -6,6 +6,11 @@
  */
 import * as z from "zod";
 import { JsonObject } from "../events.ts";
+import {
+  HOSTED_BLOCK_TYPES,
+  ServerToolResultBlock,
+  ServerToolUseBlock,
+} from "./anthropic-hosted.ts";
 import { type MessagePath, unsupportedMessage } from "./issues.ts";
 import {
   type ContentWording,
@@ -217,10 +222,31 @@ export const AnthropicMessageSchema = messageWith(
   documentedContent(AssistantBlock, CONTENT),
 );
 
+/**
+ * Any block of a posted assistant message: the modelled ones and the hosted
+ * ones (server tools, ./anthropic-hosted.ts), which go back verbatim and so
+ * stay out of {@link AssistantBlock}'s type.
+ */
+const PostedAssistantBlock = z.discriminatedUnion(
+  "type",
+  [
+    TextBlock,
+    ThinkingBlock,
+    RedactedThinkingBlock,
+    ToolUseBlock,
+    ServerToolUseBlock,
+    ServerToolResultBlock,
+  ],
+  {
+    error:
+      "an assistant message takes text, thinking, redacted_thinking, tool_use, server_tool_use and server tool result blocks",
+  },
+);
+
 /** The same, locating every issue inside the content (what posted turns are parsed with). */
 export const LocatedMessage = messageWith(
   locatedContent(UserBlock, CONTENT),
-  locatedContent(AssistantBlock, CONTENT),
+  locatedContent(PostedAssistantBlock, CONTENT),
 );
 
 /** A text block. */
@@ -256,6 +282,7 @@ const MODELLED_BLOCKS: ReadonlySet<string> = new Set([
   "thinking",
   "redacted_thinking",
   "tool_use",
+  ...HOSTED_BLOCK_TYPES,
 ]);
 const MODELLED_PARTS: ReadonlySet<string> = new Set(["text", "image", "document"]);
 
@@ -263,7 +290,7 @@ function unmodelled(path: MessagePath, type: string, where: string): never {
   throw unsupportedMessage(
     path,
     `block type "${type}" is not supported: ${where}; leave it out of the posted messages ` +
-      "(server tool calls and their results, search results, container uploads, … are not modelled), " +
+      "(search results, container uploads, … are not modelled), " +
       "or post the turn as JP events",
   );
 }
@@ -275,7 +302,7 @@ export function refuseUnmodelled(value: unknown, from: number): void {
       unmodelled(
         at,
         block.type,
-        "the service models text, image, document, tool_use, tool_result, thinking and redacted_thinking blocks",
+        "the service models text, image, document, tool_use, tool_result, thinking, redacted_thinking, server_tool_use and server tool result blocks",
       );
     }
     if (block.type !== "tool_result" || !Array.isArray(block.content)) return;

@@ -388,7 +388,7 @@ describe("anthropicMessages", () => {
       );
       expect(bad([user("q"), assistant([image])])).toEqual(
         invalid(
-          "messages[1].content[0].type: an assistant message takes text, thinking, redacted_thinking and tool_use blocks",
+          "messages[1].content[0].type: an assistant message takes text, thinking, redacted_thinking, tool_use, server_tool_use and server tool result blocks",
         ),
       );
     });
@@ -504,24 +504,9 @@ describe("anthropicMessages", () => {
     it("refuses block types it does not model with a 422 naming the block and what to do", () => {
       const detail = (type: string) =>
         `block type "${type}" is not supported: the service models text, image, document, tool_use, ` +
-        "tool_result, thinking and redacted_thinking blocks; leave it out of the posted messages " +
-        "(server tool calls and their results, search results, container uploads, … are not modelled), " +
+        "tool_result, thinking, redacted_thinking, server_tool_use and server tool result blocks; " +
+        "leave it out of the posted messages (search results, container uploads, … are not modelled), " +
         "or post the turn as JP events";
-      expect(
-        bad([
-          user("q"),
-          assistant([{ type: "server_tool_use", id: "s", name: "web_search", input: {} }]),
-        ]),
-      ).toEqual(unsupported(`messages[1].content[0]: ${detail("server_tool_use")}`));
-      expect(
-        bad([
-          user("q"),
-          assistant([
-            { type: "text", text: "t" },
-            { type: "web_search_tool_result", tool_use_id: "s", content: [] },
-          ]),
-        ]),
-      ).toEqual(unsupported(`messages[1].content[1]: ${detail("web_search_tool_result")}`));
       expect(bad([user([{ type: "container_upload", file_id: "f" }])])).toEqual(
         unsupported(`messages[0].content[0]: ${detail("container_upload")}`),
       );
@@ -547,7 +532,7 @@ describe("anthropicMessages", () => {
         unsupported(
           'messages[2].content[0].content[0]: block type "tool_reference" is not supported: ' +
             "a tool result's content may hold text, image and document parts; leave it out of the posted messages " +
-            "(server tool calls and their results, search results, container uploads, … are not modelled), " +
+            "(search results, container uploads, … are not modelled), " +
             "or post the turn as JP events",
         ),
       );

@@ -15,6 +15,7 @@
  * | assistant `thinking` | `chat_response {reasoning: thinking}` | `block`: `{type: "thinking", signature}` |
  * | assistant `redacted_thinking` | `chat_response {reasoning: ""}` (counts 0 in the estimate) | `block`: `{type: "redacted_thinking", data}` |
  * | assistant `tool_use` | `tool_call_request {id, name, arguments: input}` | `block`: `type`, `cache_control`, `caller`, `toolset_name` (when present) |
+ * | assistant `server_tool_use`, `*_tool_result` | `tool_call_request`, `tool_call_response` (./anthropic-hosted.ts) | `hosted`: the block verbatim |
  *
  * `block` holds every field of the block the event has no place for (and its
  * `type`), so an event that is not rewritten by a compaction re-emits its
@@ -24,7 +25,8 @@
  * Refused when posted (400 unless said): an empty array or content, an empty
  * text block, a role other than user/assistant, a `system` message (422; with
  * `dropSystem` the leading ones are dropped), a block type the service does
- * not model (422: server tools, search results, container uploads, …), a
+ * not model (422: search results, container uploads, …; server tools are
+ * carried verbatim, ./anthropic-hosted.ts), a
  * thinking block without its `signature` (the API wants it back), a
  * `tool_use` whose `input` is not an object, a duplicate `tool_use` id in the
  * turn, a `tool_result` that is not first in its user message (the API's
@@ -63,6 +65,7 @@ import type {
   ToolCallRequest,
   ToolCallResponse,
 } from "../events.ts";
+import { hostedBlockEvent, hostedWriter } from "./anthropic-hosted.ts";
 import {
   type AnthropicMessage,
   AnthropicMessageSchema,
@@ -109,7 +112,10 @@ export interface AnthropicMetadata {
 
 // ---------------------------------------------------------------- toEvents
 
-const POSTED_TURN: PostedTurn<AnthropicMessage> = {
+/** A message as posted turns are parsed: assistant content may hold hosted blocks. */
+type PostedMessage = z.infer<typeof LocatedMessage>;
+
+const POSTED_TURN: PostedTurn<PostedMessage> = {
   field: FIELD,
   schema: turnOf(LocatedMessage),
   refusal: dropSystemHint(
@@ -241,7 +247,7 @@ interface TurnState {
 }
 
 function userEvents(
-  message: Extract<AnthropicMessage, { role: "user" }>,
+  message: Extract<PostedMessage, { role: "user" }>,
   path: MessagePath,
   { timestamp, pairing, events: out }: TurnState,
 ): void {
@@ -278,7 +284,8 @@ function userEvents(
 }
 
 function assistantEvents(
-  message: Extract<AnthropicMessage, { role: "assistant" }>,
+  message: Extract<PostedMessage, { role: "assistant" }>,
+  original: Json,
   path: MessagePath,
   { timestamp, pairing, events: out }: TurnState,
 ): void {
@@ -315,6 +322,12 @@ function assistantEvents(
         out.push(meta.write(request, extras && { block: extras }));
         return;
       }
+      default: {
+        // A server tool's call or result: carried verbatim (the posted object, not zod's copy).
+        const posted = (original.content as Json[])[j] as Json;
+        out.push(hostedBlockEvent(block, posted, timestamp, [...path, "content", j]));
+        return;
+      }
     }
   });
 }
@@ -330,7 +343,7 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
     if (i < dropped) return;
     turn.pairing.enter(message.role);
     if (message.role === "user") userEvents(message, [FIELD, i], turn);
-    else assistantEvents(message, [FIELD, i], turn);
+    else assistantEvents(message, (value as Json[])[i] as Json, [FIELD, i], turn);
   });
   turn.pairing.finish();
   return { events: turn.events, droppedSystem: dropped };
@@ -497,9 +510,16 @@ function singleText(blocks: readonly { type: string; text?: unknown }[]): string
 
 function fromView(view: ProviderView): AnthropicMessage[] {
   const drafts: Draft[] = [];
+  const hosted = hostedWriter(view);
   for (const turn of view) {
     for (const viewEvent of turn.events) {
       const { event } = viewEvent;
+      const hostedBlock = hosted.blockOf(viewEvent);
+      if (hostedBlock !== undefined) {
+        // Verbatim (valid as posted, re-checked by HostedBlock), or a text block: either is the assistant's.
+        assistantDraft(drafts).blocks.push(hostedBlock as AssistantBlock);
+        continue;
+      }
       const metadata = metadataOf(viewEvent);
       switch (event.type) {
         case "chat_request": {

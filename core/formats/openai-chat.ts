@@ -36,6 +36,7 @@ import type {
   TurnStart,
 } from "../events.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
+import { hostedOf, hostedText } from "./hosted.ts";
 import { describePath, invalidMessage, parseMessages, unsupportedMessage } from "./issues.ts";
 import {
   ChatAssistantMessage,
@@ -363,9 +364,34 @@ function toolCallOf(viewEvent: ViewEvent): ChatToolCall {
   };
 }
 
+/**
+ * Where the trailing assistant message whose tool calls are not all answered
+ * yet (pending) starts, with the tool messages after it; the end if none.
+ */
+function callRunStart(messages: readonly ChatMessage[]): number {
+  let i = messages.length;
+  const answered = new Set<string>();
+  for (let last = messages[i - 1]; last?.role === "tool"; last = messages[--i - 1]) {
+    answered.add(last.tool_call_id);
+  }
+  const call = messages[i - 1];
+  const pending =
+    call?.role === "assistant" && call.tool_calls?.some(({ id }) => !answered.has(id)) === true;
+  return pending ? i - 1 : messages.length;
+}
+
 /** Writes a view as Chat messages; see {@link openaiChat}. */
 function fromView(view: ProviderView): ChatMessage[] {
   const out: ChatMessage[] = [];
+  // The text of hosted events not yet written (docs/architecture.md §15 "Hosted tools").
+  const hosted: string[] = [];
+  // Written at `index` (the end by default), where it splits no call from its results.
+  const flushHosted = (index = out.length): ChatAssistantMessage => {
+    const message: ChatAssistantMessage = { role: "assistant", content: hosted.join("\n") };
+    hosted.length = 0;
+    out.splice(index, 0, message);
+    return message;
+  };
   for (const turn of view) {
     // The assistant message a tool call joins: the last message, while it is an assistant's in this turn.
     let open: ChatAssistantMessage | undefined;
@@ -373,6 +399,23 @@ function fromView(view: ProviderView): ChatMessage[] {
     let held = false;
     for (const viewEvent of turn.events) {
       const event = viewEvent.event;
+      if (hostedOf(event) !== undefined) {
+        // Chat has no hosted tools: their text waits for a place that splits no call from its results.
+        hosted.push(hostedText(event as ToolCallRequest | ToolCallResponse));
+        continue;
+      }
+      const joining =
+        event.type === "tool_call_request" &&
+        open !== undefined &&
+        chatMetadataOf(event)?.split !== true;
+      if (hosted.length > 0 && joining) {
+        // Before the message the call joins (not yet written while held).
+        const index = out.lastIndexOf(open as ChatMessage);
+        flushHosted(index < 0 ? out.length : index);
+      } else if (hosted.length > 0 && event.type !== "tool_call_response") {
+        open = flushHosted();
+        held = false;
+      }
       switch (event.type) {
         case "chat_request":
           out.push(userMessage(viewEvent, event.content));
@@ -406,6 +449,8 @@ function fromView(view: ProviderView): ChatMessage[] {
       }
     }
   }
+  // At the end, before the last calls and their results: calls left pending stay last.
+  if (hosted.length > 0) flushHosted(callRunStart(out));
   return out;
 }
 

@@ -11,7 +11,8 @@
  * | `function_call` (`call_id`, `name`, `arguments` a JSON string) | `tool_call_request {id: call_id, name, arguments}`, arguments the JSON object the string encodes (≤ 100 levels; no duplicate key, no number beyond a float's range) | keys besides `type`, `call_id`, `name`, `arguments`: `id` (`fc_…`), `status`, …; and `metadata["openai-responses"].arguments`, the string as posted when re-serializing would change it (given back in both OpenAI formats while the call is not stripped) |
  * | `function_call_output` (`call_id`, `output` string or parts) | `tool_call_response {id: call_id, content, is_error: false}` (Responses has no error flag) | keys besides `type`, `call_id` (and `output` when a string) |
  * | `message` role `system`, `developer` | 422, or dropped while leading with `dropSystem` | – |
- * | OpenAI's other item types (`web_search_call`, `file_search_call`, `computer_call`, `image_generation_call`, `code_interpreter_call`, `local_shell_call`, `mcp_*`, `item_reference`, `custom_tool_call`, …) | 422 naming the type (an unknown `type` is a 400) | – |
+ * | hosted and built-in tool items (`web_search_call`, `file_search_call`, `computer_call`/`_output`, `image_generation_call`, `code_interpreter_call`, shells, `apply_patch_*`, `mcp_*`, `custom_tool_call`/`_output`, `tool_search_*`, `compaction`) | tool events, ./responses-hosted.ts (docs/architecture.md §15 "Hosted tools") | `hosted`: the item verbatim |
+ * | OpenAI's other item types (`item_reference`, and types newer than the SDK) | 422 naming the type (an unknown `type` is a 400) | – |
  *
  * Refused when posted (400): an empty array, a message without text or
  * parts, a `function_call` whose `arguments` is not a JSON object, a
@@ -62,6 +63,12 @@ import {
   ResponsesUserMessage,
 } from "./openai-responses.schema.ts";
 import {
+  hostedItemEvents,
+  hostedItemSchema,
+  hostedItems,
+  isHostedItemType,
+} from "./responses-hosted.ts";
+import {
   argumentsText,
   extrasOf,
   fits,
@@ -86,37 +93,21 @@ const FIELD = "input";
 const MODELLED = ["message", "reasoning", "function_call", "function_call_output"] as const;
 
 /**
- * The other item types of OpenAI's `InputItem` (built-in tools, shell and
- * patch tools, MCP, custom tools, compaction, item references, …): refused
- * with a 422 that names them. Any other `type` is a malformed item (400).
+ * The item types of OpenAI's published `InputItem` that are neither modelled
+ * nor hosted tools (./responses-hosted.ts): refused with a 422 that names
+ * them, as is an `mcp_` type newer than the SDK. Any other `type` is a
+ * malformed item (400).
  */
 const UNMODELLED: ReadonlySet<string> = new Set([
-  "file_search_call",
-  "computer_call",
-  "computer_call_output",
-  "web_search_call",
-  "tool_search_call",
-  "tool_search_output",
   "additional_tools",
-  "compaction",
   "compaction_trigger",
-  "image_generation_call",
-  "code_interpreter_call",
-  "local_shell_call",
-  "local_shell_call_output",
-  "shell_call",
-  "shell_call_output",
-  "apply_patch_call",
-  "apply_patch_call_output",
-  "custom_tool_call",
-  "custom_tool_call_output",
   "item_reference",
   "program",
   "program_output",
 ]);
 
 function unmodelled(type: string): boolean {
-  return UNMODELLED.has(type) || type.startsWith("mcp_");
+  return !isHostedItemType(type) && (UNMODELLED.has(type) || type.startsWith("mcp_"));
 }
 
 /** One Responses `input` item (a message without `type` is a message): documents the API body. */
@@ -158,6 +149,7 @@ function itemSchema(item: unknown): z.ZodType {
     case "function_call_output":
       return ResponsesFunctionCallOutput;
     default:
+      if (isHostedItemType(item.type)) return hostedItemSchema(item.type as string);
       return z.never({
         error:
           typeof item.type === "string"
@@ -188,7 +180,7 @@ function refuseUnmodelled(value: unknown): void {
     if (!isJsonObject(item) || typeof item.type !== "string" || !unmodelled(item.type)) return;
     throw unsupportedMessage(
       [FIELD, i, "type"],
-      `items of type ${JSON.stringify(item.type)} are not supported: the service models ${MODELLED.join(", ")} items (built-in tools, MCP, item references and custom tools are not turned into JP events)`,
+      `items of type ${JSON.stringify(item.type)} are not supported: the service models ${MODELLED.join(", ")} items and the hosted tool items of OpenAI's SDK (item references and items newer than the SDK are not turned into JP events)`,
     );
   });
 }
@@ -302,6 +294,15 @@ class TurnEvents {
     this.events.push(meta.write(request, { ...(extras && { item: extras }), ...posted }));
   }
 
+  /** A hosted or built-in tool item, carried verbatim (./responses-hosted.ts). */
+  hosted(original: Json & { type: string }, at: MessagePath): void {
+    this.system.other();
+    const events = hostedItemEvents(original, this.timestamp, at);
+    // An output may answer the previous turn's pending call, as a function_call_output does.
+    if (events[0]?.type === "tool_call_request") this.leading = false;
+    for (const event of events) this.events.push(event);
+  }
+
   output(item: ResponsesFunctionCallOutput, original: Json, at: MessagePath): void {
     this.system.other();
     const id = item.call_id;
@@ -357,6 +358,8 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
       case "function_call_output":
         turn.output(item as ResponsesFunctionCallOutput, original, at);
         break;
+      default:
+        turn.hosted(original as Json & { type: string }, at);
     }
   });
   if (turn.events.length === 1) {
@@ -466,10 +469,17 @@ function outputItem(
 /** Writes a view as Responses input items; see {@link openaiResponses}. */
 function fromView(view: ProviderView): ResponsesItem[] {
   const out: ResponsesItem[] = [];
+  const hosted = hostedItems(view);
   for (const turn of view) {
     const idless = turn.reasoningStripped;
     for (const viewEvent of turn.events) {
       const event = viewEvent.event;
+      const items = hosted.itemsOf(viewEvent);
+      if (items !== undefined) {
+        // Hosted items go back as posted (checked again by hostedItemSchema), or as assistant text.
+        for (const item of items) out.push(item as ResponsesItem);
+        continue;
+      }
       switch (event.type) {
         case "chat_request": {
           // An empty request makes no message, unless its stored parts (an image, a file) do.

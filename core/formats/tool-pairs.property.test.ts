@@ -1,7 +1,8 @@
 /**
  * The invariant of docs/architecture.md §5 "Tool pairs" and §15: for
- * conversations with tool rounds and calls left pending across turns (a tool
- * approval spanning two turns), under random bands of every policy, auto and
+ * conversations with tool rounds, calls left pending across turns (a tool
+ * approval spanning two turns) and hosted tools of each format (§15 "Hosted
+ * tools"), under random bands of every policy, auto and
  * manual, the view in each format keeps the providers' structural rules, and
  * so does the view of the conversation cut after any turn (a request prefix:
  * the platform then appends the pending calls' results). The rules are
@@ -31,6 +32,7 @@ import { measureStream, projectedCharsFromSizes } from "../sizes.ts";
 import { checkTurnShape } from "../turn-validation.ts";
 import { aiSdk } from "./ai-sdk.ts";
 import { anthropicMessages } from "./anthropic-messages.ts";
+import type { ProviderFormat } from "./format.ts";
 import { openaiChat } from "./openai-chat.ts";
 import { openaiResponses } from "./openai-responses.ts";
 import { projectedView } from "./view.ts";
@@ -38,6 +40,8 @@ import { projectedView } from "./view.ts";
 type Json = Record<string, unknown>;
 
 interface Round {
+  /** A hosted tool run before the round's calls: the index of its kit in {@link HOSTED_KITS}. */
+  readonly hosted: number | undefined;
   readonly text: string | undefined;
   readonly reasoning: string | undefined;
   readonly calls: number;
@@ -53,8 +57,115 @@ interface TurnPlan {
   readonly answer: string;
 }
 
+/**
+ * Hosted tools as each format posts them (docs/architecture.md §15 "Hosted
+ * tools"), `#` standing for a unique id: a kit's events are its posted
+ * messages' events after the turn_start and the user message.
+ */
+const HOSTED_KITS: readonly { readonly format: ProviderFormat; readonly messages: Json[] }[] = [
+  {
+    format: anthropicMessages,
+    messages: [
+      {
+        role: "assistant",
+        content: [
+          { type: "server_tool_use", id: "srvtoolu_#", name: "web_search", input: { query: "q" } },
+          {
+            type: "web_search_tool_result",
+            tool_use_id: "srvtoolu_#",
+            content: [
+              {
+                type: "web_search_result",
+                url: "https://a.example",
+                title: "A",
+                encrypted_content: "e",
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  },
+  {
+    format: openaiResponses,
+    messages: [
+      {
+        type: "web_search_call",
+        id: "ws_#",
+        status: "completed",
+        action: { type: "search", query: "q" },
+      },
+    ],
+  },
+  {
+    format: openaiResponses,
+    messages: [
+      {
+        type: "computer_call",
+        id: "cu_#",
+        call_id: "call_cu_#",
+        status: "completed",
+        pending_safety_checks: [],
+        action: { type: "screenshot" },
+      },
+      {
+        type: "computer_call_output",
+        call_id: "call_cu_#",
+        output: { type: "computer_screenshot", image_url: "https://a.example/s.png" },
+      },
+    ],
+  },
+  {
+    format: openaiResponses,
+    messages: [
+      { type: "mcp_approval_request", id: "mcpr_#", server_label: "s", name: "t", arguments: "{}" },
+      {
+        type: "mcp_approval_response",
+        approval_request_id: "mcpr_#",
+        request_id: "mcpr_#",
+        approve: true,
+      },
+    ],
+  },
+  {
+    format: aiSdk,
+    messages: [
+      {
+        role: "assistant",
+        content: [
+          {
+            type: "tool-call",
+            toolCallId: "pe_#",
+            toolName: "web_search",
+            input: { q: "q" },
+            providerExecuted: true,
+          },
+          {
+            type: "tool-result",
+            toolCallId: "pe_#",
+            toolName: "web_search",
+            output: { type: "text", value: "r" },
+          },
+        ],
+      },
+    ],
+  },
+];
+
+/** The JP events of hosted kit `kit`, its ids made unique by `n`. */
+function hostedEvents(kit: number, n: number, timestamp: string): Entry[] {
+  const { format, messages } = HOSTED_KITS[kit] as (typeof HOSTED_KITS)[number];
+  const posted = JSON.parse(JSON.stringify(messages).replaceAll("#", String(n))) as Json[];
+  const { events } = format.toEvents([{ role: "user", content: "u" }, ...posted], {
+    timestamp,
+    dropSystem: false,
+  });
+  return events.slice(2);
+}
+
 const textArb = fc.constantFrom("a", "ok", "ünï", "a longer piece of text");
 const roundArb: fc.Arbitrary<Round> = fc.record({
+  hosted: fc.option(fc.nat(HOSTED_KITS.length - 1), { freq: 2, nil: undefined }),
   text: fc.option(textArb, { nil: undefined }),
   reasoning: fc.option(textArb, { nil: undefined }),
   calls: fc.integer({ min: 1, max: 3 }),
@@ -99,6 +210,7 @@ function streamOf(plans: readonly TurnPlan[]): Entry[] {
       if (round.text !== undefined) {
         events.push({ type: "chat_response", timestamp: ts, message: round.text });
       }
+      if (round.hosted !== undefined) events.push(...hostedEvents(round.hosted, next++, ts));
       const ids = Array.from({ length: round.calls }, () => `call_${next++}`);
       for (const id of ids) {
         events.push({

@@ -37,6 +37,20 @@ describe("ai-sdk output type", () => {
           { type: "tool-call", toolCallId: "c1", toolName: "read", input: { path: "a" } },
           { type: "tool-call", toolCallId: "c2", toolName: "grep", input: {} },
           { type: "tool-call", toolCallId: "c3", toolName: "ls", input: {} },
+          // A provider-executed call and its result, in the assistant message (§15 "Hosted tools").
+          {
+            type: "tool-call",
+            toolCallId: "ws_1",
+            toolName: "web_search",
+            input: { query: "q" },
+            providerExecuted: true,
+          },
+          {
+            type: "tool-result",
+            toolCallId: "ws_1",
+            toolName: "web_search",
+            output: { type: "json", value: [{ url: "https://example.com" }] },
+          },
         ],
       },
       {

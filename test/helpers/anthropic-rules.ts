@@ -21,7 +21,9 @@ interface Message {
  * are not empty, tool_result blocks sit only in user messages, first, each
  * answering a distinct tool_use of the assistant message right before; every
  * tool_use is answered in the next user message (except in a final assistant
- * message), its id unique in the request; thinking blocks carry a signature.
+ * message), its id unique in the request; thinking blocks carry a signature;
+ * a server tool's result block follows its `server_tool_use` in the same
+ * assistant message (which, but for the final message, holds both).
  */
 export function anthropicRuleViolations(messages: readonly Message[]): string[] {
   const violations: string[] = [];
@@ -46,8 +48,22 @@ export function anthropicRuleViolations(messages: readonly Message[]): string[] 
         if (block.type === "tool_use") calls.add(String(block.id));
     }
     const answered = new Set<string>();
+    // A server tool's result follows its server_tool_use in the same assistant message.
+    const serverCalls = new Set<string>();
     blocks.forEach((block, j) => {
       const where = `${at}.content[${j}]`;
+      if (block.type === "server_tool_use") {
+        if (message.role !== "assistant")
+          violations.push(`${where}: server_tool_use in a user message`);
+        serverCalls.add(String(block.id));
+      }
+      if (block.type.endsWith("_tool_result")) {
+        if (!serverCalls.delete(String(block.tool_use_id))) {
+          violations.push(
+            `${where}: ${block.type} answers no server_tool_use before it in its message`,
+          );
+        }
+      }
       if (block.type === "text" && block.text === "") violations.push(`${where}: empty text`);
       if (block.type === "thinking" && typeof block.signature !== "string") {
         violations.push(`${where}: thinking without signature`);
@@ -69,6 +85,10 @@ export function anthropicRuleViolations(messages: readonly Message[]): string[] 
       if (answered.has(id)) violations.push(`${where}: tool_result ${id} twice`);
       answered.add(id);
     });
+    if (i < messages.length - 1) {
+      for (const id of serverCalls)
+        violations.push(`${at}: server_tool_use ${id} without its result`);
+    }
     // Calls are checked by the user message after them: a final assistant
     // message may leave its calls open (the platform is about to run them).
     if (message.role === "user") {

@@ -63,13 +63,39 @@ export function chatPairViolations(messages: readonly Json[]): string[] {
   return calls.violations;
 }
 
-/** Responses `input`: `function_call` items and their `function_call_output`s, by `call_id`. */
+/** Responses call items the platform answers with an output item, and that output's type. */
+const RESPONSES_OUTPUTS: Readonly<Record<string, string>> = {
+  function_call: "function_call_output",
+  computer_call: "computer_call_output",
+  local_shell_call: "local_shell_call_output",
+  shell_call: "shell_call_output",
+  apply_patch_call: "apply_patch_call_output",
+  custom_tool_call: "custom_tool_call_output",
+  mcp_approval_request: "mcp_approval_response",
+};
+const RESPONSES_RESULTS = new Set(Object.values(RESPONSES_OUTPUTS));
+
+/** The id a Responses call or output item pairs by. */
+function responsesCallId(item: Json): string {
+  if (item.type === "mcp_approval_request") return String(item.id);
+  if (item.type === "mcp_approval_response") return String(item.approval_request_id);
+  return String(item.call_id ?? item.id);
+}
+
+/**
+ * Responses `input`: `function_call` items and their `function_call_output`s,
+ * by `call_id`, and so the client-run built-in tools (computer, shells,
+ * apply_patch, custom tools) and MCP approval requests and their responses.
+ * An item that holds its call and result both (`web_search_call`, …) is
+ * any other item.
+ */
 export function responsesPairViolations(input: readonly Json[]): string[] {
   const calls = new Calls();
   input.forEach((item, i) => {
     const where = `input[${i}]`;
-    if (item.type === "function_call") calls.call(String(item.call_id), where);
-    else if (item.type === "function_call_output") calls.result(String(item.call_id), where);
+    const type = String(item.type);
+    if (Object.hasOwn(RESPONSES_OUTPUTS, type)) calls.call(responsesCallId(item), where);
+    else if (RESPONSES_RESULTS.has(type)) calls.result(responsesCallId(item), where);
     else calls.other(where);
   });
   return calls.violations;
@@ -88,9 +114,17 @@ export function aiSdkPairViolations(messages: readonly Json[]): string[] {
       return;
     }
     calls.other(where);
+    // A provider-executed call is answered in its own assistant message, by a tool-result part after it.
+    const provider = new Calls();
     parts.forEach((part, j) => {
-      if (part.type === "tool-call") calls.call(String(part.toolCallId), `${where}.content[${j}]`);
+      const at = `${where}.content[${j}]`;
+      if (part.type === "tool-call" && part.providerExecuted === true) {
+        provider.call(String(part.toolCallId), at);
+      } else if (part.type === "tool-call") calls.call(String(part.toolCallId), at);
+      else if (part.type === "tool-result") provider.result(String(part.toolCallId), at);
     });
+    provider.other(`the end of ${where}`);
+    calls.violations.push(...provider.violations);
   });
   return calls.violations;
 }

@@ -340,12 +340,6 @@ export const aiSdkKinds: readonly Kind[] = [
           "tool approval requests",
         ],
         [
-          "assistant",
-          { ...toolCall("call_web"), providerExecuted: true },
-          "provider-executed tool calls",
-        ],
-        ["assistant", toolResult("call_web"), "provider-executed tool results"],
-        [
           "tool",
           { type: "tool-approval-response", approvalId: "ap_1", approved: true },
           "tool approval responses",
@@ -397,7 +391,7 @@ export const aiSdkKinds: readonly Kind[] = [
           path("messages", m, "content", j, "type"),
           user
             ? "a user message takes text, image and file parts$"
-            : "an assistant message takes text, reasoning and tool-call parts$",
+            : "an assistant message takes text, reasoning, tool-call and tool-result parts$",
         ),
       };
     },

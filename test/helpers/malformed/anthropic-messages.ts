@@ -170,13 +170,8 @@ export const anthropicKinds: readonly Kind[] = [
   {
     name: "unknown block type",
     mutate(turn, rng) {
-      const type = rng.pick([
-        "server_tool_use",
-        "web_search_tool_result",
-        "container_upload",
-        "video",
-        "mcp_tool_use",
-      ]);
+      // Server tool blocks are carried (core/formats/anthropic-hosted.ts), not refused.
+      const type = rng.pick(["search_result", "container_upload", "video", "mcp_tool_use"]);
       const i = rng.int(turn.length);
       const blocks = contentOf(turn, i);
       const j = blocks.length;

@@ -334,18 +334,8 @@ export const responsesKinds: readonly Kind[] = [
   {
     name: "item type not modelled",
     mutate(turn, rng) {
-      const type = rng.pick([
-        "web_search_call",
-        "file_search_call",
-        "computer_call",
-        "mcp_call",
-        "mcp_list_tools",
-        "item_reference",
-        "custom_tool_call",
-        "image_generation_call",
-        "code_interpreter_call",
-        "local_shell_call",
-      ]);
+      // The SDK's hosted tool items are carried (core/formats/responses-hosted.ts), not refused.
+      const type = rng.pick(["item_reference", "additional_tools", "program", "mcp_future_item"]);
       const p = rng.int(turn.length + 1);
       insertAt(turn, p, { type, id: "ws_1", status: "completed" });
       return {
