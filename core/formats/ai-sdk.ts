@@ -90,6 +90,7 @@ import {
   turnOf,
   valid,
 } from "./shared.ts";
+import { AiSdkResponseUsage } from "./usage.ts";
 import type { ProviderEvent, ProviderView } from "./view.ts";
 
 const NAME = "ai-sdk";
@@ -514,4 +515,5 @@ export const aiSdk: ProviderFormat<AiSdkMessage> = {
   messageSchema: AiSdkMessageSchema,
   toEvents,
   fromView,
+  responseUsage: AiSdkResponseUsage,
 };

@@ -62,6 +62,7 @@ import {
   turnOf,
   without,
 } from "./shared.ts";
+import { ChatResponseUsage } from "./usage.ts";
 import type { ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "openai-chat";
@@ -420,4 +421,5 @@ export const openaiChat: ProviderFormat<ChatMessage> = {
   messageSchema: ChatMessage,
   toEvents,
   fromView,
+  responseUsage: ChatResponseUsage,
 };

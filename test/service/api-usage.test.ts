@@ -71,6 +71,57 @@ describe("POST …/turns with usage", () => {
     });
   });
 
+  it("reads the usage from the SDK's response object a format post carries", async () => {
+    const h = harness();
+    // An Anthropic Message's usage: 25 uncached + 6,000 read + 500 written from the cache.
+    const response = {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      content: [{ type: "text", text: "ok" }],
+      usage: {
+        input_tokens: 25,
+        cache_read_input_tokens: 6_000,
+        cache_creation_input_tokens: 500,
+        output_tokens: 31,
+      },
+    };
+    const posted = await h.request("POST", TURNS, {
+      turn: 0,
+      format: "anthropic-messages",
+      messages: [{ role: "user", content: "hello" }],
+      response,
+    });
+    expect(posted.status).toBe(202);
+    expect((await h.store.listTurnSizes(REF))[0]?.usage).toEqual({
+      input_tokens: 6_525,
+      output_tokens: 31,
+      cached_input_tokens: 6_000,
+      view_chars: 5,
+    });
+    const both = await h.request("POST", TURNS, {
+      turn: 1,
+      format: "anthropic-messages",
+      messages: [{ role: "user", content: "again" }],
+      response,
+      usage: { input_tokens: 1 },
+    });
+    expect(both.status).toBe(400);
+    expect(await both.json()).toMatchObject({
+      detail: "post either `usage` or the `response` it is read from, not both",
+    });
+    const missing = await h.request("POST", TURNS, {
+      turn: 1,
+      format: "openai-chat",
+      messages: [{ role: "user", content: "again" }],
+      response: { id: "chatcmpl-1", object: "chat.completion" },
+    });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({
+      errors: [{ pointer: "/response/usage" }],
+    });
+  });
+
   it("replays an identical post and refuses one whose usage differs", async () => {
     const h = harness();
     const body = { turn: 0, events: [ask("hello")], usage: { input_tokens: 10 } };
