@@ -1,4 +1,4 @@
-import { estimateTokens, resolveEstimator } from "../../core/calibration.ts";
+import { estimateTokens } from "../../core/calibration.ts";
 import { type AutoConfigLayer, mergeLayers } from "../../core/config.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import type { ProviderFormat } from "../../core/formats/format.ts";
@@ -57,6 +57,7 @@ import {
 } from "./posted-turn.ts";
 import { checkStreamConfig, type RunnableConfigDeps, runnableConfig } from "./runnable-config.ts";
 import {
+  conversationEstimator,
   effectiveConfig,
   listedCompactions,
   manualKey,
@@ -336,8 +337,7 @@ export class ConversationService {
     const ref = { tenant: tenant.id, conversation };
     const head = await this.#headAfter(ref, wait);
     const compactions = await this.#store.listCompactions(ref);
-    const { estimator } = effectiveConfig(this.#settings, tenant, head);
-    const resolved = resolveEstimator(estimator, { kind: "sample", sample: head.calibration });
+    const resolved = conversationEstimator(this.#settings, tenant, head);
     return {
       turn_count: head.turn_count,
       ...progressOf(head),
@@ -368,11 +368,7 @@ export class ConversationService {
     wait?: EvaluationWait,
     page: PageRequest = {},
   ) {
-    const { read, ...rest } = await this.#projectedPage(
-      { tenant: tenant.id, conversation },
-      wait,
-      page,
-    );
+    const { read, ...rest } = await this.#projectedPage(tenant, conversation, wait, page);
     return { events: read.items as Entry[], ...rest, ...cursorField(read) };
   }
 
@@ -395,7 +391,13 @@ export class ConversationService {
       const read = await this.#rawPage(ref, page, codec);
       return { format: codec.name, [codec.field]: read.items, ...cursorField(read) };
     }
-    const { read, ...rest } = await this.#projectedPage(ref, options.wait, page, codec);
+    const { read, ...rest } = await this.#projectedPage(
+      tenant,
+      conversation,
+      options.wait,
+      page,
+      codec,
+    );
     return { format: codec.name, [codec.field]: read.items, ...rest, ...cursorField(read) };
   }
 
@@ -406,13 +408,18 @@ export class ConversationService {
 
   /** A page of the projected view, its turns' origins, the whole view's estimate and the progress. */
   #projectedPage(
-    ref: ConversationRef,
+    tenant: Tenant,
+    conversation: string,
     wait: EvaluationWait | undefined,
     page: PageRequest,
     codec?: ProviderFormat,
   ) {
+    const ref = { tenant: tenant.id, conversation };
     return this.#afterHead(ref, wait, async (head) =>
-      projectedAnswer(await readStream(this.#store, ref), head, page, codec),
+      projectedAnswer(await readStream(this.#store, ref), head, page, {
+        estimator: conversationEstimator(this.#settings, tenant, head),
+        ...(codec ? { format: codec } : {}),
+      }),
     );
   }
 
@@ -501,7 +508,9 @@ export class ConversationService {
 
   /** Per turn: raw and projected size, threshold, and what its evaluation did (timeline.ts). */
   timeline(tenant: Tenant, conversation: string): Promise<{ turns: TimelineTurn[] }> {
-    return conversationTimeline(this.#store, { tenant: tenant.id, conversation });
+    return conversationTimeline(this.#store, { tenant: tenant.id, conversation }, (head) =>
+      conversationEstimator(this.#settings, tenant, head),
+    );
   }
 
   /** Removes compactions: all, one by 1-based position, or all of one source. */

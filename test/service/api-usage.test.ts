@@ -223,6 +223,44 @@ describe("the calibrated estimate on the service", () => {
   });
 });
 
+describe("the API's estimates in the estimator's tokens", () => {
+  it("the timeline, the projection and a dry run answer 0.3 · chars + 5,000 once fitted", async () => {
+    const h = harness();
+    const config = { conversation: { compaction: { auto: { enabled: true, min_turns: 0 } } } };
+    expect((await h.request("PUT", "/v1/conversations/c/config", config)).status).toBe(200);
+    // Five turns of 1,000 bytes, the first three reporting 0.3 · view + 5,000 tokens.
+    for (let turn = 0; turn < 5; turn++) {
+      const view = 1_000 * (turn + 1);
+      await h.request("POST", TURNS, {
+        turn,
+        model: { context_window: 8_000 },
+        events: turn === 0 ? [ask("x".repeat(1_000))] : [start, ask("x".repeat(1_000))],
+        ...(turn < 3 ? { usage: { input_tokens: 0.3 * view + 4_900, output_tokens: 100 } } : {}),
+      });
+    }
+    await h.evaluate({ tenant: "alice", conversation: "c", turn: 4 });
+    const { turns } = (await (await h.request("GET", "/v1/conversations/c/timeline")).json()) as {
+      turns: { raw_tokens: number; projected_tokens: number | null }[];
+    };
+    // Raw: 0.3 · 1,000(t + 1) + 5,000; the evaluation after turn 4 saw 6,500 (chars / 4: 1,250).
+    expect(turns.map((t) => t.raw_tokens)).toEqual([5_300, 5_600, 5_900, 6_200, 6_500]);
+    expect(turns[4]?.projected_tokens).toBe(6_500);
+    const projection = (await (
+      await h.request("GET", "/v1/conversations/c/projection")
+    ).json()) as {
+      estimated_tokens: number;
+    };
+    expect(projection.estimated_tokens).toBe(6_500);
+    const dry = await h.request("POST", "/v1/conversations/c/compactions?dry_run=true", {
+      spec: "t:1..2",
+    });
+    expect(await dry.json()).toMatchObject({
+      estimated_tokens_before: 6_500,
+      estimated_tokens_after: 6_500,
+    });
+  });
+});
+
 /** Posts test/helpers/builders.ts's five strippable turns (500 tokens by chars / 4), one per request. */
 async function postStrippable(h: ReturnType<typeof harness>, window: number) {
   const turns = splitTurns(strippableTurns(5));
