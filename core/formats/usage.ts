@@ -42,43 +42,41 @@ function turnUsage(input: number, output: number | null | undefined, cached?: nu
   } satisfies TurnUsage;
 }
 
-/** OpenAI Chat's `ChatCompletion` → its usage. */
-export const ChatResponseUsage = z
-  .looseObject({
-    usage: z.looseObject(
-      {
-        prompt_tokens: count,
-        completion_tokens: optionalCount,
-        prompt_tokens_details: z.looseObject({ cached_tokens: optionalCount }).nullish(),
-      },
-      missingUsage,
-    ),
-  })
-  .transform(
-    ({ usage }): TurnUsage =>
-      turnUsage(
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        usage.prompt_tokens_details?.cached_tokens,
-      ),
+/**
+ * An OpenAI response's usage: its `usage` holds the input (cached included),
+ * the output and the input's details with `cached_tokens`, under the names
+ * the API gives them.
+ */
+function openAiUsage(names: { input: string; output: string; details: string }) {
+  const { input, output, details } = names;
+  const usage = z.looseObject(
+    {
+      [input]: count,
+      [output]: optionalCount,
+      [details]: z.looseObject({ cached_tokens: optionalCount }).nullish(),
+    },
+    missingUsage,
   );
+  return z.looseObject({ usage }).transform(({ usage: read }): TurnUsage => {
+    const counts = read as Record<string, number | null | undefined>;
+    const detail = read[details] as { cached_tokens?: number | null } | null | undefined;
+    return turnUsage(counts[input] as number, counts[output], detail?.cached_tokens);
+  });
+}
+
+/** OpenAI Chat's `ChatCompletion` (or a streamed chunk with usage) → its usage. */
+export const ChatResponseUsage = openAiUsage({
+  input: "prompt_tokens",
+  output: "completion_tokens",
+  details: "prompt_tokens_details",
+});
 
 /** OpenAI Responses' `Response` → its usage. */
-export const ResponsesResponseUsage = z
-  .looseObject({
-    usage: z.looseObject(
-      {
-        input_tokens: count,
-        output_tokens: optionalCount,
-        input_tokens_details: z.looseObject({ cached_tokens: optionalCount }).nullish(),
-      },
-      missingUsage,
-    ),
-  })
-  .transform(
-    ({ usage }): TurnUsage =>
-      turnUsage(usage.input_tokens, usage.output_tokens, usage.input_tokens_details?.cached_tokens),
-  );
+export const ResponsesResponseUsage = openAiUsage({
+  input: "input_tokens",
+  output: "output_tokens",
+  details: "input_tokens_details",
+});
 
 /** Anthropic's `Message` → its usage, the cache's reads and writes counted as input. */
 export const AnthropicResponseUsage = z
