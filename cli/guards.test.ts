@@ -145,3 +145,94 @@ describe("simulate and evaluate with the guards and a calibration", () => {
     expect(result.stderr).toMatch(message);
   });
 });
+
+describe("tune with the guards and a calibration", () => {
+  const jsonLines = (stdout: string) =>
+    lines(stdout) as { config: Record<string, unknown>; firings: number }[];
+
+  it("varies min_band_turns as a grid key: one-turn bands every turn, or every 3 until the window", async () => {
+    const file = join(dir, "strippable.json");
+    await writeFile(file, JSON.stringify(strippableTurns(14)));
+    const result = await runCli([
+      "tune",
+      file,
+      "--context-window",
+      "1000",
+      "--grid",
+      "trigger_ratio=0.75 keep_first=1 keep_last=3 tool_calls=strip min_band_turns=1,3",
+      "--json",
+    ]);
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    // D50 fires after turns 7..13; with 3 turns a band, after 7 and 10, then
+    // past the window (1,025 tokens after turn 11) every turn: simulate's figures above.
+    expect(
+      jsonLines(result.stdout)
+        .map((line) => [line.config.min_band_turns, line.firings])
+        .sort(),
+    ).toEqual([
+      [1, 7],
+      [3, 5],
+    ]);
+    const { stdout } = await runCli([
+      "tune",
+      file,
+      "--context-window",
+      "1000",
+      "--grid",
+      "trigger_ratio=0.75 keep_first=1 keep_last=3 tool_calls=strip min_band_turns=3",
+    ]);
+    expect(stdout).toContain(
+      "Recommended: trigger_ratio 0.75, keep_first 1, keep_last 3, reasoning strip, tool_calls strip, min_band_turns 3",
+    );
+    expect(stdout).toContain("min_band_turns = 3");
+  });
+
+  it("takes the guards from --config and refuses a bad grid value", async () => {
+    const file = join(dir, "strippable.json");
+    await writeFile(file, JSON.stringify(strippableTurns(14)));
+    const grid = "trigger_ratio=0.75 keep_first=1 keep_last=3 tool_calls=strip";
+    const result = await runCli([
+      "tune",
+      file,
+      "--context-window",
+      "1000",
+      "--config",
+      '{"conversation":{"compaction":{"auto":{"min_band_turns":3}}}}',
+      "--grid",
+      grid,
+      "--json",
+    ]);
+    expect(jsonLines(result.stdout).map((line) => line.firings)).toEqual([5]);
+    const bad = await runCli([
+      "tune",
+      file,
+      "--context-window",
+      "1000",
+      "--grid",
+      `${grid} min_band_turns=0`,
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--grid min_band_turns=0: turns are whole numbers, 1 or more");
+  });
+
+  it("measures in the calibration's tokens with --tokens-per-char and --overhead", async () => {
+    // Four turns of 400 bytes, never compacted: V_t = 0.5 · 400(t + 1) + 100 for t = 0..2
+    // is 300 + 500 + 700 = 1,500 input tokens; each call misses its new 200 tokens, the first
+    // all its 300; the peak is 0.5 · 1,600 + 100 = 900. By chars / 4: 100 + 200 + 300 and 100 a turn.
+    const file = join(dir, "four.json");
+    await writeFile(file, JSON.stringify(strippableTurns(4)));
+    const args = ["tune", file, "--context-window", "100000", "--json"];
+    const grid = ["--grid", "trigger_ratio=0.9 keep_first=1 keep_last=1 tool_calls=strip"];
+    const [calibrated, chars] = await Promise.all([
+      runCli([...args, ...grid, "--tokens-per-char", "0.5", "--overhead", "100"]),
+      runCli([...args, ...grid]),
+    ]);
+    expect(calibrated).toMatchObject({ code: 0, stderr: "" });
+    expect(lines(calibrated.stdout)).toMatchObject([
+      { input_tokens: 1_500, cache_miss_tokens: 700, peak_utilization: 0.009, firings: 0 },
+    ]);
+    expect(lines(chars.stdout)).toMatchObject([
+      { input_tokens: 600, cache_miss_tokens: 300, peak_utilization: 0.004, firings: 0 },
+    ]);
+  });
+});

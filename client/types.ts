@@ -86,6 +86,12 @@ export interface FormatTurnFields {
   turn: number;
   model?: ModelInfo;
   usage?: TurnUsage;
+  /**
+   * The provider SDK's response object of the turn's last call (a Chat
+   * `ChatCompletion`, a Responses `Response`, an Anthropic `Message`, an AI
+   * SDK `generateText` result): the service reads its usage; not with `usage`.
+   */
+  response?: unknown;
   /** Drop leading system/developer messages instead of refusing the turn (422). */
   drop_system?: boolean;
   /** The timestamp of the turn's events (RFC 3339; default: the service's clock). */

@@ -10,8 +10,18 @@ import {
   ToolCallMode,
 } from "./config.ts";
 import { InvalidInputError } from "./errors.ts";
-/** One configuration of the grid: the D50 keys `tune` varies. */
-export interface TuneConfig {
+/**
+ * The guards of issue 26 a grid may vary (`--grid min_band_turns=1,3`). A
+ * grid that does not name one leaves it out of its configurations, so the
+ * `--config` layers' value (D50's default without one) applies.
+ */
+export const GUARD_KEYS = ["reserve_tokens", "min_gain_tokens", "min_band_turns"] as const;
+
+/** A key of {@link GUARD_KEYS}. */
+export type GuardKey = (typeof GUARD_KEYS)[number];
+
+/** One configuration of the grid: the D50 keys `tune` varies, and the guards it was asked to. */
+export interface TuneConfig extends Partial<Record<GuardKey, number>> {
   readonly trigger_ratio: number;
   readonly keep_first: number;
   readonly keep_last: number;
@@ -21,8 +31,8 @@ export interface TuneConfig {
   readonly summary: SummaryRuleConfig | null;
 }
 
-/** The values each key of {@link TuneConfig} takes in a grid (`summary`: off and/or on). */
-export interface Grid {
+/** The values each key of {@link TuneConfig} takes in a grid (`summary`: off and/or on; a guard, only when named). */
+export interface Grid extends Partial<Record<GuardKey, readonly number[]>> {
   readonly trigger_ratio: readonly number[];
   readonly keep_first: readonly number[];
   readonly keep_last: readonly number[];
@@ -41,7 +51,7 @@ export const DEFAULT_GRID: Grid = Object.freeze<Grid>({
   summary: [false],
 });
 
-const GRID_KEYS = Object.keys(DEFAULT_GRID) as (keyof Grid)[];
+const GRID_KEYS = [...Object.keys(DEFAULT_GRID), ...GUARD_KEYS] as (keyof Grid)[];
 
 /** A number range `a:b:step`, inclusive, rounded to 6 decimals so 0.05 steps land on 0.9. */
 function numberRange(key: string, text: string): number[] {
@@ -57,7 +67,7 @@ function numberRange(key: string, text: string): number[] {
   return values;
 }
 
-function numbers(key: string, text: string, integer: boolean): number[] {
+function numbers(key: string, text: string, integer: boolean, least = 0): number[] {
   let values: number[];
   const span = /^(\d+)\.\.(\d+)$/.exec(text);
   if (span) {
@@ -67,11 +77,12 @@ function numbers(key: string, text: string, integer: boolean): number[] {
   else values = text.split(",").map((part) => (part.trim() === "" ? Number.NaN : Number(part)));
   for (const value of values) {
     const ok = integer
-      ? Number.isInteger(value) && value >= 0
+      ? Number.isInteger(value) && value >= least
       : Number.isFinite(value) && value > 0 && value <= 1;
     if (!ok) {
+      const what = key.endsWith("_tokens") ? "tokens" : "turns";
       throw new InvalidInputError(
-        `--grid ${key}=${text}: ${integer ? "turns are whole numbers, 0 or more" : "a ratio is in (0, 1]"}`,
+        `--grid ${key}=${text}: ${integer ? `${what} are whole numbers, ${least} or more` : "a ratio is in (0, 1]"}`,
       );
     }
   }
@@ -100,7 +111,8 @@ const TOOL_CALL_CHOICES: Record<string, ToolCallMode | null> = {
  * holds `KEY=VALUES` items separated by spaces or `;`; a key given replaces
  * its default values. Numbers: `0.6,0.7`, `FROM:TO:STEP`, or for turns
  * `1..5`; `reasoning=strip,keep`; `tool_calls=strip,strip-requests,
- * strip-responses,omit,keep`; `summary=off,on`.
+ * strip-responses,omit,keep`; `summary=off,on`; the guards `reserve_tokens`,
+ * `min_gain_tokens` (whole tokens) and `min_band_turns` (1 or more).
  */
 export function parseGrid(specs: readonly string[], base: Grid = DEFAULT_GRID): Grid {
   const grid: Record<keyof Grid, unknown[]> = { ...base } as Record<keyof Grid, unknown[]>;
@@ -128,6 +140,13 @@ export function parseGrid(specs: readonly string[], base: Grid = DEFAULT_GRID): 
       case "summary":
         grid.summary = choices(key, text, { off: false, on: true });
         break;
+      case "reserve_tokens":
+      case "min_gain_tokens":
+        grid[key as GuardKey] = numbers(key, text, true);
+        break;
+      case "min_band_turns":
+        grid.min_band_turns = numbers(key, text, true, 1);
+        break;
     }
   }
   return grid as unknown as Grid;
@@ -145,15 +164,17 @@ export function expandGrid(grid: Grid, summaryRule: SummaryRuleConfig = {}): Tun
     for (const trigger_ratio of new Set(grid.trigger_ratio)) {
       for (const keep_first of new Set(grid.keep_first)) {
         for (const keep_last of new Set(grid.keep_last)) {
-          const base = { trigger_ratio, keep_first, keep_last };
-          if (summary) {
-            configs.push({ ...base, reasoning: null, tool_calls: null, summary: summaryRule });
-            continue;
-          }
-          for (const reasoning of new Set(grid.reasoning)) {
-            for (const tool_calls of new Set(grid.tool_calls)) {
-              if (reasoning === null && tool_calls === null) continue;
-              configs.push({ ...base, reasoning, tool_calls, summary: null });
+          for (const guards of guardCombinations(grid)) {
+            const base = { trigger_ratio, keep_first, keep_last, ...guards };
+            if (summary) {
+              configs.push({ ...base, reasoning: null, tool_calls: null, summary: summaryRule });
+              continue;
+            }
+            for (const reasoning of new Set(grid.reasoning)) {
+              for (const tool_calls of new Set(grid.tool_calls)) {
+                if (reasoning === null && tool_calls === null) continue;
+                configs.push({ ...base, reasoning, tool_calls, summary: null });
+              }
             }
           }
         }
@@ -166,11 +187,32 @@ export function expandGrid(grid: Grid, summaryRule: SummaryRuleConfig = {}): Tun
   return configs;
 }
 
+/** Every combination of the guards a grid names (one empty one when it names none). */
+function guardCombinations(grid: Grid): Partial<Record<GuardKey, number>>[] {
+  let combinations: Partial<Record<GuardKey, number>>[] = [{}];
+  for (const key of GUARD_KEYS) {
+    const values = grid[key];
+    if (values === undefined) continue;
+    combinations = combinations.flatMap((combination) =>
+      [...new Set(values)].map((value) => ({ ...combination, [key]: value })),
+    );
+  }
+  return combinations;
+}
+
+/** The guards a configuration sets (only those its grid named). */
+export function configGuards(config: TuneConfig): Partial<Record<GuardKey, number>> {
+  return Object.fromEntries(
+    GUARD_KEYS.flatMap((key) => (config[key] === undefined ? [] : [[key, config[key]]])),
+  );
+}
+
 /** The auto config layer that applies a configuration (enabled, with every key it varies). */
 export function configLayer(config: TuneConfig): AutoConfigLayer {
   return {
     enabled: true,
     trigger_ratio: config.trigger_ratio,
+    ...configGuards(config),
     rule: {
       keep_first: config.keep_first,
       keep_last: config.keep_last,
@@ -191,9 +233,14 @@ export const DEFAULT_TUNE_CONFIG: TuneConfig = Object.freeze({
   summary: null,
 });
 
-/** Whether a configuration is the service's defaults ({@link DEFAULT_TUNE_CONFIG}). */
+/** Whether a configuration is the service's defaults ({@link DEFAULT_TUNE_CONFIG}, and D50's guards if it sets any). */
 export function isDefaultConfig(config: TuneConfig): boolean {
-  return (Object.keys(DEFAULT_TUNE_CONFIG) as (keyof TuneConfig)[]).every(
-    (key) => config[key] === DEFAULT_TUNE_CONFIG[key],
+  return (
+    (Object.keys(DEFAULT_TUNE_CONFIG) as (keyof TuneConfig)[]).every(
+      (key) => config[key] === DEFAULT_TUNE_CONFIG[key],
+    ) &&
+    GUARD_KEYS.every(
+      (key) => (config[key] ?? DEFAULT_AUTO_CONFIG[key]) === DEFAULT_AUTO_CONFIG[key],
+    )
   );
 }

@@ -122,8 +122,28 @@ describe("parseGrid and expandGrid", () => {
     );
   });
 
+  it("varies the guards only when named, and the layer sets them", () => {
+    const grid = parseGrid([
+      "trigger_ratio=0.7 keep_first=1 keep_last=2 tool_calls=omit min_band_turns=1,3 reserve_tokens=8000",
+    ]);
+    const rule = { trigger_ratio: 0.7, keep_first: 1, keep_last: 2, reasoning: "strip" };
+    expect(expandGrid(grid)).toEqual([
+      { ...rule, reserve_tokens: 8_000, min_band_turns: 1, tool_calls: "omit", summary: null },
+      { ...rule, reserve_tokens: 8_000, min_band_turns: 3, tool_calls: "omit", summary: null },
+    ]);
+    const [first] = expandGrid(grid);
+    expect(configLayer(first as TuneConfig)).toMatchObject({
+      reserve_tokens: 8_000,
+      min_band_turns: 1,
+    });
+    expect(configLayer(first as TuneConfig)).not.toHaveProperty("min_gain_tokens");
+    expect(expandGrid(parseGrid([]))[0]).not.toHaveProperty("min_band_turns");
+  });
+
   it.each([
     ["ratio=0.5", /KEY one of/],
+    ["min_band_turns=0", /turns are whole numbers, 1 or more/],
+    ["min_gain_tokens=-1", /tokens are whole numbers, 0 or more/],
     ["trigger_ratio=1.5", /ratio is in \(0, 1\]/],
     ["trigger_ratio=0.9:0.5:0.1", /FROM:TO:STEP/],
     ["keep_last=-1", /whole numbers/],

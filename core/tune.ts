@@ -7,6 +7,7 @@
  * the Pareto front and the recommendation.
  */
 import type { BandSummary } from "./auto-compaction.ts";
+import { type Calibration, estimateTokens, resolveEstimator } from "./calibration.ts";
 import type { AutoConfigLayer } from "./config.ts";
 import { entryChars, estimateView, tokensFromChars } from "./estimate.ts";
 import { type Compaction, type Entry, isKnown, type ToolCallRequest } from "./events.ts";
@@ -85,7 +86,11 @@ class ViewTracker {
   private compactionCount = 0;
   private coveredThrough = -1;
 
-  constructor(private readonly prepared: PreparedStream) {
+  /** `tokens`: the estimator's tokens of a view's first characters (a prefix the provider caches holds the fitted overhead too). */
+  constructor(
+    private readonly prepared: PreparedStream,
+    private readonly tokens: (chars: number) => number,
+  ) {
     this.turnChars = turnCharsOf(prepared);
   }
 
@@ -116,7 +121,7 @@ class ViewTracker {
     if (!band) {
       const shared = this.view.length;
       this.append(entries, this.turnChars[t]);
-      return tokensFromChars(this.chars[shared] as number);
+      return this.tokens(this.chars[shared] as number);
     }
     let start = this.view.length;
     for (let k = band.from_turn; k < t; k++) {
@@ -150,7 +155,7 @@ class ViewTracker {
     this.view.length = start;
     this.chars.length = start + 1;
     this.append(tail, chars);
-    return tokensFromChars(this.chars[shared] as number);
+    return this.tokens(this.chars[shared] as number);
   }
 
   private append(entries: readonly Entry[], chars?: readonly number[]): void {
@@ -215,6 +220,8 @@ export interface TuneOptions {
   readonly summarize?: SummarizeBand;
   /** Keep `U_t` and `V_t` per turn (for size curves). */
   readonly curves?: boolean;
+  /** A calibration to replay with (`--tokens-per-char A --overhead B`); else chars / 4. */
+  readonly calibration?: Calibration;
 }
 
 /**
@@ -230,7 +237,9 @@ export async function tuneConversation(
   config: TuneConfig,
   options: TuneOptions,
 ): Promise<ConversationMetrics> {
-  const tracker = new ViewTracker(prepared);
+  // Without usage in a replay every estimator is chars / 4; a given calibration replaces it.
+  const estimator = resolveEstimator("chars", options.calibration);
+  const tracker = new ViewTracker(prepared, (chars) => estimateTokens(estimator, chars));
   const last = prepared.boundaries.length - 1;
   const before: number[] = [];
   const after: number[] = [];
@@ -240,8 +249,11 @@ export async function tuneConversation(
     layers: [...(options.layers ?? []), configLayer(config)],
     model: { context_window: options.contextWindow },
     ...(options.summarize ? { summarize: options.summarize } : {}),
+    ...(options.calibration ? { calibration: options.calibration } : {}),
     onTurn: (turn) => {
-      const shared = tracker.step(turn);
+      const prefix = tracker.step(turn);
+      // The first call has nothing cached, not even the overhead a calibration adds.
+      const shared = turn.turn === 0 ? 0 : prefix;
       const u = turn.estimated_tokens;
       const v = turn.estimated_tokens_after;
       totals.peak = Math.max(totals.peak, u);

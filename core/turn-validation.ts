@@ -116,6 +116,34 @@ export function formatMessages(body: {
 }
 
 /**
+ * A format post's usage: its `usage`, or what its `response` (the SDK's
+ * response object of the turn's last call) reports, read by the format's
+ * `responseUsage` (core/formats/usage.ts) and held to {@link TurnUsageSchema}'s
+ * rules; a post with both is refused, and a response without usage is a 400
+ * located under `/response`.
+ */
+export function formatTurnUsage(body: {
+  readonly format: ProviderFormatName;
+  readonly usage?: TurnUsage | undefined;
+  readonly response?: unknown;
+}): TurnUsage | undefined {
+  if (body.response === undefined) return body.usage;
+  if (body.usage !== undefined) {
+    throw new InvalidInputError("post either `usage` or the `response` it is read from, not both", {
+      issues: [{ pointer: "/response", detail: "not with usage" }],
+    });
+  }
+  const read = PROVIDER_FORMATS[body.format].responseUsage.pipe(TurnUsageSchema);
+  const parsed = read.safeParse(body.response);
+  if (parsed.success) return parsed.data;
+  const issues = describeIssues(parsed.error.issues, { notation: "pointer", prefix: ["response"] });
+  throw new InvalidInputError(
+    `response is not a ${body.format} response with usage: ${firstIssue(issues.map((issue) => issue.text))}`,
+    { issues: issues.map(({ pointer, message }) => ({ pointer, detail: message })) },
+  );
+}
+
+/**
  * A JP post's `events` as entries of the wire format, or one 400 locating
  * every problem (`events[1].content`, pointer `/events/1/content`), the
  * first one in the detail.

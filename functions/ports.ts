@@ -122,6 +122,8 @@ export type EvaluationDecision =
 export interface EvaluationMeasures {
   /** Characters of the projected view the evaluation decided on (before its own band). */
   readonly projected_chars: number;
+  /** Its estimate in the estimator's tokens, as the trigger compared it (absent on records kept before). */
+  readonly estimated_tokens?: number;
   /** `context_window * trigger_ratio`, `null` while the window is unknown. */
   readonly threshold: number | null;
 }

@@ -18,6 +18,7 @@ import {
   tuneConversation,
 } from "../../core/tune.ts";
 import {
+  configGuards,
   configLayer,
   DEFAULT_TUNE_CONFIG,
   expandGrid,
@@ -29,7 +30,10 @@ import { SERVICE_HELP, serviceClient, TIMEOUT_OPTION } from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
 import {
+  CALIBRATION_HELP,
+  CALIBRATION_OPTIONS,
   CONFIG_OPTIONS,
+  calibrationOf,
   configLayers,
   MODEL_HELP,
   MODEL_OPTIONS,
@@ -43,6 +47,7 @@ const OPTIONS = {
   ...MODEL_OPTIONS,
   config: CONFIG_OPTIONS.config,
   ...SUMMARIZER_OPTIONS,
+  ...CALIBRATION_OPTIONS,
   grid: { type: "string", multiple: true },
   json: { type: "boolean" },
   html: { type: "string" },
@@ -56,6 +61,7 @@ const OPTIONS = {
 const USAGE = `Usage: autocompact tune FILES|DIR... --context-window N [--model ID]
                        [--grid KEY=VALUES]... [--json] [--html F]
                        [--cache-read-price P] [--config F]... [--summarizer …]
+                       [--tokens-per-char A] [--overhead B]
        autocompact tune --conversation ID... --context-window N [--url URL] [--key KEY] …
 
 Replays every conversation under every configuration of a grid, turn by turn,
@@ -84,6 +90,10 @@ the PUT /v1/conversations/{id}/config body.
                            tool_calls     strip,omit (default), strip-requests,
                                           strip-responses, keep
                            summary        off (default), on: the summary rule
+                           reserve_tokens, min_gain_tokens  whole tokens, e.g. 0,8000
+                           min_band_turns 1 or more, e.g. 1..4
+                         (the guards, issue 26: not varied unless named, so
+                         --config's values, D50's defaults without, apply)
   --cache-read-price P   a cached input token's price relative to an uncached one
                          (default 0.1)
   --json                 one JSON line per configuration instead of the table:
@@ -94,8 +104,12 @@ the PUT /v1/conversations/{id}/config body.
   --html F               write one self-contained page (no network) with the
                          cost/peak scatter and each conversation's size per turn
                          under the recommended and the default configuration
-  --config F             base layers under the grid (e.g. min_turns, a summary
-                         block's instructions); the grid's keys win
+  --config F             base layers under the grid (e.g. min_turns, reserve_tokens,
+                         min_band_turns, a summary block's instructions); the
+                         grid's keys win
+${CALIBRATION_HELP}
+                         (tokens, peak, input and cache miss in those tokens;
+                         the overhead is a cached prefix of every call)
 ${MODEL_HELP}
                          (one of the two is required)
 
@@ -234,19 +248,31 @@ function tomlBlock(config: TuneConfig): string {
 const number = (value: number, digits: number) =>
   value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
+/** A configuration's guards as `reserve_tokens 8000, min_band_turns 3` ("" without). */
+function guardsText(config: TuneConfig, separator = ", "): string {
+  return Object.entries(configGuards(config))
+    .map(([key, value]) => `${key} ${value}`)
+    .join(separator);
+}
+
 function describe(config: TuneConfig): string {
   const rule = config.summary
     ? "summary"
     : `reasoning ${config.reasoning ?? "keep"}, tool_calls ${config.tool_calls ?? "keep"}`;
-  return `trigger_ratio ${config.trigger_ratio}, keep_first ${config.keep_first}, keep_last ${config.keep_last}, ${rule}`;
+  const guards = guardsText(config);
+  return `trigger_ratio ${config.trigger_ratio}, keep_first ${config.keep_first}, keep_last ${config.keep_last}, ${rule}${guards ? `, ${guards}` : ""}`;
 }
 
 function table(results: readonly ConfigResult[], standIn: boolean): string {
+  // A guards column only when the grid varied one.
+  const guarded = results.some((r) => Object.keys(configGuards(r.config)).length > 0);
+  const fixed = guarded ? 5 : 4;
   const header = [
     "ratio",
     "first",
     "last",
     "rule",
+    ...(guarded ? ["guards"] : []),
     "firings",
     "/100t",
     "peak",
@@ -263,6 +289,7 @@ function table(results: readonly ConfigResult[], standIn: boolean): string {
     r.config.summary
       ? "summary"
       : `${r.config.reasoning ? "r" : "-"}/${r.config.tool_calls ?? "keep"}`,
+    ...(guarded ? [guardsText(r.config, " ") || "-"] : []),
     String(r.firings),
     number((r.firings / Math.max(1, r.turns)) * 100, 1),
     number(r.peak_utilization, 3),
@@ -277,7 +304,7 @@ function table(results: readonly ConfigResult[], standIn: boolean): string {
   );
   const line = (cells: string[]) =>
     cells
-      .map((cell, i) => (i < 4 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
+      .map((cell, i) => (i < fixed ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
       .join("  ")
       .trimEnd();
   return [line(header), ...rows.map(line)].join("\n");
@@ -309,6 +336,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     if (error instanceof InvalidInputError) throw new UsageError(error.message);
     throw error;
   }
+  const calibration = calibrationOf(values);
   const summarize = await summarizeFromOptions(values, io.env);
   const standIn = !summarize && configs.some((config) => config.summary);
   const conversations = await loadConversations(positionals, values, io);
@@ -318,6 +346,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       contextWindow,
       layers,
       curves,
+      ...(calibration ? { calibration } : {}),
       ...(config.summary ? { summarize: summarizers[index] } : {}),
     });
 
@@ -345,7 +374,7 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       ? ` (the D50 default configuration: ${number(rankCost(defaults), 0)}, ${defaults.overflow_turns} overflow turns)`
       : "";
     const text = [
-      `tune: ${conversations.length} conversation(s), ${recommended.turns} turns, ${configs.length} configurations, window ${contextWindow} tokens, cache read price ${price}`,
+      `tune: ${conversations.length} conversation(s), ${recommended.turns} turns, ${configs.length} configurations, window ${contextWindow} tokens, cache read price ${price}${calibration?.kind === "fixed" ? `, tokens ${calibration.tokens_per_char}·chars + ${calibration.overhead_tokens}` : ""}`,
       ...(standIn
         ? [
             `summary rule costs are ESTIMATES: offline stand-in summaries of ${STAND_IN_SUMMARY_RATIO * 100}% of each band (give --summarizer for real ones)`,

@@ -92,6 +92,7 @@ import {
   turnOf,
   valid,
 } from "./shared.ts";
+import { AiSdkResponseUsage } from "./usage.ts";
 import type { ProviderEvent, ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "ai-sdk";
@@ -576,4 +577,5 @@ export const aiSdk: ProviderFormat<AiSdkMessage> = {
   messageSchema: AiSdkMessageSchema,
   toEvents,
   fromView,
+  responseUsage: AiSdkResponseUsage,
 };

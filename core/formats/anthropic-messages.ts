@@ -97,6 +97,7 @@ import {
   turnOf,
   valid,
 } from "./shared.ts";
+import { AnthropicResponseUsage } from "./usage.ts";
 import type { ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "anthropic-messages";
@@ -570,4 +571,5 @@ export const anthropicMessages: ProviderFormat<AnthropicMessage> = {
   messageSchema: AnthropicMessageSchema,
   toEvents,
   fromView,
+  responseUsage: AnthropicResponseUsage,
 };

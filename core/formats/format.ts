@@ -12,6 +12,7 @@
  * the event is not rewritten by a compaction.
  */
 import type * as z from "zod";
+import type { TurnUsage } from "../calibration.ts";
 import type { Entry } from "../events.ts";
 import type { ProviderView } from "./view.ts";
 
@@ -51,4 +52,6 @@ export interface ProviderFormat<Message = unknown> {
   toEvents(messages: unknown, options: ToEventsOptions): ConvertedTurn;
   /** A view (projected or raw) → the messages of the provider's next request. */
   fromView(view: ProviderView): Message[];
+  /** The SDK's response object of a call → the usage it reports (core/formats/usage.ts). */
+  readonly responseUsage: z.ZodType<TurnUsage>;
 }

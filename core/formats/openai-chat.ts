@@ -63,6 +63,7 @@ import {
   turnOf,
   without,
 } from "./shared.ts";
+import { ChatResponseUsage } from "./usage.ts";
 import type { ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "openai-chat";
@@ -465,4 +466,5 @@ export const openaiChat: ProviderFormat<ChatMessage> = {
   messageSchema: ChatMessage,
   toEvents,
   fromView,
+  responseUsage: ChatResponseUsage,
 };

@@ -84,6 +84,7 @@ import {
   reportLocated,
   without,
 } from "./shared.ts";
+import { ResponsesResponseUsage } from "./usage.ts";
 import type { ProviderView, ViewEvent } from "./view.ts";
 
 const NAME = "openai-responses";
@@ -522,4 +523,5 @@ export const openaiResponses: ProviderFormat<ResponsesItem> = {
   messageSchema: ResponsesItemSchema,
   toEvents,
   fromView,
+  responseUsage: ResponsesResponseUsage,
 };

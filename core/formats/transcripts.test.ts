@@ -56,6 +56,7 @@ function stubFormat(field: "messages" | "input" = "input") {
         }),
       );
     },
+    responseUsage: openaiChat.responseUsage,
   };
   return { format, calls };
 }

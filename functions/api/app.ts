@@ -15,7 +15,12 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { parseConfigTree, RuleLayer } from "../../core/config.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import { describeIssues, firstIssue, issueLines, joinIssues } from "../../core/issues.ts";
-import { formatMessages, turnBodyKind, turnEvents } from "../../core/turn-validation.ts";
+import {
+  formatMessages,
+  formatTurnUsage,
+  turnBodyKind,
+  turnEvents,
+} from "../../core/turn-validation.ts";
 import { mountConsole } from "../console/mount.ts";
 import type { EvaluationWait } from "../conversations/evaluation-wait.ts";
 import type { TurnPost } from "../conversations/posted-turn.ts";
@@ -173,10 +178,11 @@ function turnPost(raw: unknown): TurnPost {
     };
   }
   const body = parseWith(FormatTurnBody, raw, "the turn");
+  const usage = formatTurnUsage(body);
   return {
     turn: body.turn,
     ...(body.model ? { model: body.model } : {}),
-    ...(body.usage ? { usage: body.usage } : {}),
+    ...(usage ? { usage } : {}),
     format: body.format,
     messages: formatMessages(body),
     ...(body.drop_system === undefined ? {} : { drop_system: body.drop_system }),

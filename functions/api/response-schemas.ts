@@ -143,7 +143,10 @@ export const ConversationListResponse = z
       z.object({
         id: ConversationId,
         turn_count: z.number().int(),
-        estimated_tokens: z.number(),
+        estimated_tokens: z.number().openapi({
+          description:
+            "D50's chars / 4 of the projected view: the list's index holds no calibration (`GET /v1/conversations/{id}` answers the estimator's tokens).",
+        }),
         context_window: z.number().int().nullable().openapi({
           description:
             "The latest turn's model's window (its `context_window`, else the catalog's); `null` when unknown.",
@@ -174,11 +177,12 @@ export const TimelineTurn = z
   .object({
     turn: z.number().int(),
     raw_tokens: z.number().openapi({
-      description: "The estimate of turns 0..turn with no compaction (a running total).",
+      description:
+        "The estimate of turns 0..turn with no compaction (a running total), in the conversation's estimator's tokens now.",
     }),
     projected_tokens: z.number().nullable().openapi({
       description:
-        "The estimate the evaluation after this turn saw, before its own band; `null` where unknown (not evaluated yet, skipped as stale, or evaluated before evaluations were recorded).",
+        "The estimate the evaluation after this turn saw, before its own band, in its estimator's tokens (chars / 4 on records kept before they recorded it); `null` where unknown (not evaluated yet, skipped as stale, or evaluated before evaluations were recorded).",
     }),
     threshold: z.number().nullable().openapi({
       description:
@@ -215,7 +219,10 @@ export const TimelineResponse = z.object({ turns: z.array(TimelineTurn) }).opena
 export const DryRunResponse = z
   .object({
     compaction: ListedCompaction,
-    estimated_tokens_before: z.number(),
+    estimated_tokens_before: z.number().openapi({
+      description:
+        "In the conversation's estimator's tokens, as `GET /v1/conversations/{id}` answers.",
+    }),
     estimated_tokens_after: z.number(),
   })
   .openapi("CompactionDryRun", {
@@ -253,12 +260,18 @@ const NextCursor = {
 /** Response of `GET …/events` (JP events): a page of the raw stream. */
 export const EventsResponse = z.object({ events: z.array(Event), ...NextCursor }).openapi("Events");
 
+/** The whole projected view's estimate, in the conversation's estimator's tokens. */
+const ViewEstimate = z.number().openapi({
+  description:
+    "The whole projected view in the conversation's estimator's tokens (its fitted overhead included), as `GET /v1/conversations/{id}` answers.",
+});
+
 /** Response of `GET …/projection` (JP events). */
 export const ProjectionResponse = z
   .object({
     events: z.array(Event),
     turns: TurnOrigins,
-    estimated_tokens: z.number(),
+    estimated_tokens: ViewEstimate,
     ...ProgressFields,
     ...NextCursor,
   })
@@ -275,7 +288,7 @@ export const ProjectionInAnyFormat = z
     ProjectionResponse,
     ...inEachFormat("Projection", {
       turns: TurnOrigins,
-      estimated_tokens: z.number(),
+      estimated_tokens: ViewEstimate,
       ...ProgressFields,
       ...NextCursor,
     }),

@@ -165,6 +165,10 @@ export const FormatTurnBody = z.strictObject({
   }),
   messages: z.unknown().optional(),
   input: z.unknown().optional(),
+  response: z.unknown().optional().openapi({
+    description:
+      "The provider SDK's response object of the turn's last call (a Chat `ChatCompletion`, a Responses `Response`, an Anthropic `Message`, an AI SDK `generateText` result): its usage is read as `usage` would be posted (docs/integrate.md), the rest is ignored; not with `usage`.",
+  }),
   ...FormatOptions,
 });
 

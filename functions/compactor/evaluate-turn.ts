@@ -184,6 +184,7 @@ async function evaluate(
     // What the evaluation saw, kept on the turn's size record for the timeline.
     const measures = {
       projected_chars: head.projected_chars,
+      estimated_tokens: step.decision.estimated_tokens,
       threshold: step.decision.threshold,
     };
     if (step.kind === "skip") {

@@ -4,8 +4,9 @@
  * (service.ts `compact`); `?dry_run=true` answers it with the estimate it
  * would leave, writing nothing ({@link dryRunCompaction}).
  */
+
+import { estimateTokens } from "../../core/calibration.ts";
 import { UnprocessableError } from "../../core/errors.ts";
-import { tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction } from "../../core/events.ts";
 import { type ManualRequest, planManualCompaction } from "../../core/manual.ts";
 import { buildCompaction, nextCompactionTimestamp } from "../../core/rules.ts";
@@ -22,7 +23,7 @@ import type {
   Tenant,
 } from "../ports.ts";
 import { requestDigest } from "./idempotency.ts";
-import { effectiveConfig, type ServiceSettings } from "./state.ts";
+import { conversationEstimator, effectiveConfig, type ServiceSettings } from "./state.ts";
 import { missingSummarizerError, summarizeBand } from "./summaries.ts";
 import type { DryRunCache, SummaryBudget } from "./summary-budget.ts";
 
@@ -122,6 +123,8 @@ export async function dryRunCompaction(
     turn_count: head.turn_count,
     compactions_version: head.compactions_version,
     rule: effectiveConfig(deps.settings, tenant, head).rule,
+    // The estimates' unit: a config change to the estimator alone changes the answer.
+    estimator: conversationEstimator(deps.settings, tenant, head),
     request,
   });
   return deps.dryRuns.answer(key, () => dryRunOn(deps, tenant, ref, head, request));
@@ -142,10 +145,13 @@ async function dryRunOn(
   const compaction = await prepareManualCompaction(deps, tenant, ref, head, stored, request);
   const sizes = records.map((record) => record.size);
   const existing = stored.map((c) => c.compaction);
+  // In the conversation's estimator, as GET /v1/conversations/{id} answers.
+  const estimator = conversationEstimator(deps.settings, tenant, head);
   return {
     compaction: { position: stored.length + 1, ...compaction },
-    estimated_tokens_before: tokensFromChars(projectedCharsFromSizes(sizes, existing)),
-    estimated_tokens_after: tokensFromChars(
+    estimated_tokens_before: estimateTokens(estimator, projectedCharsFromSizes(sizes, existing)),
+    estimated_tokens_after: estimateTokens(
+      estimator,
       projectedCharsFromSizes(sizes, [...existing, compaction]),
     ),
   };

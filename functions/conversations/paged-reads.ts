@@ -10,6 +10,7 @@
  * of another life or version is refused (409 `stale-cursor`): the pages
  * before it may no longer join up with the ones after.
  */
+import { type Estimator, estimateTokens } from "../../core/calibration.ts";
 import type { InvalidInputError } from "../../core/errors.ts";
 import { estimateView } from "../../core/estimate.ts";
 import type { Entry } from "../../core/events.ts";
@@ -302,14 +303,14 @@ export function projectedAnswer(
   raw: readonly Entry[],
   head: ConversationHead,
   page: PageRequest,
-  format?: ProviderFormat,
+  options: { readonly estimator: Estimator; readonly format?: ProviderFormat },
 ) {
   const projection = project(raw);
-  const read = projectedPage(raw, projection, head, page, format);
+  const read = projectedPage(raw, projection, head, page, options.format);
   return {
     read,
     turns: projection.turns.slice(read.from, read.to),
-    estimated_tokens: estimateView(projection.entries).estimated_tokens,
+    estimated_tokens: estimateTokens(options.estimator, estimateView(projection.entries).chars),
     ...progressOf(head),
   };
 }

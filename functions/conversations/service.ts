@@ -1,4 +1,4 @@
-import { estimateTokens, resolveEstimator } from "../../core/calibration.ts";
+import { estimateTokens } from "../../core/calibration.ts";
 import { type AutoConfigLayer, mergeLayers } from "../../core/config.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
 import type { ProviderFormat } from "../../core/formats/format.ts";
@@ -58,6 +58,7 @@ import {
 import { checkStreamConfig, type RunnableConfigDeps, runnableConfig } from "./runnable-config.ts";
 import {
   catalogFor,
+  conversationEstimator,
   effectiveConfig,
   listedCompactions,
   manualKey,
@@ -337,8 +338,7 @@ export class ConversationService {
     const ref = { tenant: tenant.id, conversation };
     const head = await this.#headAfter(ref, wait);
     const compactions = await this.#store.listCompactions(ref);
-    const { estimator } = effectiveConfig(this.#settings, tenant, head);
-    const resolved = resolveEstimator(estimator, { kind: "sample", sample: head.calibration });
+    const resolved = conversationEstimator(this.#settings, tenant, head);
     return {
       turn_count: head.turn_count,
       ...progressOf(head),
@@ -369,11 +369,7 @@ export class ConversationService {
     wait?: EvaluationWait,
     page: PageRequest = {},
   ) {
-    const { read, ...rest } = await this.#projectedPage(
-      { tenant: tenant.id, conversation },
-      wait,
-      page,
-    );
+    const { read, ...rest } = await this.#projectedPage(tenant, conversation, wait, page);
     return { events: read.items as Entry[], ...rest, ...cursorField(read) };
   }
 
@@ -396,7 +392,13 @@ export class ConversationService {
       const read = await this.#rawPage(ref, page, codec);
       return { format: codec.name, [codec.field]: read.items, ...cursorField(read) };
     }
-    const { read, ...rest } = await this.#projectedPage(ref, options.wait, page, codec);
+    const { read, ...rest } = await this.#projectedPage(
+      tenant,
+      conversation,
+      options.wait,
+      page,
+      codec,
+    );
     return { format: codec.name, [codec.field]: read.items, ...rest, ...cursorField(read) };
   }
 
@@ -407,13 +409,18 @@ export class ConversationService {
 
   /** A page of the projected view, its turns' origins, the whole view's estimate and the progress. */
   #projectedPage(
-    ref: ConversationRef,
+    tenant: Tenant,
+    conversation: string,
     wait: EvaluationWait | undefined,
     page: PageRequest,
     codec?: ProviderFormat,
   ) {
+    const ref = { tenant: tenant.id, conversation };
     return this.#afterHead(ref, wait, async (head) =>
-      projectedAnswer(await readStream(this.#store, ref), head, page, codec),
+      projectedAnswer(await readStream(this.#store, ref), head, page, {
+        estimator: conversationEstimator(this.#settings, tenant, head),
+        ...(codec ? { format: codec } : {}),
+      }),
     );
   }
 
@@ -503,7 +510,9 @@ export class ConversationService {
 
   /** Per turn: raw and projected size, threshold, and what its evaluation did (timeline.ts). */
   timeline(tenant: Tenant, conversation: string): Promise<{ turns: TimelineTurn[] }> {
-    return conversationTimeline(this.#store, { tenant: tenant.id, conversation });
+    return conversationTimeline(this.#store, { tenant: tenant.id, conversation }, (head) =>
+      conversationEstimator(this.#settings, tenant, head),
+    );
   }
 
   /** Removes compactions: all, one by 1-based position, or all of one source. */

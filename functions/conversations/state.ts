@@ -3,6 +3,7 @@
  * from it that the head caches. Shared by the API and the compactor.
  */
 
+import { type Estimator, resolveEstimator } from "../../core/calibration.ts";
 import { DEFAULT_MODEL_CATALOG, layeredCatalog, type ModelCatalog } from "../../core/catalog.ts";
 import { type AutoConfig, type AutoConfigLayer, resolveAutoConfig } from "../../core/config.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
@@ -48,6 +49,21 @@ export function effectiveConfig(
 export function catalogFor(settings: ServiceSettings, tenant: Tenant | undefined): ModelCatalog {
   const deployment = settings.catalog ?? DEFAULT_MODEL_CATALOG;
   return tenant?.models ? layeredCatalog(deployment, tenant.models) : deployment;
+}
+
+/**
+ * The estimator a conversation's estimates are in (core/calibration.ts): its
+ * config's `estimator` over the head's calibration sample, chars / 4 until
+ * enough turns carry usage. The API's estimates (the summary, the
+ * projection, the timeline, a dry run) are all in its tokens.
+ */
+export function conversationEstimator(
+  settings: ServiceSettings,
+  tenant: Tenant | undefined,
+  head: ConversationHead,
+): Estimator {
+  const { estimator } = effectiveConfig(settings, tenant, head);
+  return resolveEstimator(estimator, { kind: "sample", sample: head.calibration });
 }
 
 /** The raw stream: every turn's events with each compaction after the turn it was added after. */

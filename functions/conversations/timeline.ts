@@ -4,11 +4,20 @@
  * it saw (projected estimate, threshold) and what it did (the band it fired,
  * or why it skipped). Computed from the turns' size records, where the
  * compactor keeps each evaluation, and the band audits (CMP items): never
- * from event bodies.
+ * from event bodies. Raw sizes are in the conversation's estimator's tokens
+ * now; a projected estimate is the one its evaluation compared with the
+ * threshold, in that evaluation's estimator (chars / 4 for records kept
+ * before evaluations recorded it).
  */
 import type { SkipReason } from "../../core/auto-compaction.ts";
+import { type Estimator, estimateTokens } from "../../core/calibration.ts";
 import { tokensFromChars } from "../../core/estimate.ts";
-import type { ConversationRef, ConversationStore, StoredCompaction } from "../ports.ts";
+import type {
+  ConversationHead,
+  ConversationRef,
+  ConversationStore,
+  StoredCompaction,
+} from "../ports.ts";
 import { rawChars } from "./counters.ts";
 import { requireHead } from "./manual-compaction.ts";
 import { autoKey } from "./state.ts";
@@ -25,7 +34,7 @@ export interface FiredBand {
 /** One turn of a timeline; `null` where unknown. */
 export interface TimelineTurn {
   readonly turn: number;
-  /** The estimate of turns 0..turn with no compaction (a running total). */
+  /** The estimate of turns 0..turn with no compaction (a running total), in the conversation's estimator. */
   readonly raw_tokens: number;
   /** The estimate the evaluation after this turn saw, before its own band. */
   readonly projected_tokens: number | null;
@@ -46,8 +55,9 @@ export interface TimelineTurn {
 export async function conversationTimeline(
   store: ConversationStore,
   ref: ConversationRef,
+  estimatorOf: (head: ConversationHead) => Estimator,
 ): Promise<{ turns: TimelineTurn[] }> {
-  requireHead(ref, await store.getHead(ref));
+  const estimator = estimatorOf(requireHead(ref, await store.getHead(ref)));
   const [records, compactions] = await Promise.all([
     store.listTurnSizes(ref),
     store.listCompactions(ref),
@@ -58,14 +68,15 @@ export async function conversationTimeline(
   let rawSoFar = 0;
   const turns = records.map((record): TimelineTurn => {
     rawSoFar += rawChars(record.size);
-    const raw_tokens = tokensFromChars(rawSoFar);
+    const raw_tokens = estimateTokens(estimator, rawSoFar);
     const evaluation = record.evaluation;
     if (evaluation) {
       const band = evaluation.outcome === "fired" ? evaluation.band : undefined;
       return {
         turn: record.turn,
         raw_tokens,
-        projected_tokens: tokensFromChars(evaluation.projected_chars),
+        projected_tokens:
+          evaluation.estimated_tokens ?? tokensFromChars(evaluation.projected_chars),
         threshold: evaluation.threshold,
         fired: band
           ? {

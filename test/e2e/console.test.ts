@@ -214,6 +214,8 @@ describe("the console in headless Chromium", () => {
     );
     expect(await page.locator("[data-band]").count()).toBe(stored.length);
     expect(await page.locator("canvas").count()).toBeGreaterThan(0);
+    // The estimator the estimates are in (no usage was posted: D50's).
+    expect(await page.locator("p.facts").textContent()).toContain("(estimate: chars / 4)");
     // The window (green, solid) and the threshold (red, dashed) are drawn and labelled.
     expect(await legend()).toEqual(
       expect.arrayContaining(["raw", "projected", "window", "threshold", "firing", "now"]),

@@ -71,6 +71,57 @@ describe("POST …/turns with usage", () => {
     });
   });
 
+  it("reads the usage from the SDK's response object a format post carries", async () => {
+    const h = harness();
+    // An Anthropic Message's usage: 25 uncached + 6,000 read + 500 written from the cache.
+    const response = {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      content: [{ type: "text", text: "ok" }],
+      usage: {
+        input_tokens: 25,
+        cache_read_input_tokens: 6_000,
+        cache_creation_input_tokens: 500,
+        output_tokens: 31,
+      },
+    };
+    const posted = await h.request("POST", TURNS, {
+      turn: 0,
+      format: "anthropic-messages",
+      messages: [{ role: "user", content: "hello" }],
+      response,
+    });
+    expect(posted.status).toBe(202);
+    expect((await h.store.listTurnSizes(REF))[0]?.usage).toEqual({
+      input_tokens: 6_525,
+      output_tokens: 31,
+      cached_input_tokens: 6_000,
+      view_chars: 5,
+    });
+    const both = await h.request("POST", TURNS, {
+      turn: 1,
+      format: "anthropic-messages",
+      messages: [{ role: "user", content: "again" }],
+      response,
+      usage: { input_tokens: 1 },
+    });
+    expect(both.status).toBe(400);
+    expect(await both.json()).toMatchObject({
+      detail: "post either `usage` or the `response` it is read from, not both",
+    });
+    const missing = await h.request("POST", TURNS, {
+      turn: 1,
+      format: "openai-chat",
+      messages: [{ role: "user", content: "again" }],
+      response: { id: "chatcmpl-1", object: "chat.completion" },
+    });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({
+      errors: [{ pointer: "/response/usage" }],
+    });
+  });
+
   it("replays an identical post and refuses one whose usage differs", async () => {
     const h = harness();
     const body = { turn: 0, events: [ask("hello")], usage: { input_tokens: 10 } };
@@ -168,6 +219,44 @@ describe("the calibrated estimate on the service", () => {
       estimator: "calibrated",
       tokens_per_char: 0.3,
       overhead_tokens: 5_000,
+    });
+  });
+});
+
+describe("the API's estimates in the estimator's tokens", () => {
+  it("the timeline, the projection and a dry run answer 0.3 · chars + 5,000 once fitted", async () => {
+    const h = harness();
+    const config = { conversation: { compaction: { auto: { enabled: true, min_turns: 0 } } } };
+    expect((await h.request("PUT", "/v1/conversations/c/config", config)).status).toBe(200);
+    // Five turns of 1,000 bytes, the first three reporting 0.3 · view + 5,000 tokens.
+    for (let turn = 0; turn < 5; turn++) {
+      const view = 1_000 * (turn + 1);
+      await h.request("POST", TURNS, {
+        turn,
+        model: { context_window: 8_000 },
+        events: turn === 0 ? [ask("x".repeat(1_000))] : [start, ask("x".repeat(1_000))],
+        ...(turn < 3 ? { usage: { input_tokens: 0.3 * view + 4_900, output_tokens: 100 } } : {}),
+      });
+    }
+    await h.evaluate({ tenant: "alice", conversation: "c", turn: 4 });
+    const { turns } = (await (await h.request("GET", "/v1/conversations/c/timeline")).json()) as {
+      turns: { raw_tokens: number; projected_tokens: number | null }[];
+    };
+    // Raw: 0.3 · 1,000(t + 1) + 5,000; the evaluation after turn 4 saw 6,500 (chars / 4: 1,250).
+    expect(turns.map((t) => t.raw_tokens)).toEqual([5_300, 5_600, 5_900, 6_200, 6_500]);
+    expect(turns[4]?.projected_tokens).toBe(6_500);
+    const projection = (await (
+      await h.request("GET", "/v1/conversations/c/projection")
+    ).json()) as {
+      estimated_tokens: number;
+    };
+    expect(projection.estimated_tokens).toBe(6_500);
+    const dry = await h.request("POST", "/v1/conversations/c/compactions?dry_run=true", {
+      spec: "t:1..2",
+    });
+    expect(await dry.json()).toMatchObject({
+      estimated_tokens_before: 6_500,
+      estimated_tokens_after: 6_500,
     });
   });
 });

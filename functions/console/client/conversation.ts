@@ -39,7 +39,7 @@ export async function renderConversation(id: string, frame: Frame, notice = ""):
     h(
       "p",
       { class: "facts" },
-      `${summary.turn_count} turns · ${tokens(summary.estimated_tokens)} tokens projected · ${bands.filter((b) => b.source === "auto").length} automatic and ${bands.filter((b) => b.source === "manual").length} manual bands`,
+      `${summary.turn_count} turns · ${tokens(summary.estimated_tokens)} tokens projected (${estimatorText(summary.estimator)}) · ${bands.filter((b) => b.source === "auto").length} automatic and ${bands.filter((b) => b.source === "manual").length} manual bands`,
     ),
     status,
     sizeChart(timeline.turns, bands, {
@@ -52,6 +52,17 @@ export async function renderConversation(id: string, frame: Frame, notice = ""):
     configEditor(id, config, again),
     reader(projection, bands),
   );
+}
+
+/** How the estimate counts tokens: D50's chars / 4, or the fit to the turns' reported usage. */
+function estimatorText(estimator: {
+  readonly kind: "chars" | "calibrated";
+  readonly tokens_per_char: number;
+  readonly overhead_tokens: number;
+  readonly turns_with_usage: number;
+}): string {
+  if (estimator.kind === "chars") return "estimate: chars / 4";
+  return `estimate: ${estimator.tokens_per_char.toFixed(3)} tokens a byte + ${tokens(estimator.overhead_tokens)} overhead, fitted to ${estimator.turns_with_usage} turns' usage`;
 }
 
 /** The bands over the turn axis, one lane per overlap: auto or manual, and their policies. */
