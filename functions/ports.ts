@@ -11,7 +11,7 @@ import type { ModelInfo } from "../core/catalog.ts";
 import type { AutoConfigLayer, SummaryRuleConfig } from "../core/config.ts";
 import type { Compaction, Entry } from "../core/events.ts";
 import type { TurnRange } from "../core/rules.ts";
-import type { TurnSize } from "../core/sizes.ts";
+import type { RunningTotals, TurnSize } from "../core/sizes.ts";
 
 // The ports of signed webhooks in and notifications out, in a file of their own.
 export * from "./webhook-ports.ts";
@@ -80,6 +80,14 @@ export interface ConversationHead {
   /** The timestamp of the latest automatic band written (kept after a reset). */
   readonly last_fired_at?: string;
   /**
+   * The latest timestamp of any stored compaction, which the next band's
+   * must follow (core's `nextCompactionTimestamp`): set by every compaction
+   * write, meaningful while `max_compacted_turn >= 0` (a reset of every band
+   * leaves it behind). Absent on heads whose compactions have not changed
+   * since before it existed: then the bands are read for it.
+   */
+  readonly latest_band_at?: string;
+  /**
    * The calibration sample (core/calibration.ts): the latest turns' reported
    * usage against the view each saw, set by every append that carries usage,
    * so the calibrated estimate needs the head alone. Absent before the first.
@@ -139,6 +147,13 @@ export interface StoredTurn {
   readonly model?: ModelInfo;
   /** What the provider reported for the turn's last call, when the post said. */
   readonly usage?: StoredUsage;
+  /**
+   * The running totals of the sizes of turns 0..turn (core/sizes.ts), so a
+   * firing reads the records at its band's ends, not all of them. Absent on
+   * turns stored before they existed (and on the turns after one of those,
+   * until an append computes them again from every record).
+   */
+  readonly totals?: RunningTotals;
 }
 
 /**
@@ -288,6 +303,9 @@ export interface ConversationStore {
 
   /** Every stored turn's counts, in turn order, without reading events. */
   listTurnSizes(ref: ConversationRef): Promise<TurnSizeRecord[]>;
+
+  /** The counts of the turns `turns` that are stored, in turn order, without reading events. */
+  getTurnSizes(ref: ConversationRef, turns: readonly number[]): Promise<TurnSizeRecord[]>;
 
   /** The events of turns `from..to` (inclusive; default all), in turn order. */
   readTurns(ref: ConversationRef, from?: number, to?: number): Promise<StoredTurn[]>;

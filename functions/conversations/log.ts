@@ -35,7 +35,19 @@ import { addUsage, type TurnUsage } from "../../core/calibration.ts";
 import type { ModelInfo } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
-import type { TurnSize } from "../../core/sizes.ts";
+import type { Compaction } from "../../core/events.ts";
+import type { TurnRange } from "../../core/rules.ts";
+import {
+  bandEndTurns,
+  projectedCharsFromSizes,
+  projectedCharsWithBand,
+  type RunningTotals,
+  runningTotals,
+  runningTotalsOf,
+  type TotaledSize,
+  type TurnSize,
+} from "../../core/sizes.ts";
+import { timestampNanos } from "../../core/timestamp.ts";
 import { type BackoffOptions, jitteredBackoff } from "../backoff.ts";
 import { ConditionFailedError, ContentionError } from "../errors.ts";
 import type {
@@ -73,6 +85,22 @@ export interface Snapshot {
   compactions(): Promise<readonly StoredCompaction[]>;
   /** Every stored turn's sizes, in turn order. */
   turnSizes(): Promise<readonly TurnSize[]>;
+  /**
+   * How to compute the projected characters with a band over `range`
+   * added: when the band covers only turns no compaction covers (every
+   * automatic band: its range starts after the furthest-compacted turn),
+   * from the head's `projected_chars` and the size records at the band's
+   * ends (core's `projectedCharsWithBand`, at most four records read); else,
+   * or when one of those records has no running totals (stored before
+   * them), from every size record and every compaction.
+   */
+  charsWithBand(range: TurnRange): Promise<(band: Compaction) => number>;
+  /**
+   * The latest timestamp of any compaction (`undefined` with none), which
+   * a new band's must follow: the head's `latest_band_at`, or, on a head
+   * written before it, from every compaction.
+   */
+  latestBandTimestamp(): Promise<string | undefined>;
 }
 
 /** One versioned write: what changes, never the numbers the head caches (the log computes those). */
@@ -153,9 +181,10 @@ export class ConversationLog {
   ): Promise<boolean> {
     const dated = Number.isFinite(latestEventMs);
     try {
+      const totals = await this.#totalsThrough(ref, turn);
       await this.#store.appendTurn(
         ref,
-        turn,
+        totals ? { ...turn, totals } : turn,
         {
           uncompacted: true,
           add_projected_chars: rawChars(turn.size),
@@ -243,13 +272,35 @@ export class ConversationLog {
     if (await this.#store.beginDelete(ref)) await this.#store.finishDelete(ref);
   }
 
+  /**
+   * The running totals through `turn` (core/sizes.ts), from the size record
+   * of the turn before it (one read; none for turn 0). When that record has
+   * none (stored before them) they are computed from every record, once:
+   * the turns after this one chain from its totals. `undefined` when the
+   * turn before is not stored (the append's condition then fails anyway).
+   */
+  async #totalsThrough(ref: ConversationRef, turn: StoredTurn): Promise<RunningTotals | undefined> {
+    if (turn.turn === 0) return runningTotals(undefined, turn.size);
+    const [previous] = await this.#store.getTurnSizes(ref, [turn.turn - 1]);
+    if (!previous) return undefined;
+    if (previous.totals) {
+      return runningTotals({ size: previous.size, totals: previous.totals }, turn.size);
+    }
+    const records = await this.#store.listTurnSizes(ref);
+    if (records.length !== turn.turn) return undefined;
+    return runningTotalsOf([...records.map((r) => r.size), turn.size]).at(-1);
+  }
+
   #snapshot(ref: ConversationRef, read: ConversationHead | undefined): Snapshot {
     const store = this.#store;
     let compactions: Promise<StoredCompaction[]> | undefined;
     let sizes: Promise<TurnSize[]> | undefined;
+    let latest: Promise<string | undefined> | undefined;
+    const withBand = new Map<string, Promise<(band: Compaction) => number>>();
     const deleting = read?.deleting === true;
-    return {
-      head: deleting ? undefined : read,
+    const head = deleting ? undefined : read;
+    const snapshot: Snapshot = {
+      head,
       deleting,
       compactions: () => {
         compactions ??= store.listCompactions(ref);
@@ -259,20 +310,35 @@ export class ConversationLog {
         sizes ??= store.listTurnSizes(ref).then((records) => records.map((r) => r.size));
         return sizes;
       },
+      charsWithBand: (range) => {
+        const key = `${range.from_turn}..${range.to_turn}`;
+        let chars = withBand.get(key);
+        if (!chars) {
+          chars = charsWithBand(store, ref, head, snapshot, range);
+          withBand.set(key, chars);
+        }
+        return chars;
+      },
+      latestBandTimestamp: () => {
+        latest ??= latestBandTimestamp(head, snapshot);
+        return latest;
+      },
     };
+    return snapshot;
   }
 
   async #apply(ref: ConversationRef, snapshot: Snapshot, write: LogWrite): Promise<void> {
     const head = snapshot.head;
     switch (write.kind) {
       case "append_turn": {
-        const { turn } = write;
-        const covered = turn.turn <= (head?.max_compacted_turn ?? -1);
-        const projected = covered
-          ? projectedChars(
-              [...(await snapshot.turnSizes()), turn.size],
-              await snapshot.compactions(),
-            )
+        const covered = write.turn.turn <= (head?.max_compacted_turn ?? -1);
+        const before = covered ? await snapshot.turnSizes() : undefined;
+        const totals = before
+          ? runningTotalsOf([...before, write.turn.size]).at(-1)
+          : await this.#totalsThrough(ref, write.turn);
+        const turn = totals ? { ...write.turn, totals } : write.turn;
+        const projected = before
+          ? projectedChars([...before, turn.size], await snapshot.compactions())
           : (head?.projected_chars ?? 0) + rawChars(turn.size);
         // The turn's last call saw the projected view up to its answer: the calibration's point.
         const stored = write.usage
@@ -299,17 +365,22 @@ export class ConversationLog {
       }
       case "add_compaction": {
         if (!head) throw new ConditionFailedError("no head to add a compaction to");
-        const all = [...(await snapshot.compactions()), write.compaction];
         const { decision, measures } = write;
         const added = write.compaction.compaction;
+        const [withBand, latest] = await Promise.all([
+          snapshot.charsWithBand(added),
+          snapshot.latestBandTimestamp(),
+        ]);
+        const bands = addedCounts(head, write.compaction);
         await this.#store.addCompaction(
           ref,
           write.compaction,
           head,
           {
-            projected_chars: projectedChars(await snapshot.turnSizes(), all),
-            max_compacted_turn: maxCompactedTurn(all),
-            bands: bandCounts(all),
+            projected_chars: withBand(added),
+            max_compacted_turn: Math.max(head.max_compacted_turn, added.to_turn),
+            bands: bands ?? bandCounts([...(await snapshot.compactions()), write.compaction]),
+            latest_band_at: latestOf(latest, added.timestamp),
             ...(added.source === "auto" ? { last_fired_at: added.timestamp } : {}),
             ...(decision === undefined
               ? {}
@@ -438,14 +509,80 @@ export class ConversationLog {
     for (let start = 0; start < keys.length; start += REMOVE_BATCH) {
       const batch = new Set(keys.slice(start, start + REMOVE_BATCH));
       remaining = remaining.filter((c) => !batch.has(c.key));
+      const latest = remaining.reduce<string | undefined>(
+        (at, c) => latestOf(at, c.compaction.timestamp),
+        undefined,
+      );
       await this.#store.removeCompactions(ref, [...batch], version, {
         projected_chars: projectedChars(sizes, remaining),
         max_compacted_turn: maxCompactedTurn(remaining),
         bands: bandCounts(remaining),
+        // With no band left it stays behind: `max_compacted_turn` -1 says there is none.
+        ...(latest === undefined ? {} : { latest_band_at: latest }),
         ...(recorded ? { removing: keys.slice(start + REMOVE_BATCH) } : {}),
       });
       landed(batch.size);
       version = { ...version, compactions_version: version.compactions_version + 1 };
     }
   }
+}
+
+/** The later of two compaction timestamps (`at` may be absent). */
+function latestOf(at: string | undefined, other: string): string {
+  return at !== undefined && timestampNanos(at) > timestampNanos(other) ? at : other;
+}
+
+/**
+ * The head's band counts with `added`, when the head has them (every
+ * compaction write sets them; a head from before they existed has none,
+ * and the bands are counted from the stored compactions).
+ */
+function addedCounts(head: ConversationHead, added: StoredCompaction): BandCounts | undefined {
+  if (!head.bands) return undefined;
+  const auto = added.compaction.source === "auto";
+  return {
+    auto: head.bands.auto + (auto ? 1 : 0),
+    manual: head.bands.manual + (auto ? 0 : 1),
+  };
+}
+
+/** See {@link Snapshot.charsWithBand}. */
+async function charsWithBand(
+  store: ConversationStore,
+  ref: ConversationRef,
+  head: ConversationHead | undefined,
+  snapshot: Snapshot,
+  range: TurnRange,
+): Promise<(band: Compaction) => number> {
+  if (head && range.from_turn > head.max_compacted_turn) {
+    const turns = bandEndTurns(range, head.turn_count);
+    const records = new Map(
+      (await store.getTurnSizes(ref, turns)).map((record) => [record.turn, record]),
+    );
+    if (turns.every((turn) => records.get(turn)?.totals !== undefined)) {
+      return (band) =>
+        projectedCharsWithBand(
+          head.projected_chars,
+          head.turn_count,
+          band,
+          (turn) => records.get(turn) as TotaledSize,
+        );
+    }
+  }
+  const [sizes, stored] = await Promise.all([snapshot.turnSizes(), snapshot.compactions()]);
+  const compactions = stored.map((c) => c.compaction);
+  return (band) => projectedCharsFromSizes(sizes, [...compactions, band]);
+}
+
+/** See {@link Snapshot.latestBandTimestamp}. */
+async function latestBandTimestamp(
+  head: ConversationHead | undefined,
+  snapshot: Snapshot,
+): Promise<string | undefined> {
+  if (!head || head.max_compacted_turn < 0) return undefined;
+  if (head.latest_band_at !== undefined) return head.latest_band_at;
+  return (await snapshot.compactions()).reduce<string | undefined>(
+    (at, c) => latestOf(at, c.compaction.timestamp),
+    undefined,
+  );
 }
