@@ -39,6 +39,7 @@ import type { Compaction } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
 import {
   bandEndTurns,
+  crossesTurns,
   projectedCharsFromSizes,
   projectedCharsWithBand,
   type RunningTotals,
@@ -61,6 +62,7 @@ import type {
   LifeRef,
   StoredCompaction,
   StoredTurn,
+  TurnSizeRecord,
 } from "../ports.ts";
 import {
   countersOf,
@@ -171,8 +173,11 @@ export class ConversationLog {
    * (`max_compacted_turn < turn`) and no stored event is later than
    * `latestEventMs` (the turn's latest event time): its characters then add
    * to the projected total whatever the compactions are, so the head need
-   * not be read. False when a condition or the turn number does not hold;
-   * then decide from a {@link Snapshot} with {@link update}.
+   * not be read. False when a condition or the turn number does not hold,
+   * or when a tool pair may cross into or out of the turn (it or the turn
+   * before has calls it leaves unanswered, or it answers earlier calls:
+   * whether those stay in the view depends on both turns and the policy of
+   * the one with the call); then decide from a {@link Snapshot} with {@link update}.
    */
   async appendUncovered(
     ref: ConversationRef,
@@ -180,8 +185,14 @@ export class ConversationLog {
     latestEventMs = Number.NEGATIVE_INFINITY,
   ): Promise<boolean> {
     const dated = Number.isFinite(latestEventMs);
+    if (crossesTurns(turn.size)) return false;
     try {
-      const totals = await this.#totalsThrough(ref, turn);
+      // Turn 0 reads nothing: its write starts at once, as before the totals.
+      const { previous, totals } =
+        turn.turn === 0
+          ? { previous: undefined, totals: runningTotals(undefined, turn.size) }
+          : await this.#totalsThrough(ref, turn);
+      if ((previous?.size.pending_calls ?? 0) > 0) return false;
       await this.#store.appendTurn(
         ref,
         totals ? { ...turn, totals } : turn,
@@ -278,17 +289,25 @@ export class ConversationLog {
    * none (stored before them) they are computed from every record, once:
    * the turns after this one chain from its totals. `undefined` when the
    * turn before is not stored (the append's condition then fails anyway).
+   * With them, the record of the turn before.
    */
-  async #totalsThrough(ref: ConversationRef, turn: StoredTurn): Promise<RunningTotals | undefined> {
-    if (turn.turn === 0) return runningTotals(undefined, turn.size);
+  async #totalsThrough(
+    ref: ConversationRef,
+    turn: StoredTurn,
+  ): Promise<{ previous?: TurnSizeRecord; totals?: RunningTotals }> {
+    if (turn.turn === 0) return { totals: runningTotals(undefined, turn.size) };
     const [previous] = await this.#store.getTurnSizes(ref, [turn.turn - 1]);
-    if (!previous) return undefined;
+    if (!previous) return {};
     if (previous.totals) {
-      return runningTotals({ size: previous.size, totals: previous.totals }, turn.size);
+      const totals = runningTotals({ size: previous.size, totals: previous.totals }, turn.size);
+      return { previous, totals };
     }
     const records = await this.#store.listTurnSizes(ref);
-    if (records.length !== turn.turn) return undefined;
-    return runningTotalsOf([...records.map((r) => r.size), turn.size]).at(-1);
+    if (records.length !== turn.turn) return { previous };
+    return {
+      previous,
+      totals: runningTotalsOf([...records.map((r) => r.size), turn.size]).at(-1),
+    };
   }
 
   #snapshot(ref: ConversationRef, read: ConversationHead | undefined): Snapshot {
@@ -332,10 +351,14 @@ export class ConversationLog {
     switch (write.kind) {
       case "append_turn": {
         const covered = write.turn.turn <= (head?.max_compacted_turn ?? -1);
-        const before = covered ? await snapshot.turnSizes() : undefined;
+        const through = covered ? {} : await this.#totalsThrough(ref, write.turn);
+        // A tool pair crossing into or out of the turn (see appendUncovered): recomputed too.
+        const crossing =
+          crossesTurns(write.turn.size) || (through.previous?.size.pending_calls ?? 0) > 0;
+        const before = covered || crossing ? await snapshot.turnSizes() : undefined;
         const totals = before
           ? runningTotalsOf([...before, write.turn.size]).at(-1)
-          : await this.#totalsThrough(ref, write.turn);
+          : through.totals;
         const turn = totals ? { ...write.turn, totals } : write.turn;
         const projected = before
           ? projectedChars([...before, turn.size], await snapshot.compactions())
@@ -534,16 +557,15 @@ function latestOf(at: string | undefined, other: string): string {
 
 /**
  * The head's band counts with `added`, when the head has them (every
- * compaction write sets them; a head from before they existed has none,
- * and the bands are counted from the stored compactions).
+ * compaction write sets them) or has no compaction; a head from before
+ * they existed has none, and the bands are counted from the stored compactions.
  */
 function addedCounts(head: ConversationHead, added: StoredCompaction): BandCounts | undefined {
-  if (!head.bands) return undefined;
+  // No compaction covers any turn: there is none.
+  const counts = head.bands ?? (head.max_compacted_turn < 0 ? { auto: 0, manual: 0 } : undefined);
+  if (!counts) return undefined;
   const auto = added.compaction.source === "auto";
-  return {
-    auto: head.bands.auto + (auto ? 1 : 0),
-    manual: head.bands.manual + (auto ? 0 : 1),
-  };
+  return { auto: counts.auto + (auto ? 1 : 0), manual: counts.manual + (auto ? 0 : 1) };
 }
 
 /** See {@link Snapshot.charsWithBand}. */
