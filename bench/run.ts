@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: runs every benchmark and prints one JSON line per result.
- * `npm run bench -- core` (or `service`, `cli`, `limits`) runs one group.
+ * `npm run bench -- core` (or `service`, `cli`, `limits`, `firing`) runs one group.
  */
 import { benchCore } from "./core.ts";
 
@@ -10,6 +10,7 @@ const groups: Record<string, () => Promise<Record<string, unknown>[]> | Record<s
     service: async () => (await import("./service.ts")).benchService(),
     cli: async () => (await import("./cli.ts")).benchCli(),
     limits: async () => (await import("./limits.ts")).benchLimits(),
+    firing: async () => (await import("./firing.ts")).benchFiring(),
   };
 
 const wanted = process.argv.slice(2).filter((arg) => arg !== "--");

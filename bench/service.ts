@@ -50,7 +50,7 @@ const percentile = (samples: number[], p: number) => {
 const round = (ms: number) => Number(ms.toFixed(2));
 
 /** A turn of about `bytes` bytes: a request, reasoning, a tool call with a large result, a message. */
-function turnOfSize(turn: number, bytes: number, seed: number): Entry[] {
+export function turnOfSize(turn: number, bytes: number, seed: number): Entry[] {
   const r = prng(seed * 1000 + turn);
   const at = (s: number) =>
     new Date(Date.UTC(2026, 10, 1) + turn * 60_000 + s * 1000).toISOString();
@@ -78,7 +78,7 @@ function turnOfSize(turn: number, bytes: number, seed: number): Entry[] {
 }
 
 /** Counts the bytes of items every DynamoDB read returns. */
-function countReadBytes(client: DynamoDBClient): { bytes: number; requests: number } {
+export function countReadBytes(client: DynamoDBClient): { bytes: number; requests: number } {
   const counter = { bytes: 0, requests: 0 };
   client.middlewareStack.add(
     (next) => async (args) => {
