@@ -79,13 +79,7 @@ export interface ConversationHead {
   readonly bands?: BandCounts;
   /** The timestamp of the latest automatic band written (kept after a reset). */
   readonly last_fired_at?: string;
-  /**
-   * The latest timestamp of any stored compaction, which the next band's
-   * must follow (core's `nextCompactionTimestamp`): set by every compaction
-   * write, meaningful while `max_compacted_turn >= 0` (a reset of every band
-   * leaves it behind). Absent on heads whose compactions have not changed
-   * since before it existed: then the bands are read for it.
-   */
+  /** The latest compaction's timestamp, while `max_compacted_turn >= 0` (absent on older heads). */
   readonly latest_band_at?: string;
   /**
    * The calibration sample (core/calibration.ts): the latest turns' reported
@@ -147,12 +141,7 @@ export interface StoredTurn {
   readonly model?: ModelInfo;
   /** What the provider reported for the turn's last call, when the post said. */
   readonly usage?: StoredUsage;
-  /**
-   * The running totals of the sizes of turns 0..turn (core/sizes.ts), so a
-   * firing reads the records at its band's ends, not all of them. Absent on
-   * turns stored before they existed (and on the turns after one of those,
-   * until an append computes them again from every record).
-   */
+  /** Running totals of turns 0..turn's sizes (core/sizes.ts); absent on turns stored before them. */
   readonly totals?: RunningTotals;
 }
 

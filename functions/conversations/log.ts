@@ -38,17 +38,12 @@ import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
 import type { Compaction } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
 import {
-  bandEndTurns,
   crossesTurns,
-  projectedCharsFromSizes,
-  projectedCharsWithBand,
   type RunningTotals,
   runningTotals,
   runningTotalsOf,
-  type TotaledSize,
   type TurnSize,
 } from "../../core/sizes.ts";
-import { timestampNanos } from "../../core/timestamp.ts";
 import { type BackoffOptions, jitteredBackoff } from "../backoff.ts";
 import { ConditionFailedError, ContentionError } from "../errors.ts";
 import type {
@@ -64,6 +59,7 @@ import type {
   StoredTurn,
   TurnSizeRecord,
 } from "../ports.ts";
+import { addedCounts, charsWithBand, latestBandTimestamp, latestOf } from "./band-estimate.ts";
 import {
   countersOf,
   expectedCounters,
@@ -548,63 +544,4 @@ export class ConversationLog {
       version = { ...version, compactions_version: version.compactions_version + 1 };
     }
   }
-}
-
-/** The later of two compaction timestamps (`at` may be absent). */
-function latestOf(at: string | undefined, other: string): string {
-  return at !== undefined && timestampNanos(at) > timestampNanos(other) ? at : other;
-}
-
-/**
- * The head's band counts with `added`, when the head has them (every
- * compaction write sets them) or has no compaction; a head from before
- * they existed has none, and the bands are counted from the stored compactions.
- */
-function addedCounts(head: ConversationHead, added: StoredCompaction): BandCounts | undefined {
-  // No compaction covers any turn: there is none.
-  const counts = head.bands ?? (head.max_compacted_turn < 0 ? { auto: 0, manual: 0 } : undefined);
-  if (!counts) return undefined;
-  const auto = added.compaction.source === "auto";
-  return { auto: counts.auto + (auto ? 1 : 0), manual: counts.manual + (auto ? 0 : 1) };
-}
-
-/** See {@link Snapshot.charsWithBand}. */
-async function charsWithBand(
-  store: ConversationStore,
-  ref: ConversationRef,
-  head: ConversationHead | undefined,
-  snapshot: Snapshot,
-  range: TurnRange,
-): Promise<(band: Compaction) => number> {
-  if (head && range.from_turn > head.max_compacted_turn) {
-    const turns = bandEndTurns(range, head.turn_count);
-    const records = new Map(
-      (await store.getTurnSizes(ref, turns)).map((record) => [record.turn, record]),
-    );
-    if (turns.every((turn) => records.get(turn)?.totals !== undefined)) {
-      return (band) =>
-        projectedCharsWithBand(
-          head.projected_chars,
-          head.turn_count,
-          band,
-          (turn) => records.get(turn) as TotaledSize,
-        );
-    }
-  }
-  const [sizes, stored] = await Promise.all([snapshot.turnSizes(), snapshot.compactions()]);
-  const compactions = stored.map((c) => c.compaction);
-  return (band) => projectedCharsFromSizes(sizes, [...compactions, band]);
-}
-
-/** See {@link Snapshot.latestBandTimestamp}. */
-async function latestBandTimestamp(
-  head: ConversationHead | undefined,
-  snapshot: Snapshot,
-): Promise<string | undefined> {
-  if (!head || head.max_compacted_turn < 0) return undefined;
-  if (head.latest_band_at !== undefined) return head.latest_band_at;
-  return (await snapshot.compactions()).reduce<string | undefined>(
-    (at, c) => latestOf(at, c.compaction.timestamp),
-    undefined,
-  );
 }
