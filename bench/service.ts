@@ -83,7 +83,7 @@ export function turnOfSize(turn: number, bytes: number, seed: number): Entry[] {
 }
 
 /** Counts the bytes of items every DynamoDB read returns. */
-function countReadBytes(client: DynamoDBClient): { bytes: number; requests: number } {
+export function countReadBytes(client: DynamoDBClient): { bytes: number; requests: number } {
   const counter = { bytes: 0, requests: 0 };
   client.middlewareStack.add(
     (next) => async (args) => {

@@ -22,7 +22,8 @@ import { timestampNanos } from "./timestamp.ts";
 const enabled: AutoConfig = resolveAutoConfig({ enabled: true });
 const NOW = Date.UTC(2026, 5, 15);
 
-type Input = Omit<TriggerState, "after_last_compaction"> & FiringContext;
+type Input = Omit<TriggerState, "after_last_compaction"> &
+  Omit<FiringContext, "compactions"> & { readonly compactions: readonly Compaction[] };
 
 function input(overrides: Partial<Input>): Input {
   return {

@@ -175,7 +175,7 @@ export interface FiringContext {
    * Compactions the new band's timestamp must follow: the stream's, or only
    * its latest-stamped one (all the timestamp reads; `tune` passes just that).
    */
-  readonly compactions: readonly Compaction[];
+  readonly compactions: readonly Pick<Compaction, "timestamp">[];
   /** The clock reading (ms since the epoch) the new band's timestamp starts from. */
   readonly nowMillis: number;
   /** D50's estimate (chars / 4) of the projected view with `compaction` appended. */
@@ -277,8 +277,11 @@ export type SummarizeRange = (range: TurnRange, rule: SummaryRuleConfig) => Prom
 /** What one D50 step reads; each input is read only when the step gets that far. */
 export interface StepInputs {
   readonly state: TriggerState;
-  /** The compactions, clock and estimator; called only when the trigger fires. */
-  readonly firing: () => FiringContext | Promise<FiringContext>;
+  /**
+   * The compactions, clock and estimator; called only when the trigger
+   * fires, with the range the band covers (what its estimate reads).
+   */
+  readonly firing: (range: TurnRange) => FiringContext | Promise<FiringContext>;
   /** Without it, a summary rule stops at `needs_summary`. */
   readonly summarize?: SummarizeRange;
 }
@@ -308,7 +311,7 @@ export async function stepAutoCompaction(inputs: StepInputs): Promise<AutoCompac
     if (!inputs.summarize) return { kind: "needs_summary", decision };
     summary = await inputs.summarize(decision.range, rule);
   }
-  const context = await inputs.firing();
+  const context = await inputs.firing(decision.range);
   const band = buildBand(inputs.state, decision, context, summary);
   const { config } = inputs.state;
   const gain = decision.estimated_tokens - band.estimated_tokens_after;

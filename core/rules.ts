@@ -43,7 +43,7 @@ export function rollingRange(
  * still wins over every band before it.
  */
 export function nextCompactionTimestamp(
-  compactions: readonly Compaction[],
+  compactions: readonly Pick<Compaction, "timestamp">[],
   nowMillis: number,
 ): string {
   let next = BigInt(Math.trunc(nowMillis)) * 1_000_000n;

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compactedStreamArb } from "../test/helpers/arbitraries.ts";
+import { compactedStreamArb, compactionArb, streamArb } from "../test/helpers/arbitraries.ts";
 import {
   compaction,
   request,
@@ -13,7 +13,15 @@ import { generateConversation } from "../test/helpers/conversation.ts";
 import { propertyRuns } from "../test/helpers/property.ts";
 import { estimateStream } from "./estimate.ts";
 import { compactionsOf } from "./projection.ts";
-import { measureStream, projectedCharsFromSizes } from "./sizes.ts";
+import type { RunningTotals, TurnSize } from "./sizes.ts";
+import {
+  bandEndTurns,
+  measureStream,
+  projectedCharsFromSizes,
+  projectedCharsWithBand,
+  runningTotalsOf,
+  type TotaledSize,
+} from "./sizes.ts";
 
 describe("per-turn sizes", () => {
   it("count each kind of content in UTF-8 bytes", () => {
@@ -90,5 +98,68 @@ describe("per-turn sizes", () => {
     expect(projectedCharsFromSizes(measureStream(withBands), compactionsOf(withBands))).toBe(
       estimateStream(withBands).chars,
     );
+  });
+
+  it("with a band after every compaction, give it from the running totals at the band's ends alone (property)", () => {
+    // Tool pairs across turns: kept (generated conversations) and not kept (orphans of earlier ids).
+    const streams = fc.oneof(
+      fc
+        .record({ seed: fc.nat(), turns: fc.integer({ min: 1, max: 12 }) })
+        .map(({ seed, turns }) => generateConversation({ seed, turns, crossTurnRate: 0.5 })),
+      streamArb(8, { orphans: true }),
+    );
+    fc.assert(
+      fc.property(
+        streams,
+        fc.array(compactionArb(6), { maxLength: 3 }),
+        compactionArb(8),
+        fc.nat(3),
+        (stream, existing, candidate, gap) => {
+          const sizes = measureStream(stream);
+          const totals = runningTotalsOf(sizes);
+          const from = existing.reduce((max, c) => Math.max(max, c.to_turn), -1) + 1 + gap;
+          const band = {
+            ...candidate,
+            from_turn: from,
+            to_turn: from + candidate.to_turn - candidate.from_turn,
+          };
+          const ends = new Set(bandEndTurns(band, sizes.length));
+          const at = (t: number): TotaledSize => {
+            if (!ends.has(t)) throw new Error(`read turn ${t}, not an end of the band`);
+            return { size: sizes[t] as TurnSize, totals: totals[t] as RunningTotals };
+          };
+          const withBand = projectedCharsWithBand(
+            projectedCharsFromSizes(sizes, existing),
+            sizes.length,
+            band,
+            at,
+          );
+          expect(withBand).toBe(estimateStream([...stream, ...existing, band]).chars);
+        },
+      ),
+      propertyRuns(500),
+    );
+  });
+
+  it("keep running totals of every field, pairs across turns counted once the next turn answers them", () => {
+    const stream = [
+      turnStart(0),
+      request("a"),
+      toolCall("x", "grep", { q: "1" }),
+      turnStart(1),
+      toolResult("x", "out"),
+      request("b"),
+      toolCall("y", "grep", {}),
+      turnStart(2),
+      request("c"),
+    ];
+    const totals = runningTotalsOf(measureStream(stream));
+    expect(totals.map((t) => [t.text, t.linked_requests, t.linked_responses])).toEqual([
+      [1, 0, 0],
+      [2, 'grep{"q":"1"}'.length, "out".length],
+      // Turn 1's call is never answered: it links nothing.
+      [3, 'grep{"q":"1"}'.length, "out".length],
+    ]);
+    expect(totals[2]?.linked_responses_stripped).toBe("[compacted] grep: success".length);
   });
 });

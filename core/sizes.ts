@@ -209,3 +209,152 @@ function toolChars(
   if (policy.policy === "omit") return 0;
   return policy[side] ? stripped : stored;
 }
+
+/**
+ * Running totals of a stream's turn sizes, through one turn (its size
+ * record keeps them, docs/architecture.md §13): the sums of every field a
+ * policy can act on, and of the tool pairs that cross into a turn and stay
+ * (`linked_*`: the previous turn's pending requests and this turn's carried
+ * responses, counted when this turn carries as many results as the previous
+ * one left calls, {@link keepsCarried}). A turn's own pending calls join the
+ * totals with the next turn, once it is known whether they stay.
+ * The estimate with a band over turns no compaction covers needs the totals
+ * at the band's two ends only ({@link projectedCharsWithBand}).
+ */
+export interface RunningTotals {
+  readonly text: number;
+  readonly reasoning: number;
+  readonly tool_requests: number;
+  readonly tool_requests_stripped: number;
+  readonly tool_responses: number;
+  readonly tool_responses_stripped: number;
+  readonly linked_requests: number;
+  readonly linked_requests_stripped: number;
+  readonly linked_responses: number;
+  readonly linked_responses_stripped: number;
+}
+
+/** A turn's sizes with the running totals through it. */
+export interface TotaledSize {
+  readonly size: TurnSize;
+  readonly totals: RunningTotals;
+}
+
+/** The totals before the first turn. */
+export const ZERO_TOTALS: RunningTotals = Object.freeze({
+  text: 0,
+  reasoning: 0,
+  tool_requests: 0,
+  tool_requests_stripped: 0,
+  tool_responses: 0,
+  tool_responses_stripped: 0,
+  linked_requests: 0,
+  linked_requests_stripped: 0,
+  linked_responses: 0,
+  linked_responses_stripped: 0,
+});
+
+const TOTAL_FIELDS = Object.keys(ZERO_TOTALS) as (keyof RunningTotals)[];
+
+/** The running totals through a turn of `size`, from the previous turn's (`undefined` for turn 0). */
+export function runningTotals(previous: TotaledSize | undefined, size: TurnSize): RunningTotals {
+  const base = previous?.totals ?? ZERO_TOTALS;
+  const calls = previous?.size.pending_calls ?? 0;
+  const linked = calls > 0 && (size.carried_results ?? 0) === calls;
+  return {
+    text: base.text + size.text,
+    reasoning: base.reasoning + size.reasoning,
+    tool_requests: base.tool_requests + size.tool_requests,
+    tool_requests_stripped: base.tool_requests_stripped + size.tool_requests_stripped,
+    tool_responses: base.tool_responses + size.tool_responses,
+    tool_responses_stripped: base.tool_responses_stripped + size.tool_responses_stripped,
+    linked_requests: base.linked_requests + (linked ? (previous?.size.pending_requests ?? 0) : 0),
+    linked_requests_stripped:
+      base.linked_requests_stripped +
+      (linked ? (previous?.size.pending_requests_stripped ?? 0) : 0),
+    linked_responses: base.linked_responses + (linked ? (size.carried_responses ?? 0) : 0),
+    linked_responses_stripped:
+      base.linked_responses_stripped + (linked ? (size.carried_responses_stripped ?? 0) : 0),
+  };
+}
+
+/** Every turn's running totals, in turn order. */
+export function runningTotalsOf(sizes: readonly TurnSize[]): RunningTotals[] {
+  const out: RunningTotals[] = [];
+  sizes.forEach((size, t) => {
+    const previous = sizes[t - 1];
+    const before = out[t - 1];
+    out.push(
+      runningTotals(previous && before ? { size: previous, totals: before } : undefined, size),
+    );
+  });
+  return out;
+}
+
+/**
+ * The turns whose totals {@link projectedCharsWithBand} reads for a band
+ * over `range` in a stream of `turnCount` turns: the turns on either side of
+ * each end of the part the band covers (none when it covers no stored turn).
+ */
+export function bandEndTurns(
+  range: Pick<Compaction, "from_turn" | "to_turn">,
+  turnCount: number,
+): number[] {
+  const first = range.from_turn;
+  const last = Math.min(range.to_turn, turnCount - 1);
+  if (first > last) return [];
+  const turns = new Set([first - 1, first, last, last + 1]);
+  return [...turns].filter((t) => t >= 0 && t < turnCount).sort((a, b) => a - b);
+}
+
+/**
+ * The projected characters of a stream of `turnCount` turns with `band`
+ * appended, from `projected` (the characters under its compactions) and the
+ * records of {@link bandEndTurns} (`at(t)`; every one must be there). Only
+ * when no compaction covers any turn from `band.from_turn` on: then the band
+ * wins every policy it sets on its turns, whatever its timestamp, and what
+ * it changes is those turns and the tool results the turn after it carries
+ * (a pair goes with the policy of the turn that holds the call), so the
+ * difference is the totals' between its ends. Equals
+ * {@link projectedCharsFromSizes} of every turn with every compaction and the band.
+ */
+export function projectedCharsWithBand(
+  projected: number,
+  turnCount: number,
+  band: Compaction,
+  at: (turn: number) => TotaledSize,
+): number {
+  const first = band.from_turn;
+  const last = Math.min(band.to_turn, turnCount - 1);
+  if (first > last) return projected;
+  const totals = (t: number) => (t < 0 ? ZERO_TOTALS : at(t).totals);
+  const between = (high: RunningTotals, low: RunningTotals) =>
+    Object.fromEntries(TOTAL_FIELDS.map((f) => [f, high[f] - low[f]])) as unknown as RunningTotals;
+  // The band's own turns; the pairs linking into its turns after the first and into the turn after it.
+  const own = between(totals(last), totals(first - 1));
+  const links = between(totals(last + 1 < turnCount ? last + 1 : last), totals(first));
+  // The last turn's pending calls stay (keepsPending): no next turn links them yet.
+  const tail = last === turnCount - 1 ? at(last).size : undefined;
+  const tailRequests = (tail?.pending_calls ?? 0) > 0 ? (tail?.pending_requests ?? 0) : 0;
+  const tailStripped = (tail?.pending_calls ?? 0) > 0 ? (tail?.pending_requests_stripped ?? 0) : 0;
+  const before =
+    own.text +
+    own.reasoning +
+    own.tool_requests +
+    own.tool_responses +
+    links.linked_requests +
+    links.linked_responses +
+    tailRequests;
+  if (band.summary !== undefined) {
+    return projected - before + SUMMARY_REQUEST_CHARS + utf8Length(summaryTextOf(band));
+  }
+  const after =
+    own.text +
+    (band.reasoning === undefined ? own.reasoning : 0) +
+    toolChars(band, "request", own.tool_requests, own.tool_requests_stripped) +
+    toolChars(band, "response", own.tool_responses, own.tool_responses_stripped) +
+    toolChars(band, "request", links.linked_requests, links.linked_requests_stripped) +
+    toolChars(band, "response", links.linked_responses, links.linked_responses_stripped) +
+    toolChars(band, "request", tailRequests, tailStripped);
+  return projected - before + after;
+}

@@ -11,7 +11,7 @@ import type { ModelCatalog, ModelInfo } from "../core/catalog.ts";
 import type { AutoConfigLayer, SummaryRuleConfig } from "../core/config.ts";
 import type { Compaction, Entry } from "../core/events.ts";
 import type { TurnRange } from "../core/rules.ts";
-import type { TurnSize } from "../core/sizes.ts";
+import type { RunningTotals, TurnSize } from "../core/sizes.ts";
 
 // The ports of signed webhooks in and notifications out, in a file of their own.
 export * from "./webhook-ports.ts";
@@ -79,6 +79,8 @@ export interface ConversationHead {
   readonly bands?: BandCounts;
   /** The timestamp of the latest automatic band written (kept after a reset). */
   readonly last_fired_at?: string;
+  /** The latest compaction's timestamp, while `max_compacted_turn >= 0` (absent on older heads). */
+  readonly latest_band_at?: string;
   /**
    * The calibration sample (core/calibration.ts): the latest turns' reported
    * usage against the view each saw, set by every append that carries usage,
@@ -141,6 +143,8 @@ export interface StoredTurn {
   readonly model?: ModelInfo;
   /** What the provider reported for the turn's last call, when the post said. */
   readonly usage?: StoredUsage;
+  /** Running totals of turns 0..turn's sizes (core/sizes.ts); absent on turns stored before them. */
+  readonly totals?: RunningTotals;
 }
 
 /**
@@ -290,6 +294,9 @@ export interface ConversationStore {
 
   /** Every stored turn's counts, in turn order, without reading events. */
   listTurnSizes(ref: ConversationRef): Promise<TurnSizeRecord[]>;
+
+  /** The counts of the turns `turns` that are stored, in turn order, without reading events. */
+  getTurnSizes(ref: ConversationRef, turns: readonly number[]): Promise<TurnSizeRecord[]>;
 
   /** The events of turns `from..to` (inclusive; default all), in turn order. */
   readTurns(ref: ConversationRef, from?: number, to?: number): Promise<StoredTurn[]>;

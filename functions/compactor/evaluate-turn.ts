@@ -23,7 +23,6 @@ import type { SummaryRuleConfig } from "../../core/config.ts";
 import { tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
-import { projectedCharsFromSizes } from "../../core/sizes.ts";
 import { ConversationLog, type Decision, type RetryPolicy } from "../conversations/log.ts";
 import {
   autoKey,
@@ -151,15 +150,17 @@ async function evaluate(
       context_window: resolveContextWindow(head.model, catalogFor(settings, tenant)),
       calibration: { kind: "sample", sample: head.calibration },
     };
-    // Read only when the trigger fires: the no-fire path costs the head read alone.
-    const firing = async () => {
-      const [sizes, stored] = await Promise.all([snapshot.turnSizes(), snapshot.compactions()]);
-      const compactions = stored.map((c) => c.compaction);
+    // Read only when the trigger fires: the no-fire path costs the head read alone. A firing
+    // reads the size records at its band's ends and no band (log.ts Snapshot.charsWithBand).
+    const firing = async (range: TurnRange) => {
+      const [withBand, latest] = await Promise.all([
+        snapshot.charsWithBand(range),
+        snapshot.latestBandTimestamp(),
+      ]);
       return {
-        compactions,
+        compactions: latest === undefined ? [] : [{ timestamp: latest }],
         nowMillis: clock.nowMillis(),
-        estimateWith: (c: Compaction) =>
-          tokensFromChars(projectedCharsFromSizes(sizes, [...compactions, c])),
+        estimateWith: (c: Compaction) => tokensFromChars(withBand(c)),
       };
     };
     const summarizer = deps.summarizer;

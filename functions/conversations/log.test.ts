@@ -1,7 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
 import { projectedCharsFromSizes } from "../../core/sizes.ts";
+import { indexTurns } from "../../core/turns.ts";
 import { storedTurn } from "../../test/contract/conversation-store.contract.ts";
 import { compaction, message, request, turnStart } from "../../test/helpers/builders.ts";
+import { generateConversation } from "../../test/helpers/conversation.ts";
 import { ConditionFailedError, ContentionError } from "../errors.ts";
 import type { ConversationRef, StoredCompaction } from "../ports.ts";
 import { MemoryConversationStore } from "../store/memory.ts";
@@ -50,6 +52,21 @@ async function cachedAndRecomputed(store: MemoryConversationStore) {
     },
   };
 }
+
+/** 24 turns whose tool results often cross into the next turn (some answered, some not). */
+const crossingTurns = (() => {
+  const entries = generateConversation({ seed: 11, turns: 24, crossTurnRate: 0.5 });
+  const { turnOf, turnCount } = indexTurns(entries);
+  const names = new Map<string, string>();
+  return Array.from({ length: turnCount }, (_, t) =>
+    storedTurn(
+      t,
+      entries.filter((_, i) => turnOf[i] === t),
+      undefined,
+      names,
+    ),
+  );
+})();
 
 const write = (log: ConversationLog, w: LogWrite) =>
   log.update(ref, "test", async () => ({ write: w, result: undefined }));
@@ -221,6 +238,65 @@ describe("ConversationLog", () => {
     expect(await log.appendUncovered(ref, turn(0))).toBe(false);
     expect(reads).not.toHaveBeenCalled();
     expect(await store.getHead(ref)).toMatchObject({ turn_count: 1, projected_chars: 200 });
+  });
+
+  it("keeps projected_chars equal to a recomputation when tool pairs cross turns", async () => {
+    const store = new MemoryConversationStore();
+    const log = new ConversationLog(store);
+    for (const stored of crossingTurns) {
+      // Turns without carried results take the one-round-trip path when they can.
+      if (!(await log.appendUncovered(ref, stored))) {
+        await write(log, { kind: "append_turn", turn: stored });
+      }
+      const { cached, recomputed } = await cachedAndRecomputed(store);
+      expect({ turn: stored.turn, ...cached }).toEqual({ turn: stored.turn, ...recomputed });
+    }
+  });
+
+  it("writes a band after every compaction from the size records at its ends, equal to a recomputation", async () => {
+    const turns = crossingTurns;
+    const turnCount = turns.length;
+    for (const legacy of [false, true]) {
+      const store = new MemoryConversationStore();
+      const log = new ConversationLog(store);
+      for (const stored of turns) {
+        // Records stored before the running totals: the store keeps none.
+        if (legacy) await store.appendTurn(ref, stored, { compactions_version: 0 }, {});
+        else await write(log, { kind: "append_turn", turn: stored });
+      }
+      if (legacy) {
+        const sizes = (await store.listTurnSizes(ref)).map((r) => r.size);
+        await store.repairHead(ref, (await store.getHead(ref)) as never, {
+          turn_count: turnCount,
+          projected_chars: projectedCharsFromSizes(sizes, []),
+          max_compacted_turn: -1,
+          compactions_version: 0,
+          evaluated_through: -1,
+        });
+      }
+      const lists = vi.spyOn(store, "listTurnSizes");
+      const bands = vi.spyOn(store, "listCompactions");
+      const ends = vi.spyOn(store, "getTurnSizes");
+      let seq = 0;
+      for (const [from, to] of [
+        [1, 4],
+        [5, 5],
+        [6, 11],
+        [12, 30],
+      ] as const) {
+        seq++;
+        await write(log, {
+          kind: "add_compaction",
+          compaction: band(`MAN#${seq}`, from, to, turnCount - 1, seq),
+        });
+        const { cached, recomputed } = await cachedAndRecomputed(store);
+        expect({ legacy, ...cached }).toEqual({ legacy, ...recomputed });
+      }
+      const reads = lists.mock.calls.length + bands.mock.calls.length;
+      // cachedAndRecomputed lists each once per band: the writes themselves list nothing.
+      if (legacy) expect(reads).toBeGreaterThan(8);
+      else expect([reads, ends.mock.calls.length]).toEqual([8, 4]);
+    }
   });
 
   it("reads compactions and sizes at most once per attempt, and only when asked", async () => {

@@ -35,7 +35,15 @@ import { addUsage, type TurnUsage } from "../../core/calibration.ts";
 import type { ModelInfo } from "../../core/catalog.ts";
 import type { AutoConfigLayer } from "../../core/config.ts";
 import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
-import type { TurnSize } from "../../core/sizes.ts";
+import type { Compaction } from "../../core/events.ts";
+import type { TurnRange } from "../../core/rules.ts";
+import {
+  crossesTurns,
+  type RunningTotals,
+  runningTotals,
+  runningTotalsOf,
+  type TurnSize,
+} from "../../core/sizes.ts";
 import { type BackoffOptions, jitteredBackoff } from "../backoff.ts";
 import { ConditionFailedError, ContentionError } from "../errors.ts";
 import type {
@@ -49,7 +57,9 @@ import type {
   LifeRef,
   StoredCompaction,
   StoredTurn,
+  TurnSizeRecord,
 } from "../ports.ts";
+import { addedCounts, charsWithBand, latestBandTimestamp, latestOf } from "./band-estimate.ts";
 import {
   countersOf,
   expectedCounters,
@@ -73,6 +83,22 @@ export interface Snapshot {
   compactions(): Promise<readonly StoredCompaction[]>;
   /** Every stored turn's sizes, in turn order. */
   turnSizes(): Promise<readonly TurnSize[]>;
+  /**
+   * How to compute the projected characters with a band over `range`
+   * added: when the band covers only turns no compaction covers (every
+   * automatic band: its range starts after the furthest-compacted turn),
+   * from the head's `projected_chars` and the size records at the band's
+   * ends (core's `projectedCharsWithBand`, at most four records read); else,
+   * or when one of those records has no running totals (stored before
+   * them), from every size record and every compaction.
+   */
+  charsWithBand(range: TurnRange): Promise<(band: Compaction) => number>;
+  /**
+   * The latest timestamp of any compaction (`undefined` with none), which
+   * a new band's must follow: the head's `latest_band_at`, or, on a head
+   * written before it, from every compaction.
+   */
+  latestBandTimestamp(): Promise<string | undefined>;
 }
 
 /** One versioned write: what changes, never the numbers the head caches (the log computes those). */
@@ -143,8 +169,11 @@ export class ConversationLog {
    * (`max_compacted_turn < turn`) and no stored event is later than
    * `latestEventMs` (the turn's latest event time): its characters then add
    * to the projected total whatever the compactions are, so the head need
-   * not be read. False when a condition or the turn number does not hold;
-   * then decide from a {@link Snapshot} with {@link update}.
+   * not be read. False when a condition or the turn number does not hold,
+   * or when a tool pair may cross into or out of the turn (it or the turn
+   * before has calls it leaves unanswered, or it answers earlier calls:
+   * whether those stay in the view depends on both turns and the policy of
+   * the one with the call); then decide from a {@link Snapshot} with {@link update}.
    */
   async appendUncovered(
     ref: ConversationRef,
@@ -152,10 +181,17 @@ export class ConversationLog {
     latestEventMs = Number.NEGATIVE_INFINITY,
   ): Promise<boolean> {
     const dated = Number.isFinite(latestEventMs);
+    if (crossesTurns(turn.size)) return false;
     try {
+      // Turn 0 reads nothing: its write starts at once, as before the totals.
+      const { previous, totals } =
+        turn.turn === 0
+          ? { previous: undefined, totals: runningTotals(undefined, turn.size) }
+          : await this.#totalsThrough(ref, turn);
+      if ((previous?.size.pending_calls ?? 0) > 0) return false;
       await this.#store.appendTurn(
         ref,
-        turn,
+        totals ? { ...turn, totals } : turn,
         {
           uncompacted: true,
           add_projected_chars: rawChars(turn.size),
@@ -243,13 +279,43 @@ export class ConversationLog {
     if (await this.#store.beginDelete(ref)) await this.#store.finishDelete(ref);
   }
 
+  /**
+   * The running totals through `turn` (core/sizes.ts), from the size record
+   * of the turn before it (one read; none for turn 0). When that record has
+   * none (stored before them) they are computed from every record, once:
+   * the turns after this one chain from its totals. `undefined` when the
+   * turn before is not stored (the append's condition then fails anyway).
+   * With them, the record of the turn before.
+   */
+  async #totalsThrough(
+    ref: ConversationRef,
+    turn: StoredTurn,
+  ): Promise<{ previous?: TurnSizeRecord; totals?: RunningTotals }> {
+    if (turn.turn === 0) return { totals: runningTotals(undefined, turn.size) };
+    const [previous] = await this.#store.getTurnSizes(ref, [turn.turn - 1]);
+    if (!previous) return {};
+    if (previous.totals) {
+      const totals = runningTotals({ size: previous.size, totals: previous.totals }, turn.size);
+      return { previous, totals };
+    }
+    const records = await this.#store.listTurnSizes(ref);
+    if (records.length !== turn.turn) return { previous };
+    return {
+      previous,
+      totals: runningTotalsOf([...records.map((r) => r.size), turn.size]).at(-1),
+    };
+  }
+
   #snapshot(ref: ConversationRef, read: ConversationHead | undefined): Snapshot {
     const store = this.#store;
     let compactions: Promise<StoredCompaction[]> | undefined;
     let sizes: Promise<TurnSize[]> | undefined;
+    let latest: Promise<string | undefined> | undefined;
+    const withBand = new Map<string, Promise<(band: Compaction) => number>>();
     const deleting = read?.deleting === true;
-    return {
-      head: deleting ? undefined : read,
+    const head = deleting ? undefined : read;
+    const snapshot: Snapshot = {
+      head,
       deleting,
       compactions: () => {
         compactions ??= store.listCompactions(ref);
@@ -259,20 +325,39 @@ export class ConversationLog {
         sizes ??= store.listTurnSizes(ref).then((records) => records.map((r) => r.size));
         return sizes;
       },
+      charsWithBand: (range) => {
+        const key = `${range.from_turn}..${range.to_turn}`;
+        let chars = withBand.get(key);
+        if (!chars) {
+          chars = charsWithBand(store, ref, head, snapshot, range);
+          withBand.set(key, chars);
+        }
+        return chars;
+      },
+      latestBandTimestamp: () => {
+        latest ??= latestBandTimestamp(head, snapshot);
+        return latest;
+      },
     };
+    return snapshot;
   }
 
   async #apply(ref: ConversationRef, snapshot: Snapshot, write: LogWrite): Promise<void> {
     const head = snapshot.head;
     switch (write.kind) {
       case "append_turn": {
-        const { turn } = write;
-        const covered = turn.turn <= (head?.max_compacted_turn ?? -1);
-        const projected = covered
-          ? projectedChars(
-              [...(await snapshot.turnSizes()), turn.size],
-              await snapshot.compactions(),
-            )
+        const covered = write.turn.turn <= (head?.max_compacted_turn ?? -1);
+        const through = covered ? {} : await this.#totalsThrough(ref, write.turn);
+        // A tool pair crossing into or out of the turn (see appendUncovered): recomputed too.
+        const crossing =
+          crossesTurns(write.turn.size) || (through.previous?.size.pending_calls ?? 0) > 0;
+        const before = covered || crossing ? await snapshot.turnSizes() : undefined;
+        const totals = before
+          ? runningTotalsOf([...before, write.turn.size]).at(-1)
+          : through.totals;
+        const turn = totals ? { ...write.turn, totals } : write.turn;
+        const projected = before
+          ? projectedChars([...before, turn.size], await snapshot.compactions())
           : (head?.projected_chars ?? 0) + rawChars(turn.size);
         // The turn's last call saw the projected view up to its answer: the calibration's point.
         const stored = write.usage
@@ -299,17 +384,22 @@ export class ConversationLog {
       }
       case "add_compaction": {
         if (!head) throw new ConditionFailedError("no head to add a compaction to");
-        const all = [...(await snapshot.compactions()), write.compaction];
         const { decision, measures } = write;
         const added = write.compaction.compaction;
+        const [withBand, latest] = await Promise.all([
+          snapshot.charsWithBand(added),
+          snapshot.latestBandTimestamp(),
+        ]);
+        const bands = addedCounts(head, write.compaction);
         await this.#store.addCompaction(
           ref,
           write.compaction,
           head,
           {
-            projected_chars: projectedChars(await snapshot.turnSizes(), all),
-            max_compacted_turn: maxCompactedTurn(all),
-            bands: bandCounts(all),
+            projected_chars: withBand(added),
+            max_compacted_turn: Math.max(head.max_compacted_turn, added.to_turn),
+            bands: bands ?? bandCounts([...(await snapshot.compactions()), write.compaction]),
+            latest_band_at: latestOf(latest, added.timestamp),
             ...(added.source === "auto" ? { last_fired_at: added.timestamp } : {}),
             ...(decision === undefined
               ? {}
@@ -438,10 +528,16 @@ export class ConversationLog {
     for (let start = 0; start < keys.length; start += REMOVE_BATCH) {
       const batch = new Set(keys.slice(start, start + REMOVE_BATCH));
       remaining = remaining.filter((c) => !batch.has(c.key));
+      const latest = remaining.reduce<string | undefined>(
+        (at, c) => latestOf(at, c.compaction.timestamp),
+        undefined,
+      );
       await this.#store.removeCompactions(ref, [...batch], version, {
         projected_chars: projectedChars(sizes, remaining),
         max_compacted_turn: maxCompactedTurn(remaining),
         bands: bandCounts(remaining),
+        // With no band left it stays behind: `max_compacted_turn` -1 says there is none.
+        ...(latest === undefined ? {} : { latest_band_at: latest }),
         ...(recorded ? { removing: keys.slice(start + REMOVE_BATCH) } : {}),
       });
       landed(batch.size);

@@ -26,6 +26,7 @@ const HEAD_UPDATE_FIELDS = [
   "last_decision",
   "bands",
   "last_fired_at",
+  "latest_band_at",
   "calibration",
 ] as const satisfies readonly (keyof HeadUpdate)[];
 

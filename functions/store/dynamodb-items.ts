@@ -8,7 +8,7 @@ import { gunzip as gunzipCallback, gzip as gzipCallback } from "node:zlib";
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { convertToAttr, unmarshall } from "@aws-sdk/util-dynamodb";
 import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
-import { EMPTY_TURN_SIZE } from "../../core/sizes.ts";
+import { EMPTY_TURN_SIZE, type RunningTotals, ZERO_TOTALS } from "../../core/sizes.ts";
 import {
   type ConversationHead,
   EMPTY_HEAD,
@@ -41,6 +41,14 @@ export function attr(value: unknown): AttributeValue {
 
 /** TurnSize's and ModelInfo's fields in declaration order (DynamoDB maps do not keep key order). */
 const SIZE_FIELDS = Object.keys(EMPTY_TURN_SIZE);
+const TOTAL_FIELDS = Object.keys(ZERO_TOTALS) as (keyof RunningTotals)[];
+
+/** The running totals a TURN item keeps as a list (see {@link toTurnItem}). */
+function totalsOf(list: readonly unknown[]): RunningTotals {
+  return Object.fromEntries(
+    TOTAL_FIELDS.map((field, i) => [field, Number(list[i])]),
+  ) as unknown as RunningTotals;
+}
 const MODEL_FIELDS = ["id", "context_window"];
 const USAGE_FIELDS = [
   "input_tokens",
@@ -82,6 +90,7 @@ export function toHead(item: Item): ConversationHead {
   if (raw.last_decision !== undefined) head.last_decision = raw.last_decision;
   if (raw.bands !== undefined) head.bands = inOrder(raw.bands, BAND_FIELDS);
   if (raw.last_fired_at !== undefined) head.last_fired_at = raw.last_fired_at;
+  if (raw.latest_band_at !== undefined) head.latest_band_at = raw.latest_band_at;
   if (raw.calibration !== undefined) {
     head.calibration = {
       turns_with_usage: Number(raw.calibration.turns_with_usage),
@@ -122,6 +131,8 @@ export function toTurnItem(pk: string, turn: StoredTurn, storage: EventStorage):
     committed_at: Date.now(),
     model: turn.model,
     usage: turn.usage,
+    // A list in the order of ZERO_TOTALS's fields: the names would be most of its bytes.
+    totals: turn.totals && TOTAL_FIELDS.map((field) => turn.totals?.[field]),
   });
 }
 
@@ -134,6 +145,7 @@ export function toTurnRecord(item: Item): TurnRecord {
     digest: String(raw.digest),
     ...(raw.model !== undefined ? { model: inOrder(raw.model, MODEL_FIELDS) } : {}),
     ...(raw.usage !== undefined ? { usage: inOrder(raw.usage, USAGE_FIELDS) } : {}),
+    ...(Array.isArray(raw.totals) ? { totals: totalsOf(raw.totals) } : {}),
     // Set by the evaluation after the turn (dynamodb.ts `markEvaluated`, dynamodb-compactions.ts).
     ...(raw.evaluation !== undefined ? { evaluation: raw.evaluation } : {}),
   };

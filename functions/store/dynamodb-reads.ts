@@ -1,6 +1,6 @@
 /**
  * The reads of the DynamoDB conversation store (the port's `getTurn`,
- * `listTurnSizes`, `readTurns`, `listCompactions` and `listConversations`):
+ * `listTurnSizes`, `getTurnSizes`, `readTurns`, `listCompactions` and `listConversations`):
  * strongly consistent, following every page. A turn's events are read from
  * the chunks its committed TURN item names, never from any other.
  */
@@ -59,6 +59,16 @@ export async function listTurnSizes(
 ): Promise<TurnSizeRecord[]> {
   const items = await withPrefix(target, ref, TURN_SK_PREFIX);
   return items.map((item) => toTurnRecord(item).summary);
+}
+
+/** The port's `getTurnSizes` on `target`: one consistent GetItem per turn, in parallel. */
+export async function getTurnSizes(
+  target: DynamoTarget,
+  ...[ref, turns]: Parameters<ConversationStore["getTurnSizes"]>
+): Promise<TurnSizeRecord[]> {
+  const wanted = [...new Set(turns)].filter(isTurnNumber).sort((a, b) => a - b);
+  const items = await Promise.all(wanted.map((turn) => getItem(target, ref, turnSk(turn))));
+  return items.flatMap((item) => (item ? [toTurnRecord(item).summary] : []));
 }
 
 /** The port's `readTurns` on `target`. */

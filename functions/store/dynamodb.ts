@@ -16,7 +16,8 @@
  *   append, compaction change and config; `bands` and `last_fired_at` are
  *   what the list shows.
  * - `TURN#<turn, 9 digits>`: the commit marker of a turn: turn, digest, size
- *   counts, model, and `storage` = {encoding, hash, chunks, bytes,
+ *   counts and their running totals (`totals`, absent on turns stored before
+ *   them), model, and `storage` = {encoding, hash, chunks, bytes,
  *   json_bytes} telling where its events are. Never overwritten; only
  *   `evaluation` is added to it (below).
  * - `EVT#<turn>#<blob hash prefix>#c<chunk, 4 digits>`: the turn's events as
@@ -77,6 +78,7 @@ import { toHead } from "./dynamodb-items.ts";
 import { HEAD_SK, listPartitionKey, partitionKey } from "./dynamodb-keys.ts";
 import {
   getTurn,
+  getTurnSizes,
   listCompactions,
   listConversations,
   listTurnSizes,
@@ -152,6 +154,10 @@ export class DynamoConversationStore implements ConversationStore {
     ...args: Parameters<ConversationStore["listTurnSizes"]>
   ): Promise<TurnSizeRecord[]> {
     return listTurnSizes(this.#target, ...args);
+  }
+
+  getTurnSizes(...args: Parameters<ConversationStore["getTurnSizes"]>): Promise<TurnSizeRecord[]> {
+    return getTurnSizes(this.#target, ...args);
   }
 
   readTurns(...args: Parameters<ConversationStore["readTurns"]>): Promise<StoredTurn[]> {

@@ -132,12 +132,23 @@ export class MemoryConversationStore implements ConversationStore {
     return stored ? copy(stored) : undefined;
   }
 
-  async listTurnSizes(ref: ConversationRef): Promise<TurnSizeRecord[]> {
+  /** The size records of the turns `wanted` says (all of them without it). */
+  #sizeRecords(ref: ConversationRef, wanted?: ReadonlySet<number>): TurnSizeRecord[] {
     const conversation = this.#get(ref);
-    return (conversation?.turns ?? []).map(({ events: _events, ...summary }) => {
-      const evaluation = conversation?.evaluations.get(summary.turn);
-      return copy(evaluation ? { ...summary, evaluation } : summary);
-    });
+    return (conversation?.turns ?? [])
+      .filter((turn) => wanted === undefined || wanted.has(turn.turn))
+      .map(({ events: _events, ...summary }) => {
+        const evaluation = conversation?.evaluations.get(summary.turn);
+        return copy(evaluation ? { ...summary, evaluation } : summary);
+      });
+  }
+
+  async listTurnSizes(ref: ConversationRef): Promise<TurnSizeRecord[]> {
+    return this.#sizeRecords(ref);
+  }
+
+  async getTurnSizes(ref: ConversationRef, turns: readonly number[]): Promise<TurnSizeRecord[]> {
+    return this.#sizeRecords(ref, new Set(turns));
   }
 
   async readTurns(

@@ -525,6 +525,47 @@ export function conversationStoreContract(
         for (const summary of summaries) expect(summary).not.toHaveProperty("events");
       });
 
+      it("reads the size records of the turns asked for, running totals included", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        expect(await store.getTurnSizes(ref, [0])).toEqual([]);
+        const totals = (t: number) => ({
+          text: t,
+          reasoning: 2 * t,
+          tool_requests: 3,
+          tool_requests_stripped: 1,
+          tool_responses: 5,
+          tool_responses_stripped: 0,
+          linked_requests: 7,
+          linked_requests_stripped: 6,
+          linked_responses: 9,
+          linked_responses_stripped: 8,
+        });
+        const turns = sampleTurns(6, 7).map((turn, t) =>
+          t === 3 ? turn : { ...turn, totals: totals(t) },
+        );
+        await appendAll(store, ref, turns);
+        const records = await store.getTurnSizes(ref, [5, 1, 3, 5, 9]);
+        expect(records).toEqual([1, 3, 5].map((t) => summaryOf(turns[t] as StoredTurn)));
+        expect(records[0]?.totals).toEqual(totals(1));
+        expect(records[1]).not.toHaveProperty("totals");
+        expect(await store.getTurnSizes(ref, [])).toEqual([]);
+      });
+
+      it("keeps the latest band's timestamp on the head", async () => {
+        const store = await makeStore();
+        const ref = freshRef();
+        await store.appendTurn(ref, simpleTurn(0), { compactions_version: 0 }, {});
+        const band = compaction(0, 0, 1, { reasoning: "strip" });
+        await store.addCompaction(
+          ref,
+          storedCompaction("MAN#1", 0, 1, band),
+          { turn_count: 1, compactions_version: 0 },
+          { max_compacted_turn: 0, latest_band_at: band.timestamp },
+        );
+        expect((await store.getHead(ref))?.latest_band_at).toBe(band.timestamp);
+      });
+
       it("sets the head fields an append carries and keeps the others", async () => {
         const store = await makeStore();
         const ref = freshRef();
