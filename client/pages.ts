@@ -18,8 +18,8 @@ export function withCursor(query: URLSearchParams, cursor: string): URLSearchPar
 
 /**
  * Every page of a read joined into one answer: `first()` answers the first
- * page, `next(cursor)` each following one; their arrays are concatenated and
- * the other fields are the last page's. A one-page answer is returned as it
+ * page, `next(cursor)` each following one; their arrays of items are
+ * concatenated and the other fields (`warnings` too) are the last page's. A one-page answer is returned as it
  * came. A cursor refused as stale (the conversation's compactions changed
  * meanwhile) starts the read again, at most {@link MAX_READ_RESTARTS} times.
  */
@@ -58,15 +58,19 @@ function isStaleCursor(error: unknown): boolean {
   );
 }
 
-/** Pages joined into one answer: each array field concatenated, the rest from the last page. */
+/** Array fields every page repeats for the whole view (as it does `estimated_tokens`): never concatenated. */
+const WHOLE_VIEW_ARRAYS = new Set(["warnings"]);
+
+/** Pages joined into one answer: each array of items concatenated, the rest from the last page. */
 function joinPages<T extends object>(pages: readonly T[]): T {
   if (pages.length === 1) return pages[0] as T;
   const joined: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(pages.at(-1) as object)) {
     if (key === "next_cursor") continue;
-    joined[key] = Array.isArray(value)
-      ? pages.flatMap((page) => (page as Record<string, unknown[]>)[key] ?? [])
-      : value;
+    joined[key] =
+      Array.isArray(value) && !WHOLE_VIEW_ARRAYS.has(key)
+        ? pages.flatMap((page) => (page as Record<string, unknown[]>)[key] ?? [])
+        : value;
   }
   return joined as T;
 }

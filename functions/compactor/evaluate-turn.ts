@@ -16,16 +16,14 @@ import {
   type FireDecision,
   type SkipDecision,
   stepAutoCompaction,
-  type TriggerState,
 } from "../../core/auto-compaction.ts";
-import { resolveContextWindow } from "../../core/catalog.ts";
 import type { SummaryRuleConfig } from "../../core/config.ts";
 import { tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
 import { projectedCharsFromSizes } from "../../core/sizes.ts";
 import { ConversationLog, type Decision, type RetryPolicy } from "../conversations/log.ts";
-import { autoKey, effectiveConfig, type ServiceSettings } from "../conversations/state.ts";
+import { autoKey, type ServiceSettings, triggerStateOf } from "../conversations/state.ts";
 import { missingSummarizerError, summarizeBand } from "../conversations/summaries.ts";
 import { CorruptDataError } from "../errors.ts";
 import type { DeliverySkip } from "../observability.ts";
@@ -138,14 +136,7 @@ async function evaluate(
     }
     const tenant = await deps.tenants.getTenant(message.tenant);
     const settings = deps.settings ?? {};
-    const state: TriggerState = {
-      config: effectiveConfig(settings, tenant, head),
-      turn_count: head.turn_count,
-      after_last_compaction: head.max_compacted_turn + 1,
-      estimated_tokens: tokensFromChars(head.projected_chars),
-      context_window: resolveContextWindow(head.model, settings.catalog),
-      calibration: { kind: "sample", sample: head.calibration },
-    };
+    const state = triggerStateOf(settings, tenant, head);
     // Read only when the trigger fires: the no-fire path costs the head read alone.
     const firing = async () => {
       const [sizes, stored] = await Promise.all([snapshot.turnSizes(), snapshot.compactions()]);

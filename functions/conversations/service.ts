@@ -13,7 +13,6 @@ import {
   type ConversationRef,
   type ConversationStore,
   EMPTY_HEAD,
-  type EvaluationDecision,
   type IdempotentAnswer,
   type StoredCompaction,
   type Summarizer,
@@ -47,10 +46,12 @@ import {
 } from "./manual-compaction.ts";
 import { cursorField, type PageRequest, projectedAnswer, rawPage } from "./paged-reads.ts";
 import {
+  type AppendOutcome,
   answersEarlierTurns,
   latestEventMillis,
   type PreparedTurn,
   prepareTurn,
+  type Stored,
   storedTurn,
   type TurnInput,
   type TurnPost,
@@ -62,32 +63,10 @@ import {
   manualKey,
   readStream,
   type ServiceSettings,
+  warningsOf,
 } from "./state.ts";
 import type { DryRunCache, SummaryBudget } from "./summary-budget.ts";
 import { conversationTimeline, type TimelineTurn } from "./timeline.ts";
-
-/** The outcome of posting a turn. */
-export interface AppendOutcome {
-  readonly status: "created" | "replayed";
-  readonly turn: number;
-  readonly turn_count: number;
-  /** Whether an evaluation was enqueued by this call. */
-  readonly evaluation_enqueued: boolean;
-  /** Leading system messages dropped from a format post (`drop_system`), when there were any. */
-  readonly dropped_system?: number;
-  /** How far evaluations had got when the answer was made (see {@link EvaluationProgress}). */
-  readonly evaluated_through: number | null;
-  readonly decided_through: number | null;
-  /**
-   * With `wait`: the latest decision once this turn is decided: its own, or
-   * a later turn's when one was posted and decided first (the head keeps the
-   * latest decision only; its `turn` says which).
-   */
-  readonly decision?: EvaluationDecision;
-}
-
-/** A stored turn's outcome, before the evaluation progress is added. */
-type Stored = Omit<AppendOutcome, "evaluated_through" | "decided_through" | "decision">;
 
 /** Dependencies of the service. */
 export interface ConversationServiceDeps {
@@ -158,7 +137,17 @@ export class ConversationService {
       if (read?.incarnation === undefined || read.deleting) read = await this.#store.getHead(ref);
       stored = { ...stored, evaluation_enqueued: await this.#enqueue(ref, stored.turn, read) };
     }
-    if (options.waitMs === undefined) return { ...stored, ...progressOf(read ?? EMPTY_HEAD) };
+    const warnings = (head: ConversationHead) =>
+      warningsOf(
+        this.#settings,
+        tenant,
+        conversation,
+        post.model ? { ...head, model: post.model } : head,
+      );
+    if (options.waitMs === undefined) {
+      const head = read ?? EMPTY_HEAD;
+      return { ...stored, ...progressOf(head), warnings: warnings(head) };
+    }
     const head = await awaitDecision(
       () => this.#requireHead(ref),
       { afterTurn: stored.turn, waitMs: options.waitMs },
@@ -168,6 +157,7 @@ export class ConversationService {
       ...stored,
       ...progressOf(head),
       ...(head.last_decision ? { decision: head.last_decision } : {}),
+      warnings: warnings(head),
     };
   }
 
@@ -345,6 +335,7 @@ export class ConversationService {
       estimated_tokens: estimateTokens(resolved, head.projected_chars),
       estimator: resolved,
       compactions: listedCompactions(compactions),
+      warnings: warningsOf(this.#settings, tenant, conversation, head),
     };
   }
 
@@ -368,11 +359,7 @@ export class ConversationService {
     wait?: EvaluationWait,
     page: PageRequest = {},
   ) {
-    const { read, ...rest } = await this.#projectedPage(
-      { tenant: tenant.id, conversation },
-      wait,
-      page,
-    );
+    const { read, ...rest } = await this.#projectedPage(tenant, conversation, wait, page);
     return { events: read.items as Entry[], ...rest, ...cursorField(read) };
   }
 
@@ -395,7 +382,13 @@ export class ConversationService {
       const read = await this.#rawPage(ref, page, codec);
       return { format: codec.name, [codec.field]: read.items, ...cursorField(read) };
     }
-    const { read, ...rest } = await this.#projectedPage(ref, options.wait, page, codec);
+    const { read, ...rest } = await this.#projectedPage(
+      tenant,
+      conversation,
+      options.wait,
+      page,
+      codec,
+    );
     return { format: codec.name, [codec.field]: read.items, ...rest, ...cursorField(read) };
   }
 
@@ -404,16 +397,19 @@ export class ConversationService {
     return this.#afterHead(ref, undefined, (head) => rawPage(this.#store, ref, head, page, codec));
   }
 
-  /** A page of the projected view, its turns' origins, the whole view's estimate and the progress. */
+  /** A page of the projected view, its turns' origins, the whole view's estimate, the progress and the warnings. */
   #projectedPage(
-    ref: ConversationRef,
+    tenant: Tenant,
+    conversation: string,
     wait: EvaluationWait | undefined,
     page: PageRequest,
     codec?: ProviderFormat,
   ) {
-    return this.#afterHead(ref, wait, async (head) =>
-      projectedAnswer(await readStream(this.#store, ref), head, page, codec),
-    );
+    const ref = { tenant: tenant.id, conversation };
+    return this.#afterHead(ref, wait, async (head) => ({
+      ...projectedAnswer(await readStream(this.#store, ref), head, page, codec),
+      warnings: warningsOf(this.#settings, tenant, conversation, head),
+    }));
   }
 
   /** The compactions, with their 1-based positions. */
@@ -496,7 +492,7 @@ export class ConversationService {
 
   /** A page of the tenant's conversations, most recently active first (listing.ts). */
   list(tenant: Tenant, page: { limit: number; cursor?: string }): Promise<ConversationList> {
-    return listConversations(this.#store, this.#settings, tenant.id, page);
+    return listConversations(this.#store, this.#settings, tenant, page);
   }
 
   /** Per turn: raw and projected size, threshold, and what its evaluation did (timeline.ts). */

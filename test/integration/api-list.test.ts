@@ -27,11 +27,22 @@ interface Listed {
   utilization: number | null;
   bands: { auto: number; manual: number };
   last_fired_at: string | null;
+  warnings: { code: string; detail: string }[];
 }
 interface Page {
   conversations: Listed[];
   next_cursor: string | null;
 }
+
+const off = (id: string) => ({
+  code: "auto_disabled",
+  detail: `automatic compaction is off (the default): enable it with PUT /v1/conversations/${id}/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}`,
+});
+const NO_MODEL = {
+  code: "context_window_unknown",
+  detail:
+    "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
+};
 
 /** A harness whose store orders activity by a counter (no two writes share a time). */
 function ticking(): Harness {
@@ -99,9 +110,12 @@ describe("GET /v1/conversations", () => {
       turn_count: number;
       estimated_tokens: number;
       compactions: { source: string; timestamp: string }[];
+      warnings: Listed["warnings"];
     }>(h.request("GET", "/v1/conversations/busy"));
     const autos = busy.compactions.filter((c) => c.source === "auto");
     expect(autos.length).toBeGreaterThan(0);
+    // Its last band left it over the threshold: the list says what the summary says.
+    expect(busy.warnings.map((w) => w.code)).toEqual(["still_over_threshold"]);
     expect(page.conversations[1]).toEqual({
       id: "busy",
       turn_count: 30,
@@ -113,6 +127,7 @@ describe("GET /v1/conversations", () => {
         .map((c) => c.timestamp)
         .sort()
         .at(-1),
+      warnings: busy.warnings,
     });
     expect(page.conversations[0]).toEqual({
       id: "configured",
@@ -122,6 +137,7 @@ describe("GET /v1/conversations", () => {
       utilization: null,
       bands: { auto: 0, manual: 0 },
       last_fired_at: null,
+      warnings: [NO_MODEL],
     });
     // "question 0" + "answer 0": 18 bytes, 4.5 tokens of a 1,000-token window.
     expect(page.conversations[2]).toEqual({
@@ -132,6 +148,7 @@ describe("GET /v1/conversations", () => {
       utilization: 0.0045,
       bands: { auto: 0, manual: 0 },
       last_fired_at: null,
+      warnings: [off("quiet")],
     });
 
     // A turn is activity: quiet moves to the front; a reset keeps last_fired_at.
@@ -228,6 +245,7 @@ describe("GET /v1/conversations", () => {
         utilization: null,
         bands: { auto: 0, manual: 1 },
         last_fired_at: null,
+        warnings: [off("older"), NO_MODEL],
       },
     ]);
   });

@@ -24,6 +24,19 @@ const tenants = [
 ];
 const bodyOf = (turn: number) => JSON.stringify({ turn, events: turns[turn] });
 
+/** The warnings of `c` here: compaction off (the default), and no model named. */
+const WARNINGS = [
+  {
+    code: "auto_disabled",
+    detail:
+      'automatic compaction is off (the default): enable it with PUT /v1/conversations/c/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}',
+  },
+  {
+    code: "context_window_unknown",
+    detail:
+      "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
+  },
+];
 const REUSED = {
   type: "/problems/webhook-id-reused",
   title: "Webhook id already used",
@@ -85,6 +98,7 @@ describe.each(receiptsUnderTest)("webhook-id reuse, receipts %s", (_name, receip
       evaluation_enqueued: true,
       evaluated_through: null,
       decided_through: null,
+      warnings: WARNINGS,
     });
     // A redelivery is signed again, with a later timestamp: the same message all the same.
     at(30);
@@ -97,6 +111,7 @@ describe.each(receiptsUnderTest)("webhook-id reuse, receipts %s", (_name, receip
       evaluation_enqueued: true,
       evaluated_through: null,
       decided_through: null,
+      warnings: WARNINGS,
     });
     // Each enqueue carries its post's time (the start of the evaluation lag), and the conversation's life.
     const { incarnation } = (await h.store.getHead({ tenant: "signed", conversation: "c" })) ?? {};

@@ -56,6 +56,18 @@ describe("POST …/turns in a provider format", () => {
         evaluation_enqueued: true,
         evaluated_through: null,
         decided_through: null,
+        warnings: [
+          {
+            code: "auto_disabled",
+            detail:
+              'automatic compaction is off (the default): enable it with PUT /v1/conversations/c/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}',
+          },
+          {
+            code: "context_window_unknown",
+            detail:
+              "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
+          },
+        ],
       });
     }
     // One write each, and one head read for evaluated_through (made beside the write).

@@ -176,6 +176,7 @@ describe("POST …/turns?wait=", () => {
         outcome: "fired",
         band: { key: "AUTO#000001", from_turn: 0, to_turn: 0 },
       },
+      warnings: [],
     });
   });
 

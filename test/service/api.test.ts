@@ -37,6 +37,19 @@ describe("POST /turns", () => {
       evaluation_enqueued: true,
       evaluated_through: null,
       decided_through: null,
+      // Off by default, and the test's turns name no model: both are said.
+      warnings: [
+        {
+          code: "auto_disabled",
+          detail:
+            'automatic compaction is off (the default): enable it with PUT /v1/conversations/conv-1/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}',
+        },
+        {
+          code: "context_window_unknown",
+          detail:
+            "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
+        },
+      ],
     });
     // posted_at_ms: the service's clock when it stored the turn (the start of the evaluation lag);
     // incarnation: the life of the conversation the turn went into, as its head names it.

@@ -94,6 +94,21 @@ beforeEach(() => {
 const cli = (...args: string[]) => runCli([...args, "--url", url, "--key", ALICE_KEY]);
 
 /** GET a conversation path as alice. */
+/** The warnings of a conversation here: compaction off (the default), and no model named. */
+function offAndUnknown(conversation: string) {
+  return [
+    {
+      code: "auto_disabled",
+      detail: `automatic compaction is off (the default): enable it with PUT /v1/conversations/${conversation}/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}`,
+    },
+    {
+      code: "context_window_unknown",
+      detail:
+        "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
+    },
+  ];
+}
+
 async function get(path: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${url}/v1/conversations/${path}`, {
     headers: { authorization: `Bearer ${ALICE_KEY}` },
@@ -134,6 +149,7 @@ describe("autocompact replay of a provider transcript", () => {
         estimated_tokens: 26.25,
         evaluated_through: null,
         decided_through: null,
+        warnings: offAndUnknown("anthropic"),
       },
     });
     expect(await get("anthropic/events?format=anthropic-messages")).toEqual({
@@ -180,6 +196,7 @@ describe("autocompact replay of a provider transcript", () => {
         estimated_tokens: 191 / 4,
         evaluated_through: null,
         decided_through: null,
+        warnings: offAndUnknown("chat"),
       },
     });
     const anthropic = (await get("chat/projection?format=anthropic-messages")).body as {
@@ -228,6 +245,7 @@ describe("autocompact replay of a provider transcript", () => {
         estimated_tokens: 14 / 4,
         evaluated_through: null,
         decided_through: null,
+        warnings: offAndUnknown("system"),
       },
     });
 
