@@ -129,3 +129,12 @@ export function runBin(args: readonly string[], options: CliOptions = {}): Promi
     child.stdin?.end(options.stdin ?? "");
   });
 }
+
+/** The stderr line of `auto_disabled` for `conversation` (a conversation with no config of its own). */
+export function offLine(conversation: string): string {
+  return `warning: auto_disabled: automatic compaction is off (the default): enable it with PUT /v1/conversations/${conversation}/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}\n`;
+}
+
+/** The stderr line of `context_window_unknown` for a conversation whose turns name no model. */
+export const NO_MODEL_LINE =
+  "warning: context_window_unknown: no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)\n";
