@@ -21,6 +21,7 @@ import { AWS_URL_POLICY } from "../../functions/notifications/url-safety.ts";
 import { MemoryNotificationEndpoints } from "../../functions/store/tenants-memory.ts";
 import { signWebhook } from "../../functions/webhook-signature.ts";
 import { ALICE_KEY, harness } from "../helpers/service.ts";
+import { offAndUnknown, offWarning } from "../helpers/warnings.ts";
 
 const URL_BASE = "http://autocompact.test";
 /** A conversation id with characters that a path must encode. */
@@ -94,18 +95,8 @@ const DEFAULTS = {
 };
 
 /** The warnings of {@link ID} here: automatic compaction off (the default), and no model named. */
-const OFF = {
-  code: "auto_disabled",
-  detail: `automatic compaction is off (the default): enable it with PUT /v1/conversations/${ENCODED}/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}`,
-};
-const WARNINGS = [
-  OFF,
-  {
-    code: "context_window_unknown",
-    detail:
-      "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
-  },
-];
+const OFF = offWarning(ENCODED);
+const WARNINGS = offAndUnknown(ENCODED);
 
 interface Sent {
   readonly method: string;

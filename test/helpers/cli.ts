@@ -15,6 +15,7 @@ import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { Io } from "../../cli/command.ts";
 import { run } from "../../cli/main.ts";
+import { NO_MODEL_WARNING, offWarning } from "./warnings.ts";
 
 /** The repository root, where the spawned tests ran the command. */
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -132,9 +133,9 @@ export function runBin(args: readonly string[], options: CliOptions = {}): Promi
 
 /** The stderr line of `auto_disabled` for `conversation` (a conversation with no config of its own). */
 export function offLine(conversation: string): string {
-  return `warning: auto_disabled: automatic compaction is off (the default): enable it with PUT /v1/conversations/${conversation}/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}\n`;
+  const { code, detail } = offWarning(conversation);
+  return `warning: ${code}: ${detail}\n`;
 }
 
 /** The stderr line of `context_window_unknown` for a conversation whose turns name no model. */
-export const NO_MODEL_LINE =
-  "warning: context_window_unknown: no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)\n";
+export const NO_MODEL_LINE = `warning: ${NO_MODEL_WARNING.code}: ${NO_MODEL_WARNING.detail}\n`;

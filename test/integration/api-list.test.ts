@@ -17,6 +17,7 @@ import { compaction, message, request, turnStart } from "../helpers/builders.ts"
 import { generateConversation } from "../helpers/conversation.ts";
 import { localEndpoint } from "../helpers/dynamodb.ts";
 import { BOB_KEY, harness } from "../helpers/service.ts";
+import { NO_MODEL_WARNING, offAndUnknown, offWarning } from "../helpers/warnings.ts";
 
 type Harness = ReturnType<typeof harness>;
 interface Listed {
@@ -33,16 +34,6 @@ interface Page {
   conversations: Listed[];
   next_cursor: string | null;
 }
-
-const off = (id: string) => ({
-  code: "auto_disabled",
-  detail: `automatic compaction is off (the default): enable it with PUT /v1/conversations/${id}/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}`,
-});
-const NO_MODEL = {
-  code: "context_window_unknown",
-  detail:
-    "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
-};
 
 /** A harness whose store orders activity by a counter (no two writes share a time). */
 function ticking(): Harness {
@@ -137,7 +128,7 @@ describe("GET /v1/conversations", () => {
       utilization: null,
       bands: { auto: 0, manual: 0 },
       last_fired_at: null,
-      warnings: [NO_MODEL],
+      warnings: [NO_MODEL_WARNING],
     });
     // "question 0" + "answer 0": 18 bytes, 4.5 tokens of a 1,000-token window.
     expect(page.conversations[2]).toEqual({
@@ -148,7 +139,7 @@ describe("GET /v1/conversations", () => {
       utilization: 0.0045,
       bands: { auto: 0, manual: 0 },
       last_fired_at: null,
-      warnings: [off("quiet")],
+      warnings: [offWarning("quiet")],
     });
 
     // A turn is activity: quiet moves to the front; a reset keeps last_fired_at.
@@ -245,7 +236,7 @@ describe("GET /v1/conversations", () => {
         utilization: null,
         bands: { auto: 0, manual: 1 },
         last_fired_at: null,
-        warnings: [off("older"), NO_MODEL],
+        warnings: offAndUnknown("older"),
       },
     ]);
   });

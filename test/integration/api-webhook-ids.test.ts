@@ -14,6 +14,7 @@ import { signWebhook } from "../../functions/webhook-signature.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { harness } from "../helpers/service.ts";
+import { offAndUnknown } from "../helpers/warnings.ts";
 
 const turns = splitTurns(JSON.parse(JSON.stringify(generateConversation({ seed: 5, turns: 3 }))));
 const secret = `whsec_${Buffer.from("webhook id signing key").toString("base64")}`;
@@ -25,18 +26,7 @@ const tenants = [
 const bodyOf = (turn: number) => JSON.stringify({ turn, events: turns[turn] });
 
 /** The warnings of `c` here: compaction off (the default), and no model named. */
-const WARNINGS = [
-  {
-    code: "auto_disabled",
-    detail:
-      'automatic compaction is off (the default): enable it with PUT /v1/conversations/c/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}',
-  },
-  {
-    code: "context_window_unknown",
-    detail:
-      "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
-  },
-];
+const WARNINGS = offAndUnknown("c");
 const REUSED = {
   type: "/problems/webhook-id-reused",
   title: "Webhook id already used",

@@ -7,29 +7,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { FORMAT_NAMES } from "../../core/formats/index.ts";
+import { chatToolTurn } from "../helpers/format-samples.ts";
 import { harness } from "../helpers/service.ts";
+import { NO_MODEL_WARNING, offWarning } from "../helpers/warnings.ts";
 
 const TURNS = "/v1/conversations/c/turns";
-
-/** A turn of 40 + `size` bytes: a question, a tool call and its `size`-byte result, an answer. */
-function chatTurn(turn: number, size: number) {
-  return [
-    { role: "user", content: `Question ${turn}` },
-    {
-      role: "assistant",
-      content: null,
-      tool_calls: [
-        {
-          id: `call_${turn}`,
-          type: "function",
-          function: { name: "read_file", arguments: `{"path":"f${turn}"}` },
-        },
-      ],
-    },
-    { role: "tool", tool_call_id: `call_${turn}`, content: "x".repeat(size) },
-    { role: "assistant", content: `Answer ${turn}` },
-  ];
-}
 
 type Harness = ReturnType<typeof harness>;
 
@@ -38,7 +20,7 @@ const post = (h: Harness, turn: number, model: object, size = 4_400, query = "")
     turn,
     model,
     format: "openai-chat",
-    messages: chatTurn(turn, size),
+    messages: chatToolTurn(turn, size),
   });
 
 async function json(response: Response): Promise<Record<string, unknown>> {
@@ -53,11 +35,7 @@ async function deliver(h: Harness) {
   for (const message of h.queue.take()) await h.evaluate(message);
 }
 
-const OFF = {
-  code: "auto_disabled",
-  detail:
-    'automatic compaction is off (the default): enable it with PUT /v1/conversations/c/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}',
-};
+const OFF = offWarning("c");
 const UNKNOWN_MY_MODEL = {
   code: "context_window_unknown",
   detail:
@@ -102,14 +80,7 @@ describe("warnings", () => {
     const known = harness({ settings: { catalog: { "my-model": 200_000 } } });
     expect((await json(await post(known, 0, { id: "my-model" }))).warnings).toEqual([OFF]);
     const unnamed = harness();
-    expect((await json(await post(unnamed, 0, {}))).warnings).toEqual([
-      OFF,
-      {
-        code: "context_window_unknown",
-        detail:
-          "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
-      },
-    ]);
+    expect((await json(await post(unnamed, 0, {}))).warnings).toEqual([OFF, NO_MODEL_WARNING]);
   });
 
   it("over_window counts the reserve: 1,110 tokens plus 1,000 are past a 2,000-token window", async () => {

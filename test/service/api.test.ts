@@ -4,6 +4,7 @@ import { hashApiKey } from "../../functions/keys.ts";
 import { signWebhook } from "../../functions/webhook-signature.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { ALICE_KEY, BOB_KEY, harness } from "../helpers/service.ts";
+import { offAndUnknown } from "../helpers/warnings.ts";
 
 const conversation = generateConversation({ seed: 21, turns: 12 });
 const turns = splitTurns(JSON.parse(JSON.stringify(conversation)));
@@ -38,18 +39,7 @@ describe("POST /turns", () => {
       evaluated_through: null,
       decided_through: null,
       // Off by default, and the test's turns name no model: both are said.
-      warnings: [
-        {
-          code: "auto_disabled",
-          detail:
-            'automatic compaction is off (the default): enable it with PUT /v1/conversations/conv-1/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}',
-        },
-        {
-          code: "context_window_unknown",
-          detail:
-            "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
-        },
-      ],
+      warnings: offAndUnknown("conv-1"),
     });
     // posted_at_ms: the service's clock when it stored the turn (the start of the evaluation lag);
     // incarnation: the life of the conversation the turn went into, as its head names it.

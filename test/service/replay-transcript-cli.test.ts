@@ -14,6 +14,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { NO_MODEL_LINE, offLine, runCli } from "../helpers/cli.ts";
 import { ANTHROPIC_LS_TURN, CHAT_README_TURN, THANKS_TURN } from "../helpers/format-samples.ts";
 import { ALICE_KEY, harness } from "../helpers/service.ts";
+import { offAndUnknown } from "../helpers/warnings.ts";
 
 /** Two Anthropic turns: signed thinking and a tool round trip, then a short exchange. */
 const ANTHROPIC = [ANTHROPIC_LS_TURN, THANKS_TURN];
@@ -94,21 +95,6 @@ beforeEach(() => {
 const cli = (...args: string[]) => runCli([...args, "--url", url, "--key", ALICE_KEY]);
 
 /** GET a conversation path as alice. */
-/** The warnings of a conversation here: compaction off (the default), and no model named. */
-function offAndUnknown(conversation: string) {
-  return [
-    {
-      code: "auto_disabled",
-      detail: `automatic compaction is off (the default): enable it with PUT /v1/conversations/${conversation}/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}`,
-    },
-    {
-      code: "context_window_unknown",
-      detail:
-        "no turn names its model, so the context window is unknown and automatic compaction cannot fire: post each turn with `model: {id, context_window}` (the window in tokens)",
-    },
-  ];
-}
-
 async function get(path: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${url}/v1/conversations/${path}`, {
     headers: { authorization: `Bearer ${ALICE_KEY}` },
