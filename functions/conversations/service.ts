@@ -138,15 +138,12 @@ export class ConversationService {
       stored = { ...stored, evaluation_enqueued: await this.#enqueue(ref, stored.turn, read) };
     }
     const warnings = (head: ConversationHead) =>
-      warningsOf(
-        this.#settings,
-        tenant,
-        conversation,
-        post.model ? { ...head, model: post.model } : head,
-      );
+      warningsOf(this.#settings, tenant, conversation, head);
     if (options.waitMs === undefined) {
+      // The head read beside the write may predate it: the posted model is the latest.
       const head = read ?? EMPTY_HEAD;
-      return { ...stored, ...progressOf(head), warnings: warnings(head) };
+      const model = post.model ? { model: post.model } : {};
+      return { ...stored, ...progressOf(head), warnings: warnings({ ...head, ...model }) };
     }
     const head = await awaitDecision(
       () => this.#requireHead(ref),
