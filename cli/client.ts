@@ -6,8 +6,8 @@
  * `detail`, so the user sees what to fix.
  */
 
-import { AutocompactClient } from "../client/index.ts";
-import { type Io, type OptionsConfig, UsageError } from "./command.ts";
+import { AutocompactClient, type Warning } from "../client/index.ts";
+import { type Io, type OptionsConfig, oneLine, UsageError, write } from "./command.ts";
 
 /** The dev tenant's key of `npm start` when AUTOCOMPACT_DEV_KEY is not set. */
 export const LOCAL_DEV_KEY = "local-dev-key";
@@ -67,4 +67,13 @@ export function serviceClient(
 export function conversationOf(values: { conversation?: string | undefined }): string {
   if (!values.conversation) throw new UsageError("give the conversation with --conversation ID");
   return values.conversation;
+}
+
+/**
+ * Prints a conversation's warnings (docs/architecture.md §8, "Warnings") to
+ * stderr, one line each: `warning: <code>: <detail>`; stdout stays the output.
+ */
+export async function printWarnings(io: Io, warnings: readonly Warning[]): Promise<void> {
+  for (const { code, detail } of warnings)
+    await write(io.stderr, `warning: ${code}: ${oneLine(detail)}\n`);
 }

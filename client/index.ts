@@ -53,7 +53,9 @@ import type {
   Timeline,
   TurnRequest,
   Verification,
+  Warning,
 } from "./types.ts";
+import { reported } from "./warnings.ts";
 
 export { isEvaluationPending, isRateLimited, RequestTimeoutError, ServiceError } from "./errors.ts";
 export type * from "./types.ts";
@@ -78,6 +80,8 @@ export interface ClientOptions {
   readonly timeoutMs?: number;
   /** Aborts every request of the client (with the signal's reason) once it fires. */
   readonly signal?: AbortSignal;
+  /** Hears each {@link Warning} of `postTurn`, `conversation` and `projection` (a paged read once), and the conversation's id. */
+  readonly onWarning?: (warning: Warning, conversation: string) => void;
 }
 
 /** The longest `wait` the service takes, in seconds (API Gateway gives up at 30 s). */
@@ -150,6 +154,7 @@ export class AutocompactClient {
   readonly #now: () => number;
   readonly #timeoutMs: number;
   readonly #signal: AbortSignal | undefined;
+  readonly #onWarning: ClientOptions["onWarning"];
 
   constructor(options: ClientOptions) {
     const base = options.url.replace(/\/+$/, "");
@@ -168,6 +173,7 @@ export class AutocompactClient {
     }
     this.#timeoutMs = timeoutMs;
     this.#signal = options.signal;
+    this.#onWarning = options.onWarning;
   }
 
   /** The service's base URL, without a trailing `/`. */
@@ -189,11 +195,15 @@ export class AutocompactClient {
     options: PostTurnOptions = {},
   ): Promise<AppendOutcome> {
     const query = options.wait === undefined ? "" : `?wait=${encodeURIComponent(options.wait)}`;
-    return this.#request("POST", `${conversationPath(conversation)}/turns${query}`, {
-      body,
-      ...(options.sign ? { sign: options.sign } : {}),
-      ...(options.wait === undefined ? {} : { waitSeconds: options.wait }),
-    });
+    return reported<AppendOutcome>(
+      conversation,
+      this.#request("POST", `${conversationPath(conversation)}/turns${query}`, {
+        body,
+        ...(options.sign ? { sign: options.sign } : {}),
+        ...(options.wait === undefined ? {} : { waitSeconds: options.wait }),
+      }),
+      this.#onWarning,
+    );
   }
 
   /**
@@ -214,7 +224,12 @@ export class AutocompactClient {
    * evaluation has decided (see {@link AfterTurnOptions}).
    */
   conversation(conversation: string, options: AfterTurnOptions = {}): Promise<ConversationSummary> {
-    return this.#read(conversationPath(conversation), new URLSearchParams(), options);
+    const read = this.#read<ConversationSummary>(
+      conversationPath(conversation),
+      new URLSearchParams(),
+      options,
+    );
+    return reported(conversation, read, this.#onWarning);
   }
 
   /** `GET …/events`: the raw stream, compactions included (with their source). */
@@ -276,10 +291,11 @@ export class AutocompactClient {
   ): Promise<Projection | FormatProjection> {
     const path = `${conversationPath(conversation)}/projection`;
     const query = formatQuery(options);
-    return allPages(
+    const read = allPages<Projection | FormatProjection>(
       () => this.#read(path, new URLSearchParams(query), options),
       (cursor) => this.#request("GET", withQuery(path, withCursor(query, cursor))),
     );
+    return reported(conversation, read, this.#onWarning);
   }
 
   /** `GET …/compactions`: the compactions in stream order, with their 1-based positions. */

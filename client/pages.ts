@@ -18,8 +18,8 @@ export function withCursor(query: URLSearchParams, cursor: string): URLSearchPar
 
 /**
  * Every page of a read joined into one answer: `first()` answers the first
- * page, `next(cursor)` each following one; their arrays are concatenated and
- * the other fields are the last page's. A one-page answer is returned as it
+ * page, `next(cursor)` each following one; their arrays of items are
+ * concatenated and the other fields (`warnings` too) are the last page's. A one-page answer is returned as it
  * came. A cursor refused as stale (the conversation's compactions changed
  * meanwhile) starts the read again, at most {@link MAX_READ_RESTARTS} times.
  */

@@ -170,6 +170,27 @@ export interface AppendOutcome extends EvaluationProgress {
   dropped_system?: number;
   /** With `wait`: what the evaluation that covered the posted turn decided. */
   decision?: EvaluationDecision;
+  /** What keeps compaction from doing its job, as of this answer (see {@link Warning}). */
+  warnings: Warning[];
+}
+
+/** A warning's code: each is described once, in docs/architecture.md §8 (Warnings). */
+export type WarningCode =
+  | "auto_disabled"
+  | "context_window_unknown"
+  | "over_window"
+  | "still_over_threshold";
+
+/**
+ * What keeps automatic compaction from doing its job (compaction turned off,
+ * an unknown window, a view past the window or left over the threshold by
+ * its last band), with what to do in `detail`. Answers about a
+ * conversation's state always carry `warnings`, empty when there are none.
+ */
+export interface Warning {
+  code: WarningCode;
+  /** What it means and the one thing to do. */
+  detail: string;
 }
 
 /** How far evaluations had got when an answer was made. */
@@ -213,6 +234,7 @@ export interface ConversationSummary extends EvaluationProgress {
   estimated_tokens: number;
   estimator: Estimator;
   compactions: ListedCompaction[];
+  warnings: Warning[];
 }
 
 /** How a conversation's estimate turns characters into tokens: chars / 4, or fitted to reported usage. */
@@ -249,6 +271,7 @@ export interface Projection extends EvaluationProgress {
   events: JpEvent[];
   turns: ProjectionTurn[];
   estimated_tokens: number;
+  warnings: Warning[];
   /** More turns follow (see {@link Events}): never in what the client returns. */
   next_cursor?: string;
 }
@@ -262,6 +285,7 @@ export type FormatProjection<
       format: F;
       estimated_tokens: number;
       turns: ProjectionTurn[];
+      warnings: Warning[];
       next_cursor?: string;
     } & FormatMessages<F, Message>
   : never;
@@ -307,6 +331,7 @@ export interface ListedConversation {
   bands: { auto: number; manual: number };
   /** The timestamp of the latest automatic band written (kept after a reset); null when none was. */
   last_fired_at: string | null;
+  warnings: Warning[];
 }
 
 /** `GET /v1/conversations`: one page of the tenant's conversations, most recently active first. */

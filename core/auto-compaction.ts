@@ -111,8 +111,21 @@ export function stateEstimator(state: TriggerState): Estimator {
 }
 
 /** Whether estimate plus reserve exceeds the window itself: then no guard holds a band back. */
-function exceedsWindow(config: AutoConfig, estimatedTokens: number, window: number): boolean {
+export function exceedsWindow(
+  config: AutoConfig,
+  estimatedTokens: number,
+  window: number,
+): boolean {
   return estimatedTokens + config.reserve_tokens > window;
+}
+
+/** D50's trigger test: whether estimate plus reserve is over the threshold (strictly). */
+export function overThreshold(
+  config: AutoConfig,
+  estimatedTokens: number,
+  threshold: number,
+): boolean {
+  return estimatedTokens + config.reserve_tokens > threshold;
 }
 
 /** Whether a rolling range spans fewer than `min_band_turns` turns. */
@@ -130,7 +143,6 @@ function shortRange(config: AutoConfig, range: TurnRange): boolean {
 export function decide(state: TriggerState): Decision {
   const { config, turn_count: turnCount } = state;
   const estimatedTokens = estimatorTokens(stateEstimator(state), state.estimated_tokens);
-  const total = estimatedTokens + config.reserve_tokens;
   const window = state.context_window;
   const limits = window === undefined ? null : { window, threshold: window * config.trigger_ratio };
   const range = rollingRange(turnCount, state.after_last_compaction, config.rule) ?? null;
@@ -149,7 +161,7 @@ export function decide(state: TriggerState): Decision {
   if (!config.enabled) return skip("disabled");
   if (turnCount <= config.min_turns) return skip("min_turns");
   if (limits === null) return skip("context_window_unknown");
-  if (!(total > limits.threshold)) return skip("under_threshold");
+  if (!overThreshold(config, estimatedTokens, limits.threshold)) return skip("under_threshold");
   if (range === null) return skip("empty_range");
   if (shortRange(config, range) && !exceedsWindow(config, estimatedTokens, limits.window)) {
     return skip("short_range");

@@ -4,7 +4,13 @@ import { InvalidInputError } from "../../core/errors.ts";
 import { estimateView } from "../../core/estimate.ts";
 import { parseStream } from "../../core/events.ts";
 import { project } from "../../core/projection.ts";
-import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
+import {
+  conversationOf,
+  printWarnings,
+  SERVICE_HELP,
+  SERVICE_OPTIONS,
+  serviceClient,
+} from "../client.ts";
 import { defineCommand, EXIT, UsageError, write } from "../command.ts";
 import { renderProjection } from "../render.ts";
 
@@ -23,6 +29,8 @@ as a JSON array, or with --compacted the projected view the next LLM call should
 see ({"events","turns","estimated_tokens"}). --text renders the compacted view
 for people, marking the bands auto/manual. --without-compactions prints the raw
 stream without its bands: the turns alone, to replay or simulate from scratch.
+The conversation's warnings (compaction off, an unknown window, …) go to
+stderr, one line each: "warning: <code>: <detail>".
 
 ${SERVICE_HELP}
 
@@ -49,11 +57,13 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       color: Boolean(io.stdout.isTTY) && !io.env.NO_COLOR,
     });
     await write(io.stdout, text.endsWith("\n") ? text : `${text}\n`);
+    await printWarnings(io, (await client.conversation(conversation)).warnings);
     return EXIT.ok;
   }
   if (values.compacted) {
     const projection = await client.projection(conversation);
     await write(io.stdout, `${JSON.stringify(projection)}\n`);
+    await printWarnings(io, projection.warnings);
     return EXIT.ok;
   }
   const { events } = await client.events(conversation);
@@ -61,5 +71,6 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     ? events.filter((event) => event.type !== "compaction")
     : events;
   await write(io.stdout, `${JSON.stringify(printed)}\n`);
+  await printWarnings(io, (await client.conversation(conversation)).warnings);
   return EXIT.ok;
 });

@@ -5,13 +5,19 @@
  * run again.
  */
 
-import type { AnyTurnRequest } from "../../client/types.ts";
+import type { AnyTurnRequest, Warning } from "../../client/types.ts";
 import { InvalidInputError } from "../../core/errors.ts";
 import type { Entry } from "../../core/events.ts";
 import { PROVIDER_FORMATS } from "../../core/formats/index.ts";
 import { splitTurns } from "../../core/turns.ts";
 import { signWebhook } from "../../functions/webhook-signature.ts";
-import { conversationOf, SERVICE_HELP, SERVICE_OPTIONS, serviceClient } from "../client.ts";
+import {
+  conversationOf,
+  printWarnings,
+  SERVICE_HELP,
+  SERVICE_OPTIONS,
+  serviceClient,
+} from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, type LoadedInput, loadInput } from "../input.ts";
 import { MODEL_OPTIONS, modelInfo } from "../options.ts";
@@ -33,7 +39,9 @@ progress bar on stderr. Compaction entries in the file are not posted (the
 service decides its own; add manual ones with the API). A provider transcript's
 turns are posted in their format ({"format", "messages"}), as a platform would
 (--drop-system is sent as drop_system). Prints a JSON summary on
-stdout: {"conversation","turns","created","replayed","evaluated_through"}.
+stdout: {"conversation","turns","created","replayed","evaluated_through"}, then
+the conversation's warnings as the last answer gave them on stderr, one line
+each: "warning: <code>: <detail>" (e.g. auto_disabled, with the call enabling it).
 
   --model ID, --context-window N   the model sent with every turn
   --wait                           wait until every turn has been evaluated
@@ -100,12 +108,15 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
   const turns = await bodies;
   let created = 0;
   let replayed = 0;
+  // The latest answer's warnings are said once, at the end: the conversation as the replay left it.
+  let warnings: readonly Warning[] = [];
   for (const [turn, body] of turns.entries()) {
     const outcome = await client.postTurn(
       conversation,
       { turn, ...body, ...(model ? { model } : {}) } as AnyTurnRequest,
       secret ? { sign: (text) => signedHeaders(secret, `replay_${turn}_${Date.now()}`, text) } : {},
     );
+    warnings = outcome.warnings;
     if (outcome.status === "created") created++;
     else replayed++;
     progress(io, turn + 1, turns.length);
@@ -117,7 +128,8 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       throw new UsageError(`--wait-timeout must be whole seconds (got "${timeoutText}")`);
     const deadline = Date.now() + Number(timeoutText) * 1000;
     for (;;) {
-      evaluated = (await client.conversation(conversation)).evaluated_through;
+      const summary = await client.conversation(conversation);
+      ({ evaluated_through: evaluated, warnings } = summary);
       if (evaluated !== null && evaluated >= turns.length - 1) break;
       if (Date.now() > deadline) {
         throw new InvalidInputError(
@@ -131,5 +143,6 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
     io.stdout,
     `${JSON.stringify({ conversation, turns: turns.length, created, replayed, evaluated_through: evaluated })}\n`,
   );
+  await printWarnings(io, warnings);
   return EXIT.ok;
 });

@@ -15,6 +15,7 @@ import {
 } from "../../core/config.ts";
 import { Compaction } from "../../core/events.ts";
 import { PROVIDER_FORMATS } from "../../core/formats/index.ts";
+import { WARNING_CODES } from "../../core/warnings.ts";
 import {
   ConversationId,
   Event,
@@ -65,6 +66,23 @@ export const ProgressFields = {
   }),
 };
 
+/** What keeps automatic compaction from doing its job (core/warnings.ts), on every answer about a conversation's state. */
+export const WarningsField = {
+  warnings: z
+    .array(
+      z
+        .object({
+          code: z.enum(WARNING_CODES),
+          detail: z.string().openapi({ description: "What it means and the one thing to do." }),
+        })
+        .openapi("Warning"),
+    )
+    .openapi({
+      description:
+        "The conversation's warnings, in the order of `code`'s values; always present, empty when there are none. Each code is described once in docs/architecture.md §8 (Warnings).",
+    }),
+};
+
 /** What an evaluation decided. */
 export const EvaluationDecisionSchema = z
   .union([
@@ -106,6 +124,7 @@ export const AppendResponse = z
       description:
         "With `wait`: the latest decision once the posted turn is decided. Its `turn` is the posted one, or a later turn's when one was posted and decided first (the head keeps the latest decision only).",
     }),
+    ...WarningsField,
   })
   .openapi("AppendOutcome");
 
@@ -133,6 +152,7 @@ export const ConversationSummary = z
     }),
     estimator: EstimatorSummary,
     compactions: z.array(ListedCompaction),
+    ...WarningsField,
   })
   .openapi("ConversationSummary");
 
@@ -161,6 +181,7 @@ export const ConversationListResponse = z
           description:
             "The timestamp of the latest automatic band written (kept after a reset); `null` when none was.",
         }),
+        ...WarningsField,
       }),
     ),
     next_cursor: z.string().nullable().openapi({
@@ -273,6 +294,7 @@ export const ProjectionResponse = z
     turns: TurnOrigins,
     estimated_tokens: ViewEstimate,
     ...ProgressFields,
+    ...WarningsField,
     ...NextCursor,
   })
   .openapi("Projection");
@@ -290,6 +312,7 @@ export const ProjectionInAnyFormat = z
       turns: TurnOrigins,
       estimated_tokens: ViewEstimate,
       ...ProgressFields,
+      ...WarningsField,
       ...NextCursor,
     }),
   ])

@@ -16,20 +16,13 @@ import {
   type FireDecision,
   type SkipDecision,
   stepAutoCompaction,
-  type TriggerState,
 } from "../../core/auto-compaction.ts";
-import { resolveContextWindow } from "../../core/catalog.ts";
 import type { SummaryRuleConfig } from "../../core/config.ts";
 import { tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
 import { ConversationLog, type Decision, type RetryPolicy } from "../conversations/log.ts";
-import {
-  autoKey,
-  catalogFor,
-  effectiveConfig,
-  type ServiceSettings,
-} from "../conversations/state.ts";
+import { autoKey, type ServiceSettings, triggerStateOf } from "../conversations/state.ts";
 import { missingSummarizerError, summarizeBand } from "../conversations/summaries.ts";
 import { CorruptDataError } from "../errors.ts";
 import type { DeliverySkip } from "../observability.ts";
@@ -142,14 +135,7 @@ async function evaluate(
     }
     const tenant = await deps.tenants.getTenant(message.tenant);
     const settings = deps.settings ?? {};
-    const state: TriggerState = {
-      config: effectiveConfig(settings, tenant, head),
-      turn_count: head.turn_count,
-      after_last_compaction: head.max_compacted_turn + 1,
-      estimated_tokens: tokensFromChars(head.projected_chars),
-      context_window: resolveContextWindow(head.model, catalogFor(settings, tenant)),
-      calibration: { kind: "sample", sample: head.calibration },
-    };
+    const state = triggerStateOf(settings, tenant, head);
     // Read only when the trigger fires: the no-fire path costs the head read alone. A firing
     // reads the size records at its band's ends and no band (log.ts Snapshot.charsWithBand).
     const firing = async (range: TurnRange) => {

@@ -19,7 +19,8 @@ import { type ProviderFormatName, providerFormat } from "../../core/formats/inde
 import type { TurnSize } from "../../core/sizes.ts";
 import { formatTimestamp, timestampNanos } from "../../core/timestamp.ts";
 import { checkTurnShape, turnConfigLayers } from "../../core/turn-validation.ts";
-import type { StoredTurn } from "../ports.ts";
+import type { Warning } from "../../core/warnings.ts";
+import type { EvaluationDecision, StoredTurn } from "../ports.ts";
 
 /** A turn posted as JP events (already entries of the wire format: `turnEvents`). */
 export interface EventsPost {
@@ -172,3 +173,31 @@ export function answersEarlierTurns(input: TurnInput): boolean {
     (e) => e.type === "tool_call_response" && !requested.has((e as { id: string }).id),
   );
 }
+
+/** The outcome of posting a turn. */
+export interface AppendOutcome {
+  readonly status: "created" | "replayed";
+  readonly turn: number;
+  readonly turn_count: number;
+  /** Whether an evaluation was enqueued by this call. */
+  readonly evaluation_enqueued: boolean;
+  /** Leading system messages dropped from a format post (`drop_system`), when there were any. */
+  readonly dropped_system?: number;
+  /** How far evaluations had got when the answer was made (see {@link EvaluationProgress}). */
+  readonly evaluated_through: number | null;
+  readonly decided_through: number | null;
+  /**
+   * With `wait`: the latest decision once this turn is decided: its own, or
+   * a later turn's when one was posted and decided first (the head keeps the
+   * latest decision only; its `turn` says which).
+   */
+  readonly decision?: EvaluationDecision;
+  /** The conversation's warnings as of the head the progress is from, the posted model's window counted. */
+  readonly warnings: Warning[];
+}
+
+/** A stored turn's outcome, before the evaluation progress is added. */
+export type Stored = Omit<
+  AppendOutcome,
+  "evaluated_through" | "decided_through" | "decision" | "warnings"
+>;

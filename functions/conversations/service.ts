@@ -13,7 +13,6 @@ import {
   type ConversationRef,
   type ConversationStore,
   EMPTY_HEAD,
-  type EvaluationDecision,
   type IdempotentAnswer,
   type StoredCompaction,
   type Summarizer,
@@ -47,10 +46,12 @@ import {
 } from "./manual-compaction.ts";
 import { cursorField, type PageRequest, projectedAnswer, rawPage } from "./paged-reads.ts";
 import {
+  type AppendOutcome,
   answersEarlierTurns,
   latestEventMillis,
   type PreparedTurn,
   prepareTurn,
+  type Stored,
   storedTurn,
   type TurnInput,
   type TurnPost,
@@ -64,32 +65,10 @@ import {
   manualKey,
   readStream,
   type ServiceSettings,
+  warningsOf,
 } from "./state.ts";
 import type { DryRunCache, SummaryBudget } from "./summary-budget.ts";
 import { conversationTimeline, type TimelineTurn } from "./timeline.ts";
-
-/** The outcome of posting a turn. */
-export interface AppendOutcome {
-  readonly status: "created" | "replayed";
-  readonly turn: number;
-  readonly turn_count: number;
-  /** Whether an evaluation was enqueued by this call. */
-  readonly evaluation_enqueued: boolean;
-  /** Leading system messages dropped from a format post (`drop_system`), when there were any. */
-  readonly dropped_system?: number;
-  /** How far evaluations had got when the answer was made (see {@link EvaluationProgress}). */
-  readonly evaluated_through: number | null;
-  readonly decided_through: number | null;
-  /**
-   * With `wait`: the latest decision once this turn is decided: its own, or
-   * a later turn's when one was posted and decided first (the head keeps the
-   * latest decision only; its `turn` says which).
-   */
-  readonly decision?: EvaluationDecision;
-}
-
-/** A stored turn's outcome, before the evaluation progress is added. */
-type Stored = Omit<AppendOutcome, "evaluated_through" | "decided_through" | "decision">;
 
 /** Dependencies of the service. */
 export interface ConversationServiceDeps {
@@ -160,7 +139,14 @@ export class ConversationService {
       if (read?.incarnation === undefined || read.deleting) read = await this.#store.getHead(ref);
       stored = { ...stored, evaluation_enqueued: await this.#enqueue(ref, stored.turn, read) };
     }
-    if (options.waitMs === undefined) return { ...stored, ...progressOf(read ?? EMPTY_HEAD) };
+    const warnings = (head: ConversationHead) =>
+      warningsOf(this.#settings, tenant, conversation, head);
+    if (options.waitMs === undefined) {
+      // The head read beside the write may predate it: the posted model is the latest.
+      const head = read ?? EMPTY_HEAD;
+      const model = post.model ? { model: post.model } : {};
+      return { ...stored, ...progressOf(head), warnings: warnings({ ...head, ...model }) };
+    }
     const head = await awaitDecision(
       () => this.#requireHead(ref),
       { afterTurn: stored.turn, waitMs: options.waitMs },
@@ -170,6 +156,7 @@ export class ConversationService {
       ...stored,
       ...progressOf(head),
       ...(head.last_decision ? { decision: head.last_decision } : {}),
+      warnings: warnings(head),
     };
   }
 
@@ -346,6 +333,7 @@ export class ConversationService {
       estimated_tokens: estimateTokens(resolved, head.projected_chars),
       estimator: resolved,
       compactions: listedCompactions(compactions),
+      warnings: warningsOf(this.#settings, tenant, conversation, head),
     };
   }
 
@@ -407,7 +395,7 @@ export class ConversationService {
     return this.#afterHead(ref, undefined, (head) => rawPage(this.#store, ref, head, page, codec));
   }
 
-  /** A page of the projected view, its turns' origins, the whole view's estimate and the progress. */
+  /** A page of the projected view, its turns' origins, the whole view's estimate, the progress and the warnings. */
   #projectedPage(
     tenant: Tenant,
     conversation: string,
@@ -416,12 +404,13 @@ export class ConversationService {
     codec?: ProviderFormat,
   ) {
     const ref = { tenant: tenant.id, conversation };
-    return this.#afterHead(ref, wait, async (head) =>
-      projectedAnswer(await readStream(this.#store, ref), head, page, {
+    return this.#afterHead(ref, wait, async (head) => ({
+      ...projectedAnswer(await readStream(this.#store, ref), head, page, {
         estimator: conversationEstimator(this.#settings, tenant, head),
         ...(codec ? { format: codec } : {}),
       }),
-    );
+      warnings: warningsOf(this.#settings, tenant, conversation, head),
+    }));
   }
 
   /** The compactions, with their 1-based positions. */
@@ -505,7 +494,7 @@ export class ConversationService {
 
   /** A page of the tenant's conversations, most recently active first (listing.ts). */
   list(tenant: Tenant, page: { limit: number; cursor?: string }): Promise<ConversationList> {
-    return listConversations(this.#store, catalogFor(this.#settings, tenant), tenant.id, page);
+    return listConversations(this.#store, this.#settings, tenant, page);
   }
 
   /** Per turn: raw and projected size, threshold, and what its evaluation did (timeline.ts). */

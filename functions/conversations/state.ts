@@ -3,10 +3,18 @@
  * from it that the head caches. Shared by the API and the compactor.
  */
 
+import type { TriggerState } from "../../core/auto-compaction.ts";
 import { type Estimator, resolveEstimator } from "../../core/calibration.ts";
-import { DEFAULT_MODEL_CATALOG, layeredCatalog, type ModelCatalog } from "../../core/catalog.ts";
+import {
+  DEFAULT_MODEL_CATALOG,
+  layeredCatalog,
+  type ModelCatalog,
+  resolveContextWindow,
+} from "../../core/catalog.ts";
 import { type AutoConfig, type AutoConfigLayer, resolveAutoConfig } from "../../core/config.ts";
+import { tokensFromChars } from "../../core/estimate.ts";
 import type { Compaction, Entry } from "../../core/events.ts";
+import { conversationWarnings, type Warning } from "../../core/warnings.ts";
 import type {
   ConversationHead,
   ConversationRef,
@@ -64,6 +72,44 @@ export function conversationEstimator(
 ): Estimator {
   const { estimator } = effectiveConfig(settings, tenant, head);
   return resolveEstimator(estimator, { kind: "sample", sample: head.calibration });
+}
+
+/** What an evaluation of the conversation would decide on now: the head's numbers, no events. */
+export function triggerStateOf(
+  settings: ServiceSettings,
+  tenant: Tenant | undefined,
+  head: ConversationHead,
+): TriggerState {
+  return {
+    config: effectiveConfig(settings, tenant, head),
+    turn_count: head.turn_count,
+    after_last_compaction: head.max_compacted_turn + 1,
+    estimated_tokens: tokensFromChars(head.projected_chars),
+    context_window: resolveContextWindow(head.model, catalogFor(settings, tenant)),
+    calibration: { kind: "sample", sample: head.calibration },
+  };
+}
+
+/**
+ * The warnings of `conversation` (core/warnings.ts) as its head gives them.
+ * The last decision counts as a band only while the band stands: a reset
+ * that removed it leaves nothing to be still over.
+ */
+export function warningsOf(
+  settings: ServiceSettings,
+  tenant: Tenant | undefined,
+  conversation: string,
+  head: ConversationHead,
+): Warning[] {
+  const decision = head.last_decision;
+  const stands = decision?.outcome === "fired" && head.max_compacted_turn >= decision.band.to_turn;
+  return conversationWarnings({
+    conversation,
+    state: triggerStateOf(settings, tenant, head),
+    ...(head.config ? { layer: head.config } : {}),
+    ...(head.model?.id ? { model_id: head.model.id } : {}),
+    ...(decision ? { last_outcome: stands ? "fired" : "skipped" } : {}),
+  });
 }
 
 /** The raw stream: every turn's events with each compaction after the turn it was added after. */

@@ -21,6 +21,7 @@ import { AWS_URL_POLICY } from "../../functions/notifications/url-safety.ts";
 import { MemoryNotificationEndpoints } from "../../functions/store/tenants-memory.ts";
 import { signWebhook } from "../../functions/webhook-signature.ts";
 import { ALICE_KEY, harness } from "../helpers/service.ts";
+import { offAndUnknown, offWarning } from "../helpers/warnings.ts";
 
 const URL_BASE = "http://autocompact.test";
 /** A conversation id with characters that a path must encode. */
@@ -93,6 +94,10 @@ const DEFAULTS = {
   min_band_turns: 1,
 };
 
+/** The warnings of {@link ID} here: automatic compaction off (the default), and no model named. */
+const OFF = offWarning(ENCODED);
+const WARNINGS = offAndUnknown(ENCODED);
+
 interface Sent {
   readonly method: string;
   readonly url: string;
@@ -158,6 +163,7 @@ describe("AutocompactClient", () => {
       evaluation_enqueued: true,
       evaluated_through: null,
       decided_through: null,
+      warnings: WARNINGS,
     });
     expect(await client.postTurn(ID, { turn: 0, events: TURN_0 })).toEqual({
       status: "replayed",
@@ -166,6 +172,7 @@ describe("AutocompactClient", () => {
       evaluation_enqueued: true,
       evaluated_through: null,
       decided_through: null,
+      warnings: WARNINGS,
     });
     expect(sent[0]).toEqual({
       method: "POST",
@@ -208,6 +215,8 @@ describe("AutocompactClient", () => {
       evaluation_enqueued: true,
       evaluated_through: null,
       decided_through: null,
+      // The model's window is known (the catalog's and the post's): only compaction is off.
+      warnings: [{ ...OFF, detail: OFF.detail.replace(ENCODED, "conv-1") }],
     });
     expect(signed).toEqual([sent[0]?.body]);
     expect(sent[0]?.headers["webhook-id"]).toBe("msg_1");
@@ -227,11 +236,38 @@ describe("AutocompactClient", () => {
       estimated_tokens: 22.5,
       estimator: { kind: "chars", tokens_per_char: 0.25, overhead_tokens: 0, turns_with_usage: 0 },
       compactions: [],
+      warnings: WARNINGS,
     });
     expect(sent.map((s) => `${s.method} ${s.url}`)).toEqual([
       `GET ${URL_BASE}/v1/conversations/${ENCODED}`,
     ]);
     expect(sent[0]?.headers).toEqual({ authorization: `Bearer ${ALICE_KEY}` });
+  });
+
+  it("onWarning hears each warning of a post, a summary and a projection, with the conversation", async () => {
+    const h = harness();
+    const heard: string[] = [];
+    const client = new AutocompactClient({
+      url: URL_BASE,
+      key: ALICE_KEY,
+      fetch: async (input, init) => h.app.request(input, init),
+      onWarning: (warning, conversation) => heard.push(`${conversation} ${warning.code}`),
+    });
+    await client.postTurn(ID, { turn: 0, events: TURN_0 });
+    expect(heard).toEqual([`${ID} auto_disabled`, `${ID} context_window_unknown`]);
+    heard.length = 0;
+    const window = { context_window: 128_000 };
+    const answer = await client.postTurn("conv-2", { turn: 0, model: window, events: TURN_0 });
+    expect(answer.warnings).toEqual([{ ...OFF, detail: OFF.detail.replace(ENCODED, "conv-2") }]);
+    await client.conversation("conv-2");
+    await client.projection("conv-2", { format: "openai-chat" });
+    expect(heard).toEqual(["conv-2 auto_disabled", "conv-2 auto_disabled", "conv-2 auto_disabled"]);
+    // Enabled, the window known and the view small: nothing to hear.
+    heard.length = 0;
+    await client.putConfig("conv-2", { conversation: { compaction: { auto: { enabled: true } } } });
+    expect((await client.conversation("conv-2")).warnings).toEqual([]);
+    await client.listConversations();
+    expect(heard).toEqual([]);
   });
 
   it("events answers the raw stream, compactions included", async () => {
@@ -255,6 +291,7 @@ describe("AutocompactClient", () => {
       estimated_tokens: 22.5,
       evaluated_through: null,
       decided_through: null,
+      warnings: WARNINGS,
     });
     await client.compact(ID, { spec: "t:0..0" });
     const compacted = await client.projection(ID);
@@ -323,6 +360,7 @@ describe("AutocompactClient", () => {
           utilization: null,
           bands: { auto: 0, manual: 0 },
           last_fired_at: null,
+          warnings: WARNINGS,
         },
       ],
       next_cursor: null,
@@ -739,6 +777,14 @@ describe("AutocompactClient reading as evaluated after a turn (afterTurn, wait)"
         outcome: "fired",
         band: { key: "AUTO#000001", from_turn: 0, to_turn: 0 },
       },
+      // The kept turn alone is over the threshold of 20: the band cannot bring the view under it.
+      warnings: [
+        {
+          code: "still_over_threshold",
+          detail:
+            "the last automatic band left the view at 23 tokens (estimate 23 plus reserve 0), over the threshold of 20 (trigger_ratio 0.5 of the window): the rule keeps too much; lower `rule.keep_last`, strip or summarize more",
+        },
+      ],
     });
     expect(sent).toEqual([`POST ${SUMMARY}/turns?wait=5 @0`]);
   });
@@ -776,6 +822,13 @@ describe("AutocompactClient reading as evaluated after a turn (afterTurn, wait)"
         outcome: "fired",
         band: { key: "AUTO#000002", from_turn: 0, to_turn: 1 },
       },
+      warnings: [
+        {
+          code: "still_over_threshold",
+          detail:
+            "the last automatic band left the view at 28 tokens (estimate 28 plus reserve 0), over the threshold of 20 (trigger_ratio 0.5 of the window): the rule keeps too much; lower `rule.keep_last`, strip or summarize more",
+        },
+      ],
     });
   });
 });

@@ -72,6 +72,13 @@ describe("AutocompactClient reads a multi-page view whole", () => {
     });
   });
 
+  it("projection(): the warnings are the whole view's, as each page says them, never one set a page", async () => {
+    const { client, gets } = await bigConversation();
+    const view = await client.projection("big");
+    expect(gets).toHaveLength(2);
+    expect(view.warnings.map((w) => w.code)).toEqual(["auto_disabled", "context_window_unknown"]);
+  });
+
   it("starts again when a compaction lands between two pages", async () => {
     let landed = false;
     const setUp = await bigConversation(async (url) => {

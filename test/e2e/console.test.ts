@@ -443,6 +443,51 @@ describe("the console in headless Chromium", () => {
       "turns 0..1, summarized",
     ]);
   });
+
+  it("badges the conversations with warnings in the list, and lists them on the conversation's page", async () => {
+    // Compaction off (the default) and a model the catalog does not know: two warnings.
+    const warned = "console-warned";
+    await api("POST", `/v1/conversations/${warned}/turns`, {
+      turn: 0,
+      model: { id: "unknown-model" },
+      events: [
+        { type: "turn_start", timestamp: "2026-12-01T10:00:00Z" },
+        { type: "chat_request", timestamp: "2026-12-01T10:00:01Z", content: "hello" },
+      ],
+    });
+    const off =
+      'automatic compaction is off (the default): enable it with PUT /v1/conversations/console-warned/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}';
+    const unknown =
+      'the context window of model "unknown-model" is unknown, so automatic compaction cannot fire: post each turn with `model.context_window` (the window in tokens), or add the model to the service\'s catalog (`MODEL_CATALOG`, e.g. {"unknown-model":128000})';
+    await freshPage();
+    await signIn();
+    const badges = page.locator(`tr[data-conversation="${warned}"] .badge.warning`);
+    await expect.poll(() => badges.count()).toBe(2);
+    expect(await badges.allTextContents()).toEqual(["auto_disabled", "context_window_unknown"]);
+    expect(await badges.evaluateAll((all) => all.map((b) => b.getAttribute("title")))).toEqual([
+      off,
+      unknown,
+    ]);
+    // Every other row shows what the API says of it: its codes, or none.
+    const listed = await api<{
+      conversations: Array<{ id: string; warnings: { code: string }[] }>;
+    }>("GET", "/v1/conversations?limit=50");
+    for (const conversation of listed.conversations) {
+      const row = page.locator(`tr[data-conversation="${conversation.id}"] .badge.warning`);
+      expect(await row.allTextContents(), conversation.id).toEqual(
+        conversation.warnings.map((w) => w.code),
+      );
+    }
+    await shot("list-warnings");
+    await page.getByRole("link", { name: warned }).click();
+    const items = page.locator(".warning-list li");
+    await expect.poll(() => items.count()).toBe(2);
+    expect(await items.allTextContents()).toEqual([
+      `auto_disabled ${off}`,
+      `context_window_unknown ${unknown}`,
+    ]);
+    await shot("conversation-warnings");
+  });
 });
 
 describe("the API reference at /docs", () => {

@@ -15,6 +15,7 @@ import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { Io } from "../../cli/command.ts";
 import { run } from "../../cli/main.ts";
+import { NO_MODEL_WARNING, offWarning } from "./warnings.ts";
 
 /** The repository root, where the spawned tests ran the command. */
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -129,3 +130,12 @@ export function runBin(args: readonly string[], options: CliOptions = {}): Promi
     child.stdin?.end(options.stdin ?? "");
   });
 }
+
+/** The stderr line of `auto_disabled` for `conversation` (a conversation with no config of its own). */
+export function offLine(conversation: string): string {
+  const { code, detail } = offWarning(conversation);
+  return `warning: ${code}: ${detail}\n`;
+}
+
+/** The stderr line of `context_window_unknown` for a conversation whose turns name no model. */
+export const NO_MODEL_LINE = `warning: ${NO_MODEL_WARNING.code}: ${NO_MODEL_WARNING.detail}\n`;

@@ -43,3 +43,27 @@ export const ANTHROPIC_LS_TURN = [
   },
   { role: "assistant", content: "Two files: a.txt and b.txt." },
 ];
+
+/**
+ * An OpenAI Chat turn of 40 + `size` bytes as D50 counts them: a question
+ * (10), a `read_file` call (9 + 13 of arguments), its `size`-byte result, an
+ * answer (8).
+ */
+export function chatToolTurn(turn: number, size: number) {
+  return [
+    { role: "user", content: `Question ${turn}` },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        {
+          id: `call_${turn}`,
+          type: "function",
+          function: { name: "read_file", arguments: `{"path":"f${turn}"}` },
+        },
+      ],
+    },
+    { role: "tool", tool_call_id: `call_${turn}`, content: "x".repeat(size) },
+    { role: "assistant", content: `Answer ${turn}` },
+  ];
+}

@@ -17,6 +17,7 @@ import { compaction, message, request, turnStart } from "../helpers/builders.ts"
 import { generateConversation } from "../helpers/conversation.ts";
 import { localEndpoint } from "../helpers/dynamodb.ts";
 import { BOB_KEY, harness } from "../helpers/service.ts";
+import { NO_MODEL_WARNING, offAndUnknown, offWarning } from "../helpers/warnings.ts";
 
 type Harness = ReturnType<typeof harness>;
 interface Listed {
@@ -27,6 +28,7 @@ interface Listed {
   utilization: number | null;
   bands: { auto: number; manual: number };
   last_fired_at: string | null;
+  warnings: { code: string; detail: string }[];
 }
 interface Page {
   conversations: Listed[];
@@ -99,9 +101,12 @@ describe("GET /v1/conversations", () => {
       turn_count: number;
       estimated_tokens: number;
       compactions: { source: string; timestamp: string }[];
+      warnings: Listed["warnings"];
     }>(h.request("GET", "/v1/conversations/busy"));
     const autos = busy.compactions.filter((c) => c.source === "auto");
     expect(autos.length).toBeGreaterThan(0);
+    // Its last band left it over the threshold: the list says what the summary says.
+    expect(busy.warnings.map((w) => w.code)).toEqual(["still_over_threshold"]);
     expect(page.conversations[1]).toEqual({
       id: "busy",
       turn_count: 30,
@@ -113,6 +118,7 @@ describe("GET /v1/conversations", () => {
         .map((c) => c.timestamp)
         .sort()
         .at(-1),
+      warnings: busy.warnings,
     });
     expect(page.conversations[0]).toEqual({
       id: "configured",
@@ -122,6 +128,7 @@ describe("GET /v1/conversations", () => {
       utilization: null,
       bands: { auto: 0, manual: 0 },
       last_fired_at: null,
+      warnings: [NO_MODEL_WARNING],
     });
     // "question 0" + "answer 0": 18 bytes, 4.5 tokens of a 1,000-token window.
     expect(page.conversations[2]).toEqual({
@@ -132,6 +139,7 @@ describe("GET /v1/conversations", () => {
       utilization: 0.0045,
       bands: { auto: 0, manual: 0 },
       last_fired_at: null,
+      warnings: [offWarning("quiet")],
     });
 
     // A turn is activity: quiet moves to the front; a reset keeps last_fired_at.
@@ -228,6 +236,7 @@ describe("GET /v1/conversations", () => {
         utilization: null,
         bands: { auto: 0, manual: 1 },
         last_fired_at: null,
+        warnings: offAndUnknown("older"),
       },
     ]);
   });

@@ -14,6 +14,7 @@ import { signWebhook } from "../../functions/webhook-signature.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { harness } from "../helpers/service.ts";
+import { offAndUnknown } from "../helpers/warnings.ts";
 
 const turns = splitTurns(JSON.parse(JSON.stringify(generateConversation({ seed: 5, turns: 3 }))));
 const secret = `whsec_${Buffer.from("webhook id signing key").toString("base64")}`;
@@ -24,6 +25,8 @@ const tenants = [
 ];
 const bodyOf = (turn: number) => JSON.stringify({ turn, events: turns[turn] });
 
+/** The warnings of `c` here: compaction off (the default), and no model named. */
+const WARNINGS = offAndUnknown("c");
 const REUSED = {
   type: "/problems/webhook-id-reused",
   title: "Webhook id already used",
@@ -85,6 +88,7 @@ describe.each(receiptsUnderTest)("webhook-id reuse, receipts %s", (_name, receip
       evaluation_enqueued: true,
       evaluated_through: null,
       decided_through: null,
+      warnings: WARNINGS,
     });
     // A redelivery is signed again, with a later timestamp: the same message all the same.
     at(30);
@@ -97,6 +101,7 @@ describe.each(receiptsUnderTest)("webhook-id reuse, receipts %s", (_name, receip
       evaluation_enqueued: true,
       evaluated_through: null,
       decided_through: null,
+      warnings: WARNINGS,
     });
     // Each enqueue carries its post's time (the start of the evaluation lag), and the conversation's life.
     const { incarnation } = (await h.store.getHead({ tenant: "signed", conversation: "c" })) ?? {};

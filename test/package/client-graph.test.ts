@@ -46,6 +46,7 @@ describe("autocompact/client's module graph", () => {
       "client/index.ts",
       "client/pages.ts",
       "client/types.ts",
+      "client/warnings.ts",
       "core/errors.ts",
     ]);
   });

@@ -10,6 +10,7 @@ import { MemoryConversationStore } from "../../functions/store/memory.ts";
 import { ANTHROPIC_LS_TURN, CHAT_README_TURN, THANKS_TURN } from "../helpers/format-samples.ts";
 import { overriding } from "../helpers/overriding.ts";
 import { harness } from "../helpers/service.ts";
+import { offAndUnknown } from "../helpers/warnings.ts";
 
 const TURNS = "/v1/conversations/c/turns";
 const START = Date.UTC(2026, 10, 29, 12);
@@ -56,6 +57,7 @@ describe("POST …/turns in a provider format", () => {
         evaluation_enqueued: true,
         evaluated_through: null,
         decided_through: null,
+        warnings: offAndUnknown("c"),
       });
     }
     // One write each, and one head read for evaluated_through (made beside the write).

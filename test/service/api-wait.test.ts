@@ -5,6 +5,7 @@
  * Expectations are literals.
  */
 import { describe, expect, it } from "vitest";
+import { chatToolTurn } from "../helpers/format-samples.ts";
 import { harness } from "../helpers/service.ts";
 
 const TURNS = "/v1/conversations/c/turns";
@@ -21,32 +22,12 @@ const CONFIG = {
   },
 };
 
-/** A turn of about 600 tokens: a question and a 2,400-byte tool result. */
-function chatTurn(turn: number) {
-  return [
-    { role: "user", content: `Question ${turn}` },
-    {
-      role: "assistant",
-      content: null,
-      tool_calls: [
-        {
-          id: `call_${turn}`,
-          type: "function",
-          function: { name: "read_file", arguments: `{"path":"f${turn}"}` },
-        },
-      ],
-    },
-    { role: "tool", tool_call_id: `call_${turn}`, content: "x".repeat(2_400) },
-    { role: "assistant", content: `Answer ${turn}` },
-  ];
-}
-
 const postTurn = (h: ReturnType<typeof harness>, turn: number, query = "") =>
   h.request("POST", `${TURNS}${query}`, {
     turn,
     model: { context_window: 2_000 },
     format: "openai-chat",
-    messages: chatTurn(turn),
+    messages: chatToolTurn(turn, 2_400), // about 600 tokens
   });
 
 /** Delivers every queued evaluation. */
@@ -176,6 +157,7 @@ describe("POST …/turns?wait=", () => {
         outcome: "fired",
         band: { key: "AUTO#000001", from_turn: 0, to_turn: 0 },
       },
+      warnings: [],
     });
   });
 

@@ -4,6 +4,7 @@ import { hashApiKey } from "../../functions/keys.ts";
 import { signWebhook } from "../../functions/webhook-signature.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { ALICE_KEY, BOB_KEY, harness } from "../helpers/service.ts";
+import { offAndUnknown } from "../helpers/warnings.ts";
 
 const conversation = generateConversation({ seed: 21, turns: 12 });
 const turns = splitTurns(JSON.parse(JSON.stringify(conversation)));
@@ -37,6 +38,8 @@ describe("POST /turns", () => {
       evaluation_enqueued: true,
       evaluated_through: null,
       decided_through: null,
+      // Off by default, and the test's turns name no model: both are said.
+      warnings: offAndUnknown("conv-1"),
     });
     // posted_at_ms: the service's clock when it stored the turn (the start of the evaluation lag);
     // incarnation: the life of the conversation the turn went into, as its head names it.

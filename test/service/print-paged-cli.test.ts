@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bigToolTurn } from "../helpers/builders.ts";
-import { runCli } from "../helpers/cli.ts";
+import { NO_MODEL_LINE, offLine, runCli } from "../helpers/cli.ts";
 import { ALICE_KEY, harness } from "../helpers/service.ts";
 
 let server: ReturnType<typeof serve>;
@@ -51,12 +51,20 @@ describe("autocompact print of a multi-page conversation", () => {
       (t) => t.events,
     );
     const raw = await cli("print", "-c", "big");
-    expect(raw).toMatchObject({ code: 0, stderr: "" });
+    expect(raw).toMatchObject({ code: 0, stderr: offLine("big") + NO_MODEL_LINE });
     expect(JSON.parse(raw.stdout)).toEqual(stored);
     const compacted = await cli("print", "-c", "big", "--compacted");
     expect(JSON.parse(compacted.stdout).turns).toEqual([{ kept: 0 }, { kept: 1 }, { kept: 2 }]);
     expect(JSON.parse(compacted.stdout)).not.toHaveProperty("next_cursor");
-    // Two pages each: the first without a cursor, the second with one.
-    expect(gets.map((search) => search.startsWith("?cursor="))).toEqual([false, true, false, true]);
+    expect(compacted.stderr).toBe(offLine("big") + NO_MODEL_LINE);
+    // Two pages each: the first without a cursor, the second with one; the raw print reads the
+    // summary for the warnings (the third GET), the projection carries them.
+    expect(gets.map((search) => search.startsWith("?cursor="))).toEqual([
+      false,
+      true,
+      false,
+      false,
+      true,
+    ]);
   });
 });

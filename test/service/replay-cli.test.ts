@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../functions/keys.ts";
-import { runCli } from "../helpers/cli.ts";
+import { NO_MODEL_LINE, offLine, runCli } from "../helpers/cli.ts";
 import { generateConversation } from "../helpers/conversation.ts";
 import { harness } from "../helpers/service.ts";
 
@@ -83,7 +83,7 @@ describe("autocompact print and reset", () => {
     const band = await added.json();
 
     const raw = await cli("print", "-c", "c2");
-    expect(raw).toMatchObject({ stderr: "" });
+    expect(raw).toMatchObject({ stderr: offLine("c2") + NO_MODEL_LINE });
     expect(JSON.parse(raw.stdout)).toEqual([
       ...stream,
       expect.objectContaining({ type: "compaction" }),

@@ -11,9 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.ts";
+import { NO_MODEL_LINE, offLine, runCli } from "../helpers/cli.ts";
 import { ANTHROPIC_LS_TURN, CHAT_README_TURN, THANKS_TURN } from "../helpers/format-samples.ts";
 import { ALICE_KEY, harness } from "../helpers/service.ts";
+import { offAndUnknown } from "../helpers/warnings.ts";
 
 /** Two Anthropic turns: signed thinking and a tool round trip, then a short exchange. */
 const ANTHROPIC = [ANTHROPIC_LS_TURN, THANKS_TURN];
@@ -105,7 +106,8 @@ describe("autocompact replay of a provider transcript", () => {
   it("posts an Anthropic transcript's turns in its format, and a second replay stores nothing new", async () => {
     const file = join(dir, "anthropic.json");
     const first = await cli("replay", file, "-c", "anthropic");
-    expect(first).toMatchObject({ stderr: "" });
+    // The last answer's warnings, once: compaction is off, and no turn names its model.
+    expect(first).toMatchObject({ stderr: offLine("anthropic") + NO_MODEL_LINE });
     expect(JSON.parse(first.stdout)).toEqual({
       conversation: "anthropic",
       turns: 2,
@@ -134,6 +136,7 @@ describe("autocompact replay of a provider transcript", () => {
         estimated_tokens: 26.25,
         evaluated_through: null,
         decided_through: null,
+        warnings: offAndUnknown("anthropic"),
       },
     });
     expect(await get("anthropic/events?format=anthropic-messages")).toEqual({
@@ -142,7 +145,7 @@ describe("autocompact replay of a provider transcript", () => {
     });
 
     const again = await cli("replay", file, "-c", "anthropic");
-    expect(again).toMatchObject({ stderr: "" });
+    expect(again).toMatchObject({ stderr: offLine("anthropic") + NO_MODEL_LINE });
     expect(JSON.parse(again.stdout)).toEqual({
       conversation: "anthropic",
       turns: 2,
@@ -180,6 +183,7 @@ describe("autocompact replay of a provider transcript", () => {
         estimated_tokens: 191 / 4,
         evaluated_through: null,
         decided_through: null,
+        warnings: offAndUnknown("chat"),
       },
     });
     const anthropic = (await get("chat/projection?format=anthropic-messages")).body as {
@@ -207,7 +211,7 @@ describe("autocompact replay of a provider transcript", () => {
     expect((await get("system")).status).toBe(404);
 
     const dropped = await cli("replay", file, "-c", "system", "--drop-system");
-    expect(dropped).toMatchObject({ stderr: "" });
+    expect(dropped).toMatchObject({ stderr: offLine("system") + NO_MODEL_LINE });
     expect(JSON.parse(dropped.stdout)).toEqual({
       conversation: "system",
       turns: 2,
@@ -228,6 +232,7 @@ describe("autocompact replay of a provider transcript", () => {
         estimated_tokens: 14 / 4,
         evaluated_through: null,
         decided_through: null,
+        warnings: offAndUnknown("system"),
       },
     });
 
@@ -247,7 +252,8 @@ describe("autocompact replay of a provider transcript", () => {
       "--context-window",
       "200000",
     );
-    expect(result).toMatchObject({ stderr: "" });
+    // The model's window is known: only compaction being off is said.
+    expect(result).toMatchObject({ stderr: offLine("model") });
     expect(posts.map(({ body }) => body.model)).toEqual([
       { id: "claude-sonnet-4-5", context_window: 200_000 },
       { id: "claude-sonnet-4-5", context_window: 200_000 },

@@ -15,7 +15,7 @@ import {
 import { connect, describe } from "./api.ts";
 import { sizeChart } from "./chart.ts";
 import { confirmRemoval } from "./confirm.ts";
-import { h, policies, tokens } from "./dom.ts";
+import { h, policies, tokens, warningBadges } from "./dom.ts";
 import { eventText } from "./event-text.ts";
 
 type Frame = (...content: Node[]) => HTMLElement;
@@ -41,6 +41,7 @@ export async function renderConversation(id: string, frame: Frame, notice = ""):
       { class: "facts" },
       `${summary.turn_count} turns · ${tokens(summary.estimated_tokens)} tokens projected (${estimatorText(summary.estimator)}) · ${bands.filter((b) => b.source === "auto").length} automatic and ${bands.filter((b) => b.source === "manual").length} manual bands`,
     ),
+    ...warningList(summary.warnings),
     status,
     sizeChart(timeline.turns, bands, {
       now: summary.estimated_tokens,
@@ -63,6 +64,26 @@ function estimatorText(estimator: {
 }): string {
   if (estimator.kind === "chars") return "estimate: chars / 4";
   return `estimate: ${estimator.tokens_per_char.toFixed(3)} tokens a byte + ${tokens(estimator.overhead_tokens)} overhead, fitted to ${estimator.turns_with_usage} turns' usage`;
+}
+
+/** The conversation's warnings, each its code and what to do; nothing when there are none. */
+function warningList(
+  warnings: readonly { readonly code: string; readonly detail: string }[],
+): HTMLElement[] {
+  if (warnings.length === 0) return [];
+  const section = h(
+    "section",
+    { class: "warning-list", "aria-labelledby": "warnings-title" },
+    h("h2", { id: "warnings-title" }, "Warnings"),
+    h(
+      "ul",
+      {},
+      ...warnings.map((w) =>
+        h("li", { "data-warning": w.code }, warningBadges([w]), " ", h("span", {}, w.detail)),
+      ),
+    ),
+  );
+  return [section];
 }
 
 /** The bands over the turn axis, one lane per overlap: auto or manual, and their policies. */

@@ -23,6 +23,23 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
+/**
+ * A conversation's warnings as badges: each its code, its detail as the
+ * title (docs/architecture.md §8, "Warnings"); `null` when there are none.
+ */
+export function warningBadges(
+  warnings: readonly { readonly code: string; readonly detail: string }[],
+): HTMLElement | null {
+  if (warnings.length === 0) return null;
+  return h(
+    "span",
+    { class: "warnings" },
+    ...warnings.map((w) =>
+      h("span", { class: "badge warning", title: w.detail, "data-warning": w.code }, w.code),
+    ),
+  );
+}
+
 /** A number of tokens, grouped by thousands. */
 export function tokens(value: number | null | undefined): string {
   return value === null || value === undefined ? "unknown" : Math.round(value).toLocaleString("en");

@@ -5,7 +5,7 @@
  */
 import { connect, describe, forgetKey, isUnauthorized, storedKey, storeKey } from "./api.ts";
 import { renderConversation } from "./conversation.ts";
-import { h, tokens } from "./dom.ts";
+import { h, tokens, warningBadges } from "./dom.ts";
 import "./console.css";
 
 const root = document.getElementById("app") as HTMLElement;
@@ -106,6 +106,7 @@ async function conversationList(): Promise<void> {
         h("th", { scope: "col" }, "Window used"),
         h("th", { scope: "col" }, "Bands (auto / manual)"),
         h("th", { scope: "col" }, "Last fired"),
+        h("th", { scope: "col" }, "Warnings"),
       ),
     ),
     body,
@@ -145,6 +146,8 @@ async function conversationList(): Promise<void> {
         ),
         h("td", { "data-label": "Bands (auto / manual)" }, `${c.bands.auto} / ${c.bands.manual}`),
         h("td", { "data-label": "Last fired" }, c.last_fired_at ?? "never"),
+        // What keeps compaction from doing its job: the code on the badge, what to do in its title.
+        h("td", { "data-label": "Warnings" }, warningBadges(c.warnings) ?? "none"),
       );
       rows.push({ id: c.id, row });
       body.append(row);
