@@ -11,17 +11,13 @@
  * firing did before; `new` reads the head and the records at the band's ends.
  */
 import { performance } from "node:perf_hooks";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { evaluateTurn } from "../functions/compactor/evaluate-turn.ts";
 import { ConversationService } from "../functions/conversations/service.ts";
-import { localClientConfig, startDynamoDbLocal } from "../functions/local/dynamodb-local.ts";
 import type { ConversationStore } from "../functions/ports.ts";
-import { DynamoConversationStore } from "../functions/store/dynamodb.ts";
-import { createTable } from "../functions/store/dynamodb-table.ts";
-import { StaticTenantDirectory } from "../functions/store/tenants-memory.ts";
 import { overriding } from "../test/helpers/overriding.ts";
 import { RecordingQueue } from "../test/helpers/service.ts";
-import { countReadBytes, turnOfSize } from "./service.ts";
+import { withCountedStore } from "./counted-store.ts";
+import { turnOfSize } from "./service.ts";
 
 const TURN_BYTES = 25_000;
 
@@ -41,13 +37,7 @@ function withoutTotals(store: ConversationStore): ConversationStore {
 }
 
 export async function benchFiring(): Promise<Record<string, unknown>[]> {
-  const dynamo = await startDynamoDbLocal({});
-  const client = new DynamoDBClient(localClientConfig(dynamo));
-  try {
-    await createTable(client, "bench");
-    const store = new DynamoConversationStore(client, "bench");
-    const counter = countReadBytes(client);
-    const tenants = new StaticTenantDirectory([{ id: "t", key_hashes: [] }]);
+  return withCountedStore(async ({ store, counter, tenants }) => {
     const settings = { config: { enabled: true, min_turns: 5 } };
     const service = new ConversationService({ store, queue: new RecordingQueue(), settings });
     const stores = { old: withoutTotals(store), new: store };
@@ -124,8 +114,5 @@ export async function benchFiring(): Promise<Record<string, unknown>[]> {
     }
     results.push(row);
     return results;
-  } finally {
-    client.destroy();
-    await dynamo.stop();
-  }
+  });
 }

@@ -47,6 +47,7 @@ import { StaticTenantDirectory } from "../functions/store/tenants-memory.ts";
 import { MemoryWebhookReceipts } from "../functions/store/webhook-receipts-memory.ts";
 import { prng, text } from "../test/helpers/conversation.ts";
 import { memoryNotifications, RecordingQueue } from "../test/helpers/service.ts";
+import { withCountedStore } from "./counted-store.ts";
 
 const percentile = (samples: number[], p: number) => {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -80,25 +81,6 @@ export function turnOfSize(turn: number, bytes: number, seed: number): Entry[] {
     },
     { type: "chat_response", timestamp: at(5), message: text(r, 30) },
   ];
-}
-
-/** Counts the bytes of items every DynamoDB read returns. */
-export function countReadBytes(client: DynamoDBClient): { bytes: number; requests: number } {
-  const counter = { bytes: 0, requests: 0 };
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      const result = await next(args);
-      const output = result.output as { Item?: unknown; Items?: unknown; Responses?: unknown };
-      const items = output.Item ?? output.Items ?? output.Responses;
-      if (items !== undefined) {
-        counter.requests++;
-        counter.bytes += JSON.stringify(items).length;
-      }
-      return result;
-    },
-    { step: "initialize", name: "countReadBytes" },
-  );
-  return counter;
 }
 
 export async function benchWebhook(): Promise<Record<string, unknown>[]> {
@@ -255,14 +237,7 @@ export async function benchWebhook(): Promise<Record<string, unknown>[]> {
 }
 
 async function benchEvaluation(): Promise<Record<string, unknown>[]> {
-  const { startDynamoDbLocal } = await import("../functions/local/dynamodb-local.ts");
-  const dynamo = await startDynamoDbLocal({});
-  const client = new DynamoDBClient(localClientConfig(dynamo));
-  try {
-    await createTable(client, "bench");
-    const store = new DynamoConversationStore(client, "bench");
-    const counter = countReadBytes(client);
-    const tenants = new StaticTenantDirectory([{ id: "t", key_hashes: [] }]);
+  return withCountedStore(async ({ store, counter, tenants }) => {
     const results: Record<string, unknown>[] = [];
     for (const [label, window] of [
       ["no_fire", 100_000_000],
@@ -308,10 +283,7 @@ async function benchEvaluation(): Promise<Record<string, unknown>[]> {
       }
     }
     return results;
-  } finally {
-    client.destroy();
-    await dynamo.stop();
-  }
+  });
 }
 
 /** Counts the GetItem calls on conversation heads, per request (an AsyncLocalStorage scope). */

@@ -221,13 +221,16 @@ function toolChars(
  * The estimate with a band over turns no compaction covers needs the totals
  * at the band's two ends only ({@link projectedCharsWithBand}).
  */
-export interface RunningTotals {
-  readonly text: number;
-  readonly reasoning: number;
-  readonly tool_requests: number;
-  readonly tool_requests_stripped: number;
-  readonly tool_responses: number;
-  readonly tool_responses_stripped: number;
+export interface RunningTotals
+  extends Pick<
+    TurnSize,
+    | "text"
+    | "reasoning"
+    | "tool_requests"
+    | "tool_requests_stripped"
+    | "tool_responses"
+    | "tool_responses_stripped"
+  > {
   readonly linked_requests: number;
   readonly linked_requests_stripped: number;
   readonly linked_responses: number;
@@ -242,12 +245,7 @@ export interface TotaledSize {
 
 /** The totals before the first turn. */
 export const ZERO_TOTALS: RunningTotals = Object.freeze({
-  text: 0,
-  reasoning: 0,
-  tool_requests: 0,
-  tool_requests_stripped: 0,
-  tool_responses: 0,
-  tool_responses_stripped: 0,
+  ...EMPTY_TURN_SIZE,
   linked_requests: 0,
   linked_requests_stripped: 0,
   linked_responses: 0,

@@ -315,7 +315,7 @@ describe("tool pairs in every format's view (docs/architecture.md §5)", () => {
           expect(() => checkTurnShape(k, turn)).not.toThrow();
         });
       }),
-      propertyRuns(100),
+      propertyRuns(50),
     );
   });
 
@@ -336,7 +336,7 @@ describe("tool pairs in every format's view (docs/architecture.md §5)", () => {
           views++;
         }
       }),
-      propertyRuns(150),
+      propertyRuns(80),
     );
     // The count a longer run (`npm run fuzz`) reports: every view checked, 0 invalid.
     if (process.env.AUTOCOMPACT_PROPERTY_SCALE)

@@ -5,7 +5,7 @@
  * the config layers and the last decision, which the index does not hold,
  * so each listed conversation's head is read (one read each).
  */
-import { type ModelCatalog, resolveContextWindow } from "../../core/catalog.ts";
+import { resolveContextWindow } from "../../core/catalog.ts";
 import { tokensFromChars } from "../../core/estimate.ts";
 import type { Warning } from "../../core/warnings.ts";
 import type { BandCounts, ConversationStore, ListedConversation, Tenant } from "../ports.ts";

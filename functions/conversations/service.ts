@@ -58,7 +58,6 @@ import {
 } from "./posted-turn.ts";
 import { checkStreamConfig, type RunnableConfigDeps, runnableConfig } from "./runnable-config.ts";
 import {
-  catalogFor,
   conversationEstimator,
   effectiveConfig,
   listedCompactions,

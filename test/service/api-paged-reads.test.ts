@@ -257,7 +257,7 @@ describe("the pages joined are the unpaged view (property)", () => {
           }
         },
       ),
-      propertyRuns(12),
+      propertyRuns(8),
     );
   });
 });
