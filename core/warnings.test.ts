@@ -46,6 +46,19 @@ describe("conversationWarnings", () => {
     ]);
   });
 
+  it("names the layer that turned compaction off, when one did", () => {
+    const [warning] = conversationWarnings({
+      conversation: "c1",
+      state: state({ config: resolveAutoConfig({ enabled: false }) }),
+      disabled_by: "tenant",
+    });
+    expect(warning).toEqual({
+      code: "auto_disabled",
+      detail:
+        'automatic compaction is off (the tenant\'s config turns it off): enable it with PUT /v1/conversations/c1/config {"conversation":{"compaction":{"auto":{"enabled":true}}}}',
+    });
+  });
+
   it("says how to give an unknown window, with the model's id when a turn named one", () => {
     expect(
       conversationWarnings({

@@ -39,6 +39,8 @@ export interface WarningInputs {
   readonly state: TriggerState;
   /** The conversation's own API config layer: the enabling call keeps it. */
   readonly layer?: AutoConfigLayer;
+  /** The config layer that turned compaction off, when one did (else it is off by default). */
+  readonly disabled_by?: "service" | "tenant" | "stream" | "conversation";
   /** The latest turn's model id, when a turn named one. */
   readonly model_id?: string;
   /** What the latest evaluation decided, when one has. */
@@ -77,7 +79,7 @@ export function conversationWarnings(inputs: WarningInputs): Warning[] {
   if (!config.enabled) {
     warnings.push({
       code: "auto_disabled",
-      detail: `automatic compaction is off (the default): enable it with ${enablingCall(inputs.conversation, inputs.layer ?? {})}`,
+      detail: `automatic compaction is off (${inputs.disabled_by ? `the ${inputs.disabled_by}'s config turns it off` : "the default"}): enable it with ${enablingCall(inputs.conversation, inputs.layer ?? {})}`,
     });
   }
   const window = measures.context_window;

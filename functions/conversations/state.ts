@@ -103,9 +103,18 @@ export function warningsOf(
 ): Warning[] {
   const decision = head.last_decision;
   const stands = decision?.outcome === "fired" && head.max_compacted_turn >= decision.band.to_turn;
+  // The last layer that says `enabled` decides it (effectiveConfig's order).
+  const layers = [
+    ["service", settings.config],
+    ["tenant", tenant?.config],
+    ["stream", head.stream_config],
+    ["conversation", head.config],
+  ] as const;
+  const deciding = layers.filter(([, layer]) => layer?.enabled !== undefined).at(-1);
   return conversationWarnings({
     conversation,
     state: triggerStateOf(settings, tenant, head),
+    ...(deciding?.[1]?.enabled === false ? { disabled_by: deciding[0] } : {}),
     ...(head.config ? { layer: head.config } : {}),
     ...(head.model?.id ? { model_id: head.model.id } : {}),
     ...(decision ? { last_outcome: stands ? "fired" : "skipped" } : {}),

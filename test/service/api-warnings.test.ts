@@ -43,6 +43,24 @@ const UNKNOWN_MY_MODEL = {
 };
 
 describe("warnings", () => {
+  it("name the layer that turned compaction off: the service's, the tenant's over it, the conversation's over both", async () => {
+    const h = harness({ settings: { config: { enabled: false } } });
+    await post(h, 0, { id: "my-model" });
+    const detail = async () => ((await read(h, "")) as { detail: string }[])[0]?.detail;
+    expect(await detail()).toMatch(
+      /^automatic compaction is off \(the service's config turns it off\): /,
+    );
+    const tenantOff = { conversation: { compaction: { auto: { enabled: false } } } };
+    expect((await h.request("PUT", "/v1/tenant/config", tenantOff)).status).toBe(200);
+    expect(await detail()).toMatch(
+      /^automatic compaction is off \(the tenant's config turns it off\): /,
+    );
+    expect((await h.request("PUT", "/v1/conversations/c/config", tenantOff)).status).toBe(200);
+    expect(await detail()).toMatch(
+      /^automatic compaction is off \(the conversation's config turns it off\): /,
+    );
+  });
+
   it("are on the post's answer, the summary, every projection format and the list", async () => {
     const h = harness();
     expect((await json(await post(h, 0, { id: "my-model" }))).warnings).toEqual([
