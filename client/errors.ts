@@ -81,3 +81,9 @@ export function isRateLimited(
       error.problem?.type === "/problems/summary-budget")
   );
 }
+
+/** The body as a problem document, when it is one (a JSON object with a string `detail`). */
+export function asProblem(body: unknown): Problem | undefined {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
+  return typeof (body as { detail?: unknown }).detail === "string" ? (body as Problem) : undefined;
+}

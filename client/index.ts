@@ -22,8 +22,16 @@
  * until its deadline; {@link isEvaluationPending} tells that error apart.
  */
 
-import { isEvaluationPending, isRateLimited, RequestTimeoutError, ServiceError } from "./errors.ts";
+import {
+  asProblem,
+  isEvaluationPending,
+  isRateLimited,
+  RequestTimeoutError,
+  ServiceError,
+} from "./errors.ts";
 import { allPages, withCursor } from "./pages.ts";
+import { conversationPath, formatQuery, withQuery } from "./paths.ts";
+import { TenantSettings } from "./tenant.ts";
 import type {
   AppendOutcome,
   CompactionDryRun,
@@ -42,7 +50,6 @@ import type {
   ListedCompaction,
   NotificationEndpoint,
   NotificationRequest,
-  Problem,
   Projection,
   ProviderFormatIn,
   ProviderFormatName,
@@ -58,6 +65,7 @@ import type {
 import { reported } from "./warnings.ts";
 
 export { isEvaluationPending, isRateLimited, RequestTimeoutError, ServiceError } from "./errors.ts";
+export type { TenantSettings } from "./tenant.ts";
 export type * from "./types.ts";
 
 /** How to reach the service. */
@@ -175,6 +183,11 @@ export class AutocompactClient {
     this.#signal = options.signal;
     this.#onWarning = options.onWarning;
   }
+
+  /** The tenant's own settings: its default config layer and its models (./tenant.ts). */
+  readonly tenant = new TenantSettings((method, path, body) =>
+    this.#request(method, path, body === undefined ? {} : { body }),
+  );
 
   /** The service's base URL, without a trailing `/`. */
   get url(): string {
@@ -565,34 +578,10 @@ function idempotencyHeader(key: string | undefined): { headers?: Record<string, 
   return key === undefined ? {} : { headers: { "idempotency-key": key } };
 }
 
-/** `path` with `query`, when it has any parameter. */
-function withQuery(path: string, query: URLSearchParams): string {
-  const text = query.toString();
-  return text === "" ? path : `${path}?${text}`;
-}
-
 /** A `Retry-After` in milliseconds: delay-seconds, or an HTTP date; else the default. */
 function retryAfterMs(header: string | null, now: number): number {
   if (header === null) return DEFAULT_RETRY_AFTER_MS;
   if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
   const at = Date.parse(header);
   return Number.isNaN(at) ? DEFAULT_RETRY_AFTER_MS : Math.max(0, at - now);
-}
-
-/** The path of a conversation: its id URL-encoded. */
-function conversationPath(conversation: string): string {
-  return `/v1/conversations/${encodeURIComponent(conversation)}`;
-}
-
-/** `format=X` for a provider format; nothing for JP events, the default. */
-function formatQuery(options: JpFormatOption | ProviderFormatOption): URLSearchParams {
-  return new URLSearchParams(
-    options.format === undefined || options.format === "jp" ? {} : { format: options.format },
-  );
-}
-
-/** The body as a problem document, when it is one (a JSON object with a string `detail`). */
-function asProblem(body: unknown): Problem | undefined {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
-  return typeof (body as { detail?: unknown }).detail === "string" ? (body as Problem) : undefined;
 }

@@ -376,6 +376,11 @@ export interface ConversationConfig {
   effective: EffectiveConfig;
 }
 
+/** `GET`/`PUT /v1/tenant/models`: the tenant's context windows in tokens, by model id. */
+export interface TenantModels {
+  models: Record<string, number>;
+}
+
 /** One stored number that differs from its recomputed value. */
 export interface Drift {
   /** A head counter (`turn_count`, …) or a stored turn size (`turns[3].size.tool_responses`). */

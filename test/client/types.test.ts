@@ -101,6 +101,10 @@ const responses = {
     Client.RegisteredNotificationEndpoint,
     Out<typeof Responses.RegisteredEndpointResponse>
   >,
+  TenantModels: true satisfies Exactly<
+    Client.TenantModels,
+    Out<typeof Responses.TenantModelsResponse>
+  >,
   GatewayMessage: true satisfies Exactly<
     Client.GatewayMessage,
     Out<typeof Problems.GatewayMessage>
@@ -173,11 +177,13 @@ describe("client/index.ts", () => {
     });
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs.filter((path) => /node_modules/.test(path))).toEqual([]);
-    // Its whole runtime: the client, its paging, its warnings' hook, its error, and the error base class it extends.
+    // Its whole runtime: the client, its paging, paths, tenant settings, warnings' hook, its error, and the error base class it extends.
     expect(inputs.map((path) => path.replace(/^.*?(client|core)\//, "$1/")).sort()).toEqual([
       "client/errors.ts",
       "client/index.ts",
       "client/pages.ts",
+      "client/paths.ts",
+      "client/tenant.ts",
       "client/warnings.ts",
       "core/errors.ts",
     ]);

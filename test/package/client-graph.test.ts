@@ -45,6 +45,8 @@ describe("autocompact/client's module graph", () => {
       "client/errors.ts",
       "client/index.ts",
       "client/pages.ts",
+      "client/paths.ts",
+      "client/tenant.ts",
       "client/types.ts",
       "client/warnings.ts",
       "core/errors.ts",
