@@ -4,7 +4,6 @@
  * turn and finishes every pending evaluation; SIGTERM to `npm start` then
  * stops it without leaving the service or DynamoDB Local's Java behind.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,47 +11,15 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { splitTurns } from "../../core/turns.ts";
 import { generateConversation } from "../helpers/conversation.ts";
+import { javaPidsFor, killServed, runtimePidsFor, serve as start } from "../helpers/npm-start.ts";
 
 const KEY = "crash-key";
-const bin = new URL("../../cli/bin.mjs", import.meta.url).pathname;
-const children: ChildProcess[] = [];
 
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
-});
+afterAll(killServed);
 
-/**
- * Starts `autocompact serve` (through `npm start` with `viaNpm`, as a user
- * runs it) and resolves with its URL once it has started.
- */
-function serve(dataDir: string, viaNpm = false): Promise<{ child: ChildProcess; url: string }> {
-  const args = ["--data-dir", dataDir, "--port", "0"];
-  const [command, argv] = viaNpm
-    ? ["npm", ["start", "--silent", "--", ...args]]
-    : [process.execPath, [bin, "serve", ...args]];
-  const child = spawn(command, argv, {
-    cwd: new URL("../..", import.meta.url).pathname,
-    env: { ...process.env, AUTOCOMPACT_DEV_KEY: KEY, LOG_LEVEL: "WARN" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let buffer = "";
-    let errors = "";
-    child.stderr?.on("data", (chunk: Buffer) => {
-      errors += chunk.toString();
-    });
-    child.stdout?.on("data", (chunk: Buffer) => {
-      buffer += chunk.toString();
-      for (const line of buffer.split("\n")) {
-        if (line.includes('"autocompact.started"')) resolve({ child, url: JSON.parse(line).url });
-      }
-    });
-    child.once("exit", (code) =>
-      reject(new Error(`serve exited (${code}) before starting: ${errors}`)),
-    );
-  });
-}
+/** Starts `autocompact serve` with the test's dev key (through `npm start` with `viaNpm`). */
+const serve = (dataDir: string, viaNpm = false) =>
+  start(dataDir, { viaNpm, env: { AUTOCOMPACT_DEV_KEY: KEY } });
 
 function api(url: string) {
   return async <T>(
@@ -68,17 +35,6 @@ function api(url: string) {
     return { status: response.status, body: (await response.json()) as T };
   };
 }
-
-/** The processes whose command line names `dataDir` and `what` (DynamoDB Local's Java, the service). */
-function pidsFor(dataDir: string, what: string): number[] {
-  const out = execFileSync("ps", ["-eo", "pid,args"], { encoding: "utf8" });
-  return out
-    .split("\n")
-    .filter((line) => line.includes(what) && line.includes(dataDir))
-    .map((line) => Number(line.trim().split(/\s+/)[0]));
-}
-
-const javaPidsFor = (dataDir: string) => pidsFor(dataDir, "DynamoDBLocal");
 
 describe("npm start under SIGKILL", () => {
   it("loses no acknowledged turn and finishes every pending evaluation after a restart", async () => {
@@ -148,23 +104,13 @@ describe("npm start under SIGKILL", () => {
       const busyDir = await mkdtemp(join(tmpdir(), "autocompact-busy-"));
       try {
         const port = new URL(second.url).port;
-        const busy = spawn(
-          process.execPath,
-          [bin, "serve", "--data-dir", busyDir, "--port", port],
-          {
-            env: { ...process.env, AUTOCOMPACT_DEV_KEY: KEY, LOG_LEVEL: "WARN" },
-            stdio: ["ignore", "pipe", "pipe"],
-          },
-        );
-        children.push(busy);
-        let stderr = "";
-        busy.stderr?.on("data", (chunk: Buffer) => {
-          stderr += chunk.toString();
-        });
-        const busyCode = await new Promise((resolve) => busy.once("exit", resolve));
-        expect(busyCode).toBe(1);
-        expect(stderr.trim()).toBe(
-          `autocompact: port ${port} is in use: choose another with --port or PORT`,
+        // The port flag comes last, so it wins over the helper's `--port 0`.
+        await expect(
+          start(busyDir, { env: { AUTOCOMPACT_DEV_KEY: KEY }, args: ["--port", port] }),
+        ).rejects.toThrow(
+          new Error(
+            `serve exited (1) before starting: autocompact: port ${port} is in use: choose another with --port or PORT\n`,
+          ),
         );
         expect(javaPidsFor(busyDir)).toEqual([]);
       } finally {
@@ -175,7 +121,7 @@ describe("npm start under SIGKILL", () => {
       second.child.kill("SIGTERM");
       await new Promise((resolve) => second.child.once("exit", resolve));
       await expect
-        .poll(() => [...pidsFor(dataDir, "bin.mjs serve"), ...javaPidsFor(dataDir)], {
+        .poll(() => runtimePidsFor(dataDir), {
           timeout: 10_000,
           message: "the service and DynamoDB Local stopped",
         })
