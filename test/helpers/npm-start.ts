@@ -19,8 +19,8 @@ export interface Served {
 export interface ServeOptions {
   /** Through `npm start --silent --`, as a user runs it (default: the launcher itself). */
   readonly viaNpm?: boolean;
-  /** Added to this process's environment (`LOG_LEVEL` is WARN unless set). */
-  readonly env?: Readonly<Record<string, string>>;
+  /** Added to this process's environment (`undefined` unsets; `LOG_LEVEL` is WARN unless set). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
   /** The runtime's flags after `--data-dir DIR --port 0`. */
   readonly args?: readonly string[];
 }
@@ -42,9 +42,14 @@ export function serve(dataDir: string, options: ServeOptions = {}): Promise<Serv
   const [command, argv] = options.viaNpm
     ? ["npm", ["start", "--silent", "--", ...args]]
     : [process.execPath, [BIN, "serve", ...args]];
+  const env = Object.fromEntries(
+    Object.entries({ ...process.env, LOG_LEVEL: "WARN", ...options.env }).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
+  );
   const child = spawn(command, argv, {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: "WARN", ...options.env },
+    env,
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
