@@ -1,8 +1,10 @@
 /**
  * `npm run screenshots`: refreshes the console's pictures in docs/operate.md
- * (docs/console-*.png), the conversation list, a conversation page and the
- * confirmation its "Reset automatic bands" asks (nothing is removed: the
- * dialog is dismissed) at 1280 and 390 px wide, taken in headless Chromium
+ * (docs/console-*.png), the conversation list with its warnings, a
+ * conversation page (its estimator fitted to reported usage), the warnings
+ * of a conversation left at the defaults, and the confirmation "Reset
+ * automatic bands" asks (nothing is removed: the dialog is dismissed) at
+ * 1280 and 390 px wide, taken in headless Chromium
  * (test/helpers/browser.ts)
  * from the local runtime with generated conversations replayed through the
  * webhook, as the browser tests do.
@@ -18,6 +20,9 @@ const KEY = "screenshots-key";
 const DOCS = fileURLToPath(new URL("../docs/", import.meta.url));
 const WIDTHS = [1280, 390] as const;
 const SHOWN = "support-ticket-4711";
+/** Posted without turning compaction on, and with a model no catalog knows: the warnings shown. */
+const LEFT_OFF = "onboarding-bot-17";
+const UNKNOWN_MODEL = "billing-agent-8";
 /** How much of the conversation page the picture shows, px, by width: the chart, the firings and the bands. */
 const CONVERSATION_HEIGHT: Record<(typeof WIDTHS)[number], number> = { 1280: 1500, 390: 3500 };
 
@@ -34,9 +39,19 @@ async function main(): Promise<void> {
   });
   const browser = await launchChromium();
   try {
-    await replayGenerated(service.url, KEY, SHOWN, { seed: 314, turns: 30, contextWindow: 16_000 });
+    await replayGenerated(service.url, KEY, SHOWN, {
+      seed: 314,
+      turns: 30,
+      contextWindow: 16_000,
+      reportUsage: true,
+    });
     await replayGenerated(service.url, KEY, "code-review-2291", { seed: 27, turns: 12 });
-    await replayGenerated(service.url, KEY, "onboarding-bot-17", { seed: 5, turns: 4 });
+    await replayGenerated(service.url, KEY, LEFT_OFF, { seed: 5, turns: 4, enable: false });
+    await replayGenerated(service.url, KEY, UNKNOWN_MODEL, {
+      seed: 8,
+      turns: 3,
+      model: { id: "acme-coder-9" },
+    });
     // A manual band beside the automatic ones, so the strip shows both.
     await callApi(service.url, KEY, "POST", `/v1/conversations/${SHOWN}/compactions`, {
       spec: "t=omit:20..24",
@@ -68,6 +83,13 @@ async function main(): Promise<void> {
         "confirm",
       );
       await page.keyboard.press("Escape");
+      await page.goto(`${service.url}/console#/c/${LEFT_OFF}`);
+      await page.locator(".warning-list li").first().waitFor();
+      await save(
+        page.screenshot({ path: join(DOCS, `console-warnings-${width}.png`) }),
+        width,
+        "warnings",
+      );
       await page.close();
     }
   } finally {

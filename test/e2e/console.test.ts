@@ -478,6 +478,9 @@ describe("the console in headless Chromium", () => {
         conversation.warnings.map((w) => w.code),
       );
     }
+    // At 1280 px the whole list fits, warnings column included: no sideways scroll to read them.
+    const list = page.locator(".scroll:has(.conversations)");
+    expect(await list.evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0);
     await shot("list-warnings");
     await page.getByRole("link", { name: warned }).click();
     const items = page.locator(".warning-list li");

@@ -111,6 +111,25 @@ export async function callApi<T>(
   return json;
 }
 
+/** How {@link replayGenerated} posts a generated conversation. */
+export interface ReplayOptions {
+  readonly seed: number;
+  readonly turns: number;
+  /** The window each turn declares (default {@link CONSOLE_WINDOW}). */
+  readonly contextWindow?: number;
+  /** Turns compaction on with {@link CONSOLE_AUTO} first (default true; false leaves it at the default, off). */
+  readonly enable?: boolean;
+  /** The model each turn names, instead of `recorded-model` with `contextWindow`. */
+  readonly model?: { readonly id: string; readonly context_window?: number };
+  /**
+   * Reports each turn's usage as a provider would (so the calibrated
+   * estimator fits): input tokens 0.3 a byte of the view the turn's call saw
+   * (the JSON of the projection it extends and the turn), plus 400 for a
+   * system prompt.
+   */
+  readonly reportUsage?: boolean;
+}
+
 /**
  * Replays a generated conversation (test/helpers/conversation.ts) through the
  * webhook under {@link CONSOLE_AUTO}, each turn answered once evaluated.
@@ -119,18 +138,32 @@ export async function replayGenerated(
   url: string,
   key: string,
   conversation: string,
-  options: { readonly seed: number; readonly turns: number; readonly contextWindow?: number },
+  options: ReplayOptions,
 ): Promise<void> {
-  await callApi(url, key, "PUT", `/v1/conversations/${conversation}/config`, {
-    conversation: { compaction: { auto: CONSOLE_AUTO } },
-  });
+  const path = `/v1/conversations/${conversation}`;
+  if (options.enable ?? true) {
+    await callApi(url, key, "PUT", `${path}/config`, {
+      conversation: { compaction: { auto: CONSOLE_AUTO } },
+    });
+  }
   const { seed, turns, contextWindow = CONSOLE_WINDOW } = options;
+  const model = options.model ?? { id: "recorded-model", context_window: contextWindow };
   const stream: Entry[] = JSON.parse(JSON.stringify(generateConversation({ seed, turns })));
   for (const [turn, events] of splitTurns(stream).entries()) {
-    await callApi(url, key, "POST", `/v1/conversations/${conversation}/turns?wait=20`, {
+    let usage: { input_tokens: number; output_tokens: number } | undefined;
+    if (options.reportUsage) {
+      const seen =
+        turn === 0
+          ? []
+          : (await callApi<{ events: unknown[] }>(url, key, "GET", `${path}/projection`)).events;
+      const bytes = Buffer.byteLength(JSON.stringify([...seen, ...events]));
+      usage = { input_tokens: Math.round(0.3 * bytes + 400), output_tokens: 0 };
+    }
+    await callApi(url, key, "POST", `${path}/turns?wait=20`, {
       turn,
-      model: { id: "recorded-model", context_window: contextWindow },
+      model,
       events,
+      ...(usage ? { usage } : {}),
     });
   }
 }
