@@ -24,7 +24,7 @@ const SHOWN = "support-ticket-4711";
 const LEFT_OFF = "onboarding-bot-17";
 const UNKNOWN_MODEL = "billing-agent-8";
 /** How much of the conversation page the picture shows, px, by width: the chart, the firings and the bands. */
-const CONVERSATION_HEIGHT: Record<(typeof WIDTHS)[number], number> = { 1280: 1500, 390: 3500 };
+const CONVERSATION_HEIGHT: Record<(typeof WIDTHS)[number], number> = { 1280: 1750, 390: 3800 };
 
 async function main(): Promise<void> {
   process.env.POWERTOOLS_METRICS_DISABLED = "true";

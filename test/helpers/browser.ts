@@ -122,10 +122,10 @@ export interface ReplayOptions {
   /** The model each turn names, instead of `recorded-model` with `contextWindow`. */
   readonly model?: { readonly id: string; readonly context_window?: number };
   /**
-   * Reports each turn's usage as a provider would (so the calibrated
-   * estimator fits): input tokens 0.3 a byte of the view the turn's call saw
-   * (the JSON of the projection it extends and the turn), plus 400 for a
-   * system prompt.
+   * Reports usage as a provider would on the turns before the first band can
+   * fire (`min_turns`; their view is the raw stream), so the calibrated
+   * estimator fits: input tokens 0.3 a byte of the stream's JSON so far,
+   * plus 400 for a system prompt.
    */
   readonly reportUsage?: boolean;
 }
@@ -149,16 +149,13 @@ export async function replayGenerated(
   const { seed, turns, contextWindow = CONSOLE_WINDOW } = options;
   const model = options.model ?? { id: "recorded-model", context_window: contextWindow };
   const stream: Entry[] = JSON.parse(JSON.stringify(generateConversation({ seed, turns })));
+  let bytes = 0;
   for (const [turn, events] of splitTurns(stream).entries()) {
-    let usage: { input_tokens: number; output_tokens: number } | undefined;
-    if (options.reportUsage) {
-      const seen =
-        turn === 0
-          ? []
-          : (await callApi<{ events: unknown[] }>(url, key, "GET", `${path}/projection`)).events;
-      const bytes = Buffer.byteLength(JSON.stringify([...seen, ...events]));
-      usage = { input_tokens: Math.round(0.3 * bytes + 400), output_tokens: 0 };
-    }
+    bytes += Buffer.byteLength(JSON.stringify(events));
+    const usage =
+      options.reportUsage && turn <= CONSOLE_AUTO.min_turns
+        ? { input_tokens: Math.round(0.3 * bytes + 400), output_tokens: 0 }
+        : undefined;
     await callApi(url, key, "POST", `${path}/turns?wait=20`, {
       turn,
       model,
