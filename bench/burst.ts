@@ -20,12 +20,13 @@
  * (1) repeats the pair.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, realpath, rm, symlink } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { exportCheckout } from "./baseline.ts";
 import { turnOfSize } from "./service.ts";
 
 const run = promisify(execFile);
@@ -143,17 +144,6 @@ async function measureApart(root: string, checkout: string): Promise<Record<stri
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/** The files of `ref` in a temporary directory, with this checkout's node_modules linked. */
-async function exportCheckout(ref: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "autocompact-baseline-"));
-  const tar = join(dir, "checkout.tar");
-  await run("git", ["-C", ROOT, "archive", "--format=tar", "-o", tar, ref]);
-  await run("tar", ["-xf", tar, "-C", dir]);
-  await rm(tar);
-  await symlink(await realpath(join(ROOT, "node_modules")), join(dir, "node_modules"), "dir");
-  return dir;
 }
 
 export async function benchBurst(): Promise<Record<string, unknown>[]> {

@@ -6,7 +6,9 @@
  *   the per-instance cache; also uncached, and with tenants in memory),
  *   interleaved with bare PutItems, as p50 ratios to the PutItem's (target:
  *   within 3×); the handler also with the same turns posted as OpenAI Chat
- *   messages;
+ *   messages, and as the checkout at `BENCH_WEBHOOK_BASELINE` (default
+ *   cb0cb0e, before the append chained from the turns it kept; `none`
+ *   skips it) runs it, interleaved in the same process (bench/baseline.ts);
  * - the evaluation latency at turn 10 and turn 200 of conversations with
  *   ~25 KB per turn, and the bytes of items the no-fire evaluation reads
  *   (target: the same at any length);
@@ -16,6 +18,7 @@
  *   head reads (GetItem) per waiting read and the evaluation lag.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { Logger } from "@aws-lambda-powertools/logger";
@@ -47,6 +50,7 @@ import { StaticTenantDirectory } from "../functions/store/tenants-memory.ts";
 import { MemoryWebhookReceipts } from "../functions/store/webhook-receipts-memory.ts";
 import { prng, text } from "../test/helpers/conversation.ts";
 import { memoryNotifications, RecordingQueue } from "../test/helpers/service.ts";
+import { exportCheckout, type WebhookApp, webhookAppOf } from "./baseline.ts";
 import { withCountedStore } from "./counted-store.ts";
 
 const percentile = (samples: number[], p: number) => {
@@ -84,6 +88,7 @@ export function turnOfSize(turn: number, bytes: number, seed: number): Entry[] {
 }
 
 export async function benchWebhook(): Promise<Record<string, unknown>[]> {
+  let old: string | undefined;
   const service = await startLocalService({
     port: 0,
     host: "127.0.0.1",
@@ -139,6 +144,10 @@ export async function benchWebhook(): Promise<Record<string, unknown>[]> {
         service: new ConversationService({ store, queue: new RecordingQueue() }),
         tenants,
       });
+    // The checkout before this one's webhook work, in the same run (none: skipped).
+    const baseline = process.env.BENCH_WEBHOOK_BASELINE ?? "cb0cb0e";
+    old = baseline === "none" ? undefined : await exportCheckout(baseline);
+    const oldApp = old && (await webhookAppOf(old, client, "autocompact"));
     const apps = {
       cached: appWith(new CachedTenantDirectory(dynamoTenants)),
       uncached: appWith(dynamoTenants),
@@ -147,7 +156,7 @@ export async function benchWebhook(): Promise<Record<string, unknown>[]> {
       ),
     };
     const model = { context_window: 200_000 };
-    const post = async (app: typeof apps.cached, path: string, body: unknown) => {
+    const post = async (app: WebhookApp, path: string, body: unknown) => {
       const text = JSON.stringify(body);
       const start = performance.now();
       const response = await app.request(path, { method: "POST", headers, body: text });
@@ -167,6 +176,7 @@ export async function benchWebhook(): Promise<Record<string, unknown>[]> {
     };
     const samples = { put: [] as number[], cached: [] as number[], uncached: [] as number[] };
     const staticSamples: number[] = [];
+    const oldSamples: number[] = [];
     for (let c = 0; c < 10; c++) {
       for (let t = 0; t < 30; t++) {
         const body = { turn: t, model, events: turnOfSize(t, 4_000, c) };
@@ -184,6 +194,12 @@ export async function benchWebhook(): Promise<Record<string, unknown>[]> {
             staticSamples.push(
               await post(apps.static, `/v1/conversations/static-${c}/turns`, body),
             ),
+          ...(oldApp
+            ? [
+                async () =>
+                  oldSamples.push(await post(oldApp, `/v1/conversations/old-${c}/turns`, body)),
+              ]
+            : []),
         ];
         for (let i = 0; i < runs.length; i++) await runs[(c * 30 + t + i) % runs.length]?.();
       }
@@ -228,11 +244,19 @@ export async function benchWebhook(): Promise<Record<string, unknown>[]> {
         handler_uncached_p50_ratio: round(p(samples.uncached, 50) / putP50),
         handler_static_tenants_p50_ratio: round(p(staticSamples, 50) / putP50),
         handler_p99_ratio: round(p(samples.cached, 99) / putP99),
+        ...(oldApp
+          ? {
+              baseline: process.env.BENCH_WEBHOOK_BASELINE ?? "cb0cb0e",
+              webhook_handler_baseline_median_ms: round(p(oldSamples, 50)),
+              handler_baseline_p50_ratio: round(p(oldSamples, 50) / putP50),
+            }
+          : {}),
         target_ratio: 3,
       },
     ];
   } finally {
     await service.stop();
+    if (old) await rm(old, { recursive: true, force: true });
   }
 }
 

@@ -262,6 +262,12 @@ export type AppendCondition =
        * than this (the turn's events are no older than any stored one).
        */
       readonly latest_event_ms?: number;
+      /**
+       * When given, the head must be this life of the conversation: the
+       * turn's totals were chained from a record of that life kept without
+       * reading it (functions/conversations/last-turns.ts).
+       */
+      readonly incarnation?: string;
     };
 
 /**

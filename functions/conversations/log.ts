@@ -67,6 +67,7 @@ import {
   projectedChars,
   rawChars,
 } from "./counters.ts";
+import { LastTurns } from "./last-turns.ts";
 
 /** Compactions removed per transaction (DynamoDB allows 100 items, one is the head). */
 const REMOVE_BATCH = 90;
@@ -150,12 +151,27 @@ export function bandCounts(compactions: readonly StoredCompaction[]): BandCounts
   return { auto, manual: compactions.length - auto };
 }
 
+/**
+ * The life of a conversation whose head, as `head` read it, counts exactly
+ * `turns` turns: the life an append of turn `turns` lands in if its
+ * condition holds. Undefined when the read saw another count (it may then
+ * predate or follow other writes), no head, or a head without a life.
+ */
+async function lifeAt(
+  head: (() => Promise<ConversationHead | undefined>) | undefined,
+  turns: number,
+): Promise<string | undefined> {
+  const read = await head?.();
+  return read?.turn_count === turns && !read.deleting ? read.incarnation : undefined;
+}
+
 /** See the module comment. */
 export class ConversationLog {
   readonly #store: ConversationStore;
   readonly #budgetMs: number;
   readonly #now: () => number;
   readonly #backoff: (retry: number) => Promise<void>;
+  readonly #lastTurns = new LastTurns();
 
   constructor(store: ConversationStore, retry: RetryPolicy = {}) {
     this.#store = store;
@@ -174,20 +190,33 @@ export class ConversationLog {
    * before has calls it leaves unanswered, or it answers earlier calls:
    * whether those stay in the view depends on both turns and the policy of
    * the one with the call); then decide from a {@link Snapshot} with {@link update}.
+   * The turn's running totals chain from the turn before: kept from this
+   * instance's own append of it ({@link LastTurns}, no read), or read; then
+   * `head` gives the caller's read of the head, started beside this one,
+   * which names the life the next append may skip the read in.
    */
   async appendUncovered(
     ref: ConversationRef,
     turn: StoredTurn,
     latestEventMs = Number.NEGATIVE_INFINITY,
+    head?: () => Promise<ConversationHead | undefined>,
   ): Promise<boolean> {
     const dated = Number.isFinite(latestEventMs);
     if (crossesTurns(turn.size)) return false;
+    const kept = this.#lastTurns.before(ref, turn.turn);
     try {
       // Turn 0 reads nothing: its write starts at once, as before the totals.
-      const { previous, totals } =
-        turn.turn === 0
+      const { previous, totals } = kept
+        ? { previous: kept, totals: runningTotals(kept, turn.size) }
+        : turn.turn === 0
           ? { previous: undefined, totals: runningTotals(undefined, turn.size) }
           : await this.#totalsThrough(ref, turn);
+      // The head read was started beside this one: waiting for it here costs nothing more.
+      const life = kept
+        ? kept.incarnation
+        : turn.turn > 0
+          ? await lifeAt(head, turn.turn)
+          : undefined;
       if ((previous?.size.pending_calls ?? 0) > 0) return false;
       await this.#store.appendTurn(
         ref,
@@ -196,15 +225,27 @@ export class ConversationLog {
           uncompacted: true,
           add_projected_chars: rawChars(turn.size),
           ...(dated ? { latest_event_ms: latestEventMs } : {}),
+          ...(life === undefined ? {} : { incarnation: life }),
         },
         {
           ...(turn.model ? { model: turn.model } : {}),
           ...(dated ? { latest_event_ms: latestEventMs } : {}),
         },
       );
+      if (totals && life !== undefined) {
+        this.#lastTurns.remember(ref, {
+          turn: turn.turn,
+          size: turn.size,
+          totals,
+          incarnation: life,
+        });
+      }
       return true;
     } catch (error) {
-      if (error instanceof ConditionFailedError) return false;
+      if (error instanceof ConditionFailedError) {
+        this.#lastTurns.forget(ref);
+        return false;
+      }
       throw error;
     }
   }

@@ -128,10 +128,12 @@ export class ConversationService {
     // (its incarnation) for the evaluation message, except when the write
     // created the head (or gave an older one its first incarnation): then
     // the head is read again, after the write. No read is added to the post.
-    const [appended, beside] = await Promise.all([
-      this.#append(tenant, ref, prepared),
-      this.#store.getHead(ref),
-    ]);
+    // The write starts first (a store that writes at once is read after it);
+    // the append may wait for the read once its own read is in flight.
+    const besideRead = { head: Promise.resolve<ConversationHead | undefined>(undefined) };
+    const appending = this.#append(tenant, ref, prepared, () => besideRead.head);
+    besideRead.head = this.#store.getHead(ref);
+    const [appended, beside] = await Promise.all([appending, besideRead.head]);
     let stored = appended;
     let read = beside;
     if (stored.status === "created") {
@@ -159,7 +161,12 @@ export class ConversationService {
     };
   }
 
-  async #append(tenant: Tenant, ref: ConversationRef, prepared: PreparedTurn): Promise<Stored> {
+  async #append(
+    tenant: Tenant,
+    ref: ConversationRef,
+    prepared: PreparedTurn,
+    head: () => Promise<ConversationHead | undefined>,
+  ): Promise<Stored> {
     const input = prepared.at(this.#clock.nowMillis());
     const { digest, configLayers: streamLayers } = prepared;
     const answered = (outcome: Stored): Stored =>
@@ -185,6 +192,7 @@ export class ConversationService {
         ref,
         storedTurn(input, measureTurn(input.events, new Map()), digest),
         latestEventMillis(input.events),
+        head,
       ))
     ) {
       return created();

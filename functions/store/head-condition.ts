@@ -70,7 +70,8 @@ export function holdsWhenAbsent(clause: HeadClause): boolean {
  * The condition of appending turn `turn`: `turn_count` is still `turn`, and
  * either the compactions are the ones the caller read, or no compaction
  * covers the new turn (and, with `latest_event_ms`, no stored event is
- * later than the turn's). A missing head counts as the empty one.
+ * later than the turn's; with `incarnation`, the head is still that life).
+ * A missing head counts as the empty one.
  */
 export function appendHeadCondition(turn: number, condition: AppendCondition): HeadCondition {
   if (!("uncompacted" in condition)) {
@@ -89,7 +90,12 @@ export function appendHeadCondition(turn: number, condition: AppendCondition): H
   if (condition.latest_event_ms !== undefined) {
     clauses.push({ field: "latest_event_ms", comparison: "<=", value: condition.latest_event_ms });
   }
-  return { clauses, missingHead: "as-empty" };
+  const { incarnation } = condition;
+  return {
+    clauses,
+    missingHead: "as-empty",
+    ...(incarnation === undefined ? {} : { incarnation }),
+  };
 }
 
 /**

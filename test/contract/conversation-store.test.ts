@@ -6,12 +6,14 @@ import { MemoryConversationStore } from "../../functions/store/memory.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { conversationStoreContract } from "./conversation-store.contract.ts";
 import { idempotencyKeysContract } from "./idempotency-keys.contract.ts";
+import { incarnationContract } from "./incarnation.contract.ts";
 
 conversationStoreContract(
   "MemoryConversationStore",
   async (options) => new MemoryConversationStore(options),
 );
 idempotencyKeysContract("MemoryConversationStore", async () => new MemoryConversationStore());
+incarnationContract("MemoryConversationStore", async () => new MemoryConversationStore());
 
 let dynamo: Promise<{ client: DynamoDBClient; table: string }> | undefined;
 /** One client and table for the suite; every test works on conversations of its own. */
@@ -33,6 +35,14 @@ conversationStoreContract(
   { concurrent: true },
 );
 idempotencyKeysContract(
+  "DynamoConversationStore on DynamoDB Local",
+  async () => {
+    const { client, table } = await dynamoTable();
+    return new DynamoConversationStore(client, table);
+  },
+  { concurrent: true },
+);
+incarnationContract(
   "DynamoConversationStore on DynamoDB Local",
   async () => {
     const { client, table } = await dynamoTable();
