@@ -4,13 +4,23 @@ import { join } from "node:path";
 import { stringify as toToml } from "smol-toml";
 import { type AutoConfigLayer, resolveAutoConfig, toConfigTree } from "../../core/config.ts";
 import { InvalidInputError } from "../../core/errors.ts";
+import { entryChars } from "../../core/estimate.ts";
 import { type Entry, parseStream } from "../../core/events.ts";
+import {
+  PRICING_NAMES,
+  PRICING_PROFILES,
+  type Prices,
+  type PricingName,
+  parsePrices,
+  tablePrices,
+} from "../../core/prices.ts";
 import { type PreparedStream, prepareStream } from "../../core/replay.ts";
 import {
+  type Billing,
   type ConfigResult,
   type ConversationMetrics,
   cachedSummaries,
-  rankCost,
+  conversationDollars,
   rankResults,
   STAND_IN_SUMMARY_RATIO,
   standInSummary,
@@ -18,14 +28,23 @@ import {
   tuneConversation,
 } from "../../core/tune.ts";
 import {
-  configGuards,
+  configExtras,
   configLayer,
   DEFAULT_TUNE_CONFIG,
   expandGrid,
+  type Grid,
   isDefaultConfig,
   parseGrid,
   type TuneConfig,
 } from "../../core/tune-grid.ts";
+import {
+  type Bill,
+  type Candidate,
+  classify,
+  describeConfig,
+  type TuneSummary,
+  tuneVerdict,
+} from "../../core/tune-verdict.ts";
 import { SERVICE_HELP, serviceClient, TIMEOUT_OPTION } from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
@@ -52,6 +71,9 @@ const OPTIONS = {
   json: { type: "boolean" },
   html: { type: "string" },
   "cache-read-price": { type: "string" },
+  pricing: { type: "string" },
+  prices: { type: "string" },
+  "min-retention": { type: "string" },
   url: { type: "string" },
   key: { type: "string" },
   conversation: { type: "string", short: "c", multiple: true },
@@ -248,38 +270,34 @@ function tomlBlock(config: TuneConfig): string {
 const number = (value: number, digits: number) =>
   value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
-/** A configuration's guards as `reserve_tokens 8000, min_band_turns 3` ("" without). */
-function guardsText(config: TuneConfig, separator = ", "): string {
-  return Object.entries(configGuards(config))
+/** A configuration's extra keys as `reserve_tokens 8000, min_band_turns 3` ("" without). */
+function extrasText(config: TuneConfig, separator = ", "): string {
+  return Object.entries(configExtras(config))
     .map(([key, value]) => `${key} ${value}`)
     .join(separator);
 }
 
-function describe(config: TuneConfig): string {
-  const rule = config.summary
-    ? "summary"
-    : `reasoning ${config.reasoning ?? "keep"}, tool_calls ${config.tool_calls ?? "keep"}`;
-  const guards = guardsText(config);
-  return `trigger_ratio ${config.trigger_ratio}, keep_first ${config.keep_first}, keep_last ${config.keep_last}, ${rule}${guards ? `, ${guards}` : ""}`;
-}
-
 function table(results: readonly ConfigResult[], standIn: boolean): string {
-  // A guards column only when the grid varied one.
-  const guarded = results.some((r) => Object.keys(configGuards(r.config)).length > 0);
-  const fixed = guarded ? 5 : 4;
+  // An extra keys column only when the grid varied one.
+  const extras = results.some((r) => Object.keys(configExtras(r.config)).length > 0);
+  const fixed = extras ? 5 : 4;
   const header = [
     "ratio",
     "first",
     "last",
     "rule",
-    ...(guarded ? ["guards"] : []),
+    ...(extras ? ["keys"] : []),
     "firings",
-    "/100t",
-    "peak",
+    "over",
+    "1-turn",
+    "run",
+    "calls",
     "overflow",
-    "input",
-    "cache miss",
-    standIn ? "cost (est.)" : "cost",
+    "retention",
+    "cache read",
+    "cache write",
+    "output",
+    standIn ? "dollars (est.)" : "dollars",
     "",
   ];
   const rows = results.map((r) => [
@@ -289,14 +307,18 @@ function table(results: readonly ConfigResult[], standIn: boolean): string {
     r.config.summary
       ? "summary"
       : `${r.config.reasoning ? "r" : "-"}/${r.config.tool_calls ?? "keep"}`,
-    ...(guarded ? [guardsText(r.config, " ") || "-"] : []),
+    ...(extras ? [extrasText(r.config, " ") || "-"] : []),
     String(r.firings),
-    number((r.firings / Math.max(1, r.turns)) * 100, 1),
-    number(r.peak_utilization, 3),
-    String(r.overflow_turns),
-    number(r.input_tokens, 0),
-    number(r.cache_miss_tokens, 0),
-    number(rankCost(r), 0),
+    String(r.still_over_firings),
+    String(r.one_turn_bands),
+    String(r.longest_firing_run),
+    String(r.calls),
+    String(r.overflow_calls),
+    number(r.retention, 3),
+    number(r.cache_read_tokens, 0),
+    number(r.cache_write_tokens, 0),
+    number(r.output_tokens, 0),
+    number(r.dollars, 2),
     `${r.pareto ? "*" : ""}${r.recommended ? " recommended" : ""}${isDefaultConfig(r.config) ? " default" : ""}`,
   ]);
   const widths = header.map((h, i) =>
@@ -310,28 +332,71 @@ function table(results: readonly ConfigResult[], standIn: boolean): string {
   return [line(header), ...rows.map(line)].join("\n");
 }
 
-function perConversation(
-  names: readonly string[],
-  metrics: readonly ConversationMetrics[],
-  window: number,
-): string {
-  return metrics
-    .map(
-      (m, i) =>
-        `  ${names[i]}: ${m.turns} turns, ${m.firings} firings, peak ${number(m.peak_tokens / window, 3)}, ${m.overflow_turns} overflow, input ${number(m.input_tokens, 0)}, cache miss ${number(m.cache_miss_tokens, 0)}`,
-    )
-    .join("\n");
+const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+
+/** The verdict in words: the recommendation or why there is none, the saving, warnings, classes. */
+function verdictText(summary: TuneSummary): string[] {
+  const lines = summary.recommended
+    ? [`Recommended: ${describeConfig(summary.recommended)}`, `  because: ${summary.reason}`]
+    : [`No single recommendation: ${summary.reason}`];
+  const saving = summary.saving_vs_default;
+  if (saving) {
+    lines.push(
+      `  saving against D50's default: ${percent(saving.median)} (90% interval ${percent(saving.p05)} to ${percent(saving.p95)}, resampling conversations; it wins in ${percent(saving.win_share)} of resamples)`,
+    );
+  }
+  for (const warning of summary.warnings)
+    lines.push(`Warning (${warning.code}): ${warning.detail}`);
+  for (const group of summary.classes) {
+    if (sameConfig(group.recommended, summary.recommended)) continue;
+    lines.push(
+      `Class ${group.class} (${group.conversations} conversation(s)): ${group.recommended ? describeConfig(group.recommended) : "no single recommendation"}`,
+    );
+  }
+  return lines;
+}
+
+const sameConfig = (a: TuneConfig | null, b: TuneConfig | null) =>
+  JSON.stringify(a) === JSON.stringify(b);
+
+/** `--pricing` and `--prices`, or the price table's prices for `--model`. */
+function billingOf(values: { pricing?: string; prices?: string; model?: string }): Billing {
+  const name = values.pricing ?? "anthropic-5m";
+  if (!(PRICING_NAMES as readonly string[]).includes(name)) {
+    throw new UsageError(`--pricing must be one of ${PRICING_NAMES.join(", ")} (got "${name}")`);
+  }
+  let prices: Prices;
+  try {
+    prices = values.prices === undefined ? tablePrices(values.model) : parsePrices(values.prices);
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw new UsageError(error.message);
+    throw error;
+  }
+  return { profile: PRICING_PROFILES[name as PricingName], prices };
+}
+
+function minRetention(value: string | undefined): number {
+  if (value === undefined) return 0.2;
+  const share = Number(value);
+  if (value.trim() === "" || !Number.isFinite(share) || share < 0 || share > 1) {
+    throw new UsageError(`--min-retention must be a number in [0, 1] (got "${value}")`);
+  }
+  return share;
 }
 
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
   const contextWindow = requiredContextWindow(values);
   if (values.html === "") throw new UsageError("--html needs a file path");
   const price = cacheReadPrice(values["cache-read-price"]);
+  const billing = billingOf(values);
+  const retention = minRetention(values["min-retention"]);
   let configs: TuneConfig[];
+  let grid: Grid;
   const layers: AutoConfigLayer[] = await configLayers({ config: values.config });
   const base = resolveAutoConfig(...layers, { enabled: true });
   try {
-    configs = expandGrid(parseGrid(values.grid ?? []), base.rule.summary ?? {});
+    grid = parseGrid(values.grid ?? []);
+    configs = expandGrid(grid, base.rule.summary ?? {});
   } catch (error) {
     if (error instanceof InvalidInputError) throw new UsageError(error.message);
     throw error;
@@ -346,12 +411,18 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       contextWindow,
       layers,
       curves,
+      profile: billing.profile,
       ...(calibration ? { calibration } : {}),
       ...(config.summary ? { summarize: summarizers[index] } : {}),
     });
+  const runAll = (config: TuneConfig, curves = false) =>
+    Promise.all(conversations.map((_, i) => runOne(config, i, curves)));
+  const billsOf = (metrics: readonly ConversationMetrics[]): Bill[] =>
+    metrics.map((m) => ({ ...m, dollars: conversationDollars(m, billing) }));
 
   const tick = progress(io, configs.length * conversations.length);
   const results: ConfigResult[] = [];
+  const candidates: Candidate[] = [];
   let done = 0;
   for (const config of configs) {
     const metrics: ConversationMetrics[] = [];
@@ -359,22 +430,26 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       metrics.push(await runOne(config, i));
       tick(++done);
     }
-    results.push(summarizeConfig(config, metrics, contextWindow, price));
+    results.push(summarizeConfig(config, metrics, contextWindow, price, billing));
+    candidates.push({ config, bills: billsOf(metrics) });
   }
-  rankResults(results);
-  const recommended = results.find((result) => result.recommended) as ConfigResult;
+  const inGrid = candidates.find((c) => isDefaultConfig(c.config));
+  const summary = tuneVerdict(candidates, {
+    minRetention: retention,
+    grid,
+    defaults: inGrid?.bills ?? billsOf(await runAll(DEFAULT_TUNE_CONFIG)),
+    classes: conversations.map((c) => classify(c.prepared.entries, entryChars)),
+  });
+  rankResults(results, summary.recommended);
+  const recommended = results.find((result) => result.recommended);
 
   if (values.json) {
-    await write(io.stdout, `${results.map((result) => JSON.stringify(result)).join("\n")}\n`);
+    const lines = [...results, { summary }].map((line) => JSON.stringify(line));
+    await write(io.stdout, `${lines.join("\n")}\n`);
   } else {
-    const names = conversations.map((c) => c.name);
-    const detail = await Promise.all(conversations.map((_, i) => runOne(recommended.config, i)));
     const defaults = results.find((result) => isDefaultConfig(result.config));
-    const versus = defaults
-      ? ` (the D50 default configuration: ${number(rankCost(defaults), 0)}, ${defaults.overflow_turns} overflow turns)`
-      : "";
     const text = [
-      `tune: ${conversations.length} conversation(s), ${recommended.turns} turns, ${configs.length} configurations, window ${contextWindow} tokens, cache read price ${price}${calibration?.kind === "fixed" ? `, tokens ${calibration.tokens_per_char}·chars + ${calibration.overhead_tokens}` : ""}`,
+      `tune: ${conversations.length} conversation(s), ${results[0]?.turns ?? 0} turns, ${configs.length} configurations, window ${contextWindow} tokens, pricing ${billing.profile.name}, $${billing.prices.input}/$${billing.prices.output} per million input/output tokens (${billing.prices.source})${calibration?.kind === "fixed" ? `, tokens ${calibration.tokens_per_char}·chars + ${calibration.overhead_tokens}` : ""}`,
       ...(standIn
         ? [
             `summary rule costs are ESTIMATES: offline stand-in summaries of ${STAND_IN_SUMMARY_RATIO * 100}% of each band (give --summarizer for real ones)`,
@@ -383,29 +458,32 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       "",
       table(results, standIn),
       "",
-      `Recommended: ${describe(recommended.config)}`,
-      `  cost ${number(rankCost(recommended), 0)}, peak ${number(recommended.peak_utilization, 3)}, ${recommended.overflow_turns} overflow turns${versus}`,
-      perConversation(names, detail, contextWindow),
-      "",
-      "As TOML (a service config file, or --config):",
-      tomlBlock(recommended.config).trimEnd(),
-      "",
-      "As the body of PUT /v1/conversations/{id}/config:",
-      JSON.stringify(toConfigTree(configLayer(recommended.config))),
+      ...verdictText(summary),
+      ...(recommended
+        ? [
+            `  $${number(recommended.dollars, 2)}, ${recommended.overflow_calls} overflowing calls, retention ${number(recommended.retention, 3)}${defaults ? ` (the D50 default: $${number(defaults.dollars, 2)}, ${defaults.overflow_calls} overflowing calls)` : ""}`,
+            "",
+            "As TOML (a service config file, or --config):",
+            tomlBlock(recommended.config).trimEnd(),
+            "",
+            "As the body of PUT /v1/conversations/{id}/config:",
+            JSON.stringify(toConfigTree(configLayer(recommended.config))),
+          ]
+        : []),
     ];
     await write(io.stdout, `${text.join("\n")}\n`);
   }
 
   if (values.html !== undefined) {
-    const defaultConfig = DEFAULT_TUNE_CONFIG;
-    const curves = async (config: TuneConfig) =>
-      Promise.all(conversations.map((_, i) => runOne(config, i, true)));
     const page = tuneHtml({
       results,
+      summary,
       contextWindow,
       names: conversations.map((c) => c.name),
-      recommended: { config: recommended.config, metrics: await curves(recommended.config) },
-      defaults: { config: defaultConfig, metrics: await curves(defaultConfig) },
+      shown: await runAll(recommended?.config ?? DEFAULT_TUNE_CONFIG, true),
+      shownConfig: recommended?.config ?? DEFAULT_TUNE_CONFIG,
+      toml: recommended ? tomlBlock(recommended.config) : undefined,
+      billing,
       standIn,
     });
     try {
