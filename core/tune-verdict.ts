@@ -261,7 +261,7 @@ export function tuneVerdict(
   let saving: Saving | null = null;
   if (best) {
     const draws = resample(all, best.candidate.bills, options.defaults, options.seed ?? 30);
-    const savings = draws.map((d) => (d.b > 0 ? 1 - d.a / d.b : 0)).sort((x, y) => x - y);
+    const savings = draws.map((d) => (d.b > 0 ? (d.b - d.a) / d.b : 0)).sort((x, y) => x - y);
     saving = {
       median: quantile(savings, 0.5),
       p05: quantile(savings, 0.05),
