@@ -82,26 +82,39 @@ const OPTIONS = {
 
 const USAGE = `Usage: autocompact tune FILES|DIR... --context-window N [--model ID]
                        [--grid KEY=VALUES]... [--json] [--html F]
-                       [--cache-read-price P] [--config F]... [--summarizer …]
-                       [--tokens-per-char A] [--overhead B]
+                       [--pricing P] [--prices input=USD,output=USD[,…]]
+                       [--min-retention R] [--cache-read-price P] [--config F]...
+                       [--summarizer …] [--tokens-per-char A] [--overhead B]
        autocompact tune --conversation ID... --context-window N [--url URL] [--key KEY] …
 
 Replays every conversation under every configuration of a grid, turn by turn,
-with the D50 step the service runs (the same code as simulate), and reports per
+with the D50 step the service runs (the same code as simulate), and bills it
+call by call (docs/tuning.md): a turn makes one call per model response, each
+sending the overhead, the view after the previous turn's evaluation and the
+turn so far; a call reads from the prompt cache its common prefix (whole
+events) with the previous call when that was within the cache's lifetime and
+the prefix reaches the provider's minimum, and writes the rest. Per
 configuration, summed over the conversations:
-  firings            bands appended (and per 100 turns)
-  peak               the largest view the calls of a turn see (U_t), over the window
-  overflow           turns whose U_t exceeds the window
-  input              tokens billed: the sum of the views sent after each turn (V_t)
-  cache miss         of those, the tokens after each view's longest common prefix
-                     with the previous view (a band changes the prompt from its
-                     first turn on, so the provider's cache is lost from there)
-  cost               cache miss + P x (input - cache miss), plus a summary rule's
-                     summarizer tokens in and out
-The table is sorted by cost; * marks the Pareto front of cost against peak. The
-recommendation is the cheapest configuration without overflow turns (when all
-overflow: the fewest overflow turns, then the cheapest), printed as TOML and as
-the PUT /v1/conversations/{id}/config body.
+  firings, over      bands appended; of those, still over the threshold after
+  1-turn, run        one-turn bands; the most consecutive turns that fired
+  calls, overflow    model calls; calls whose input is over the window
+  retention          mean over calls of the share of the raw history in the view
+  cache read/write   input tokens read from the cache / written (uncached)
+  output             the responses' tokens
+  dollars            writes and reads at the profile's multiples of the input
+                     price, output at the output price, a summary's tokens at
+                     the summarizer's prices
+The table is sorted by dollars; * marks the Pareto front of dollars against
+overflowing calls. The recommendation: the fewest dollars among the
+configurations with the fewest overflowing calls, retention at least
+--min-retention and keep_last 1 or more (never compacting the turn just
+finished), printed as TOML and as the PUT /v1/conversations/{id}/config body.
+None is given when fewer than 5 conversations fire, or when the runner-up ties
+(costs no more in 5% of resamples of the conversations); a best value on the
+edge of a swept range is named with the way to widen it. The saving against
+D50's default comes with a 90% bootstrap interval (seeded: the same every run),
+and tool-heavy conversations (half their bytes in tool results) and the others
+get their own recommendation when it differs.
 
   --grid KEY=VALUES      replaces one key's values (repeatable; several KEY=VALUES
                          may share one argument, separated by spaces or ";"):
@@ -114,18 +127,34 @@ the PUT /v1/conversations/{id}/config body.
                            summary        off (default), on: the summary rule
                            reserve_tokens, min_gain_tokens  whole tokens, e.g. 0,8000
                            min_band_turns 1 or more, e.g. 1..4
-                         (the guards, issue 26: not varied unless named, so
-                         --config's values, D50's defaults without, apply)
-  --cache-read-price P   a cached input token's price relative to an uncached one
-                         (default 0.1)
+                           tokens_per_char, overhead_tokens  the calibration flags
+                         (not varied unless named: --config's values, the flags',
+                         or D50's defaults apply)
+  --pricing P            anthropic-5m (default: write 1.25x, read 0.1x, 300 s,
+                         1,024 tokens at least), anthropic-1h (2x, 0.1x, 3,600 s),
+                         openai (1x, 0.1x, 600 s), none (no cache)
+  --prices input=USD,output=USD[,summary_input=USD,summary_output=USD]
+                         per million tokens; default: the bundled dated table's
+                         prices for --model (core/prices.ts), else claude-sonnet-4-5's
+  --min-retention R      the least retention a recommendation keeps (default 0.2)
+  --cache-read-price P   the cached token's price in effective_input_cost, the
+                         per-view figure kept from before (default 0.1)
   --json                 one JSON line per configuration instead of the table:
                            {"config","conversations","turns","firings","peak_utilization",
                             "overflow_turns","input_tokens","cache_miss_tokens",
                             "effective_input_cost","summary_input_tokens"?,
-                            "summary_output_tokens"?,"pareto","recommended"}
-  --html F               write one self-contained page (no network) with the
-                         cost/peak scatter and each conversation's size per turn
-                         under the recommended and the default configuration
+                            "summary_output_tokens"?,"calls","cache_read_tokens",
+                            "cache_write_tokens","output_tokens","dollars",
+                            "overflow_calls","still_over_firings","one_turn_bands",
+                            "longest_firing_run","retention","pareto","recommended"}
+                         then {"summary":{"recommended","reason","warnings":[{"code",
+                         "detail"}],"saving_vs_default":{"median","p05","p95",
+                         "win_share"},"classes":[{"class","conversations","recommended"}]}}
+                         (codes grid_edge, tie, too_few_firing)
+  --html F               write one self-contained page (no network, no script)
+                         with the verdict, the TOML, dollars against trigger_ratio
+                         per rule, the table with its columns defined, and each
+                         conversation's input per call with window and threshold
   --config F             base layers under the grid (e.g. min_turns, reserve_tokens,
                          min_band_turns, a summary block's instructions); the
                          grid's keys win
