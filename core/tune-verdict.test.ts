@@ -42,7 +42,7 @@ const options = (n: number, classes?: ConversationClass[]) => ({
 });
 
 describe("the recommendation", () => {
-  it("is the fewest dollars among the fewest overflowing calls, retention ≥ 0.2 and keep_last ≥ 1", () => {
+  it("is the fewest dollars among retention ≥ 0.2 and keep_last ≥ 1 with the fewest overflowing calls", () => {
     const candidates = [
       candidate(config(0.5, 0), [1, 1, 1, 1, 1]), // compacts the turn just finished
       candidate(config(0.5, 1), [2, 2, 2, 2, 2], { retention_sum: 1 }), // retention 0.1
@@ -53,7 +53,7 @@ describe("the recommendation", () => {
     const summary = tuneVerdict(candidates, options(5));
     expect(summary.recommended).toEqual(config(0.6, 2));
     expect(summary.reason).toBe(
-      "the fewest dollars ($40.00) among 2 configuration(s) with the fewest overflowing calls (0), retention ≥ 0.2 and keep_last ≥ 1",
+      "the fewest dollars ($40.00) among 2 configuration(s) with retention ≥ 0.2, keep_last ≥ 1 and, of those, the fewest overflowing calls (0)",
     );
     // 0.6 is inside the swept ratios; keep_last 2 is the highest swept.
     expect(summary.warnings.map((w) => w.detail)).toEqual([
@@ -79,6 +79,21 @@ describe("the recommendation", () => {
         code: "grid_edge",
         detail: "keep_last = 2 is the highest value swept: widen keep_last higher",
       },
+    ]);
+  });
+
+  it("holds the overflow bar among configurations that keep enough history", () => {
+    // The only one without overflow keeps 10% of the history: the bar is one call.
+    const candidates = [
+      candidate(config(0.5), [1, 1, 1, 1, 1], { retention_sum: 1 }),
+      candidate(config(0.6), [3, 3, 3, 3, 3], { overflow_calls: 1 }),
+      candidate(config(0.7), [4, 4, 4, 4, 4], { overflow_calls: 2 }),
+    ];
+    expect(tuneVerdict(candidates, options(5)).recommended).toEqual(config(0.6));
+    const none = tuneVerdict(candidates, { ...options(5), minRetention: 0.9 });
+    expect([none.recommended, none.reason]).toEqual([
+      null,
+      "no configuration keeps retention ≥ 0.9 without compacting the turn just finished",
     ]);
   });
 

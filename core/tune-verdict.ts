@@ -168,25 +168,24 @@ function choose(
     const detail = `${firing.length} of ${indices.length} conversation(s) fire under any configuration; at least ${MIN_FIRING_CONVERSATIONS} are needed before the configurations differ for a reason`;
     return { best: null, reason: detail, warnings: [{ code: "too_few_firing", detail }] };
   }
-  const totals = candidates.map((c) => totalsOver(c, indices));
-  const fewest = Math.min(...totals.map((t) => t.overflow_calls));
-  const eligible = totals
-    .filter(
-      (t) =>
-        t.overflow_calls === fewest &&
-        t.retention >= options.minRetention &&
-        t.candidate.config.keep_last >= 1,
-    )
-    // A stable sort: ties keep grid order.
-    .sort((a, b) => a.dollars - b.dollars);
-  const best = eligible[0];
-  if (!best) {
+  // Enough retention and the turn just finished kept whole first, so a configuration that
+  // loses the history cannot set the overflow bar the others are held to.
+  const admissible = candidates
+    .map((c) => totalsOver(c, indices))
+    .filter((t) => t.retention >= options.minRetention && t.candidate.config.keep_last >= 1);
+  if (admissible.length === 0) {
     return {
       best: null,
-      reason: `no configuration with the fewest overflowing calls (${fewest}) keeps retention ≥ ${options.minRetention} without compacting the turn just finished`,
+      reason: `no configuration keeps retention ≥ ${options.minRetention} without compacting the turn just finished`,
       warnings,
     };
   }
+  const fewest = Math.min(...admissible.map((t) => t.overflow_calls));
+  const eligible = admissible
+    .filter((t) => t.overflow_calls === fewest)
+    // A stable sort: ties keep grid order.
+    .sort((a, b) => a.dollars - b.dollars);
+  const best = eligible[0] as Totals;
   const runner = eligible[1];
   if (runner) {
     const diffs = resample(
@@ -205,7 +204,7 @@ function choose(
   warnings.push(...edgeWarnings(best.candidate.config, options.grid));
   return {
     best,
-    reason: `the fewest dollars ($${best.dollars.toFixed(2)}) among ${eligible.length} configuration(s) with the fewest overflowing calls (${fewest}), retention ≥ ${options.minRetention} and keep_last ≥ 1`,
+    reason: `the fewest dollars ($${best.dollars.toFixed(2)}) among ${eligible.length} configuration(s) with retention ≥ ${options.minRetention}, keep_last ≥ 1 and, of those, the fewest overflowing calls (${fewest})`,
     warnings,
   };
 }
