@@ -147,8 +147,11 @@ describe("simulate and evaluate with the guards and a calibration", () => {
 });
 
 describe("tune with the guards and a calibration", () => {
+  // The configurations' lines, the summary line left out.
   const jsonLines = (stdout: string) =>
-    lines(stdout) as { config: Record<string, unknown>; firings: number }[];
+    (lines(stdout) as { config?: Record<string, unknown>; firings: number }[]).filter(
+      (line) => line.config,
+    ) as { config: Record<string, unknown>; firings: number }[];
 
   it("varies min_band_turns as a grid key: one-turn bands every turn, or every 3 until the window", async () => {
     const file = join(dir, "strippable.json");
@@ -173,9 +176,10 @@ describe("tune with the guards and a calibration", () => {
       [1, 7],
       [3, 5],
     ]);
+    // Five copies: enough conversations that fire for an answer.
     const { stdout } = await runCli([
       "tune",
-      file,
+      ...Array(5).fill(file),
       "--context-window",
       "1000",
       "--grid",
@@ -223,15 +227,19 @@ describe("tune with the guards and a calibration", () => {
     await writeFile(file, JSON.stringify(strippableTurns(4)));
     const args = ["tune", file, "--context-window", "100000", "--json"];
     const grid = ["--grid", "trigger_ratio=0.9 keep_first=1 keep_last=1 tool_calls=strip"];
-    const [calibrated, chars] = await Promise.all([
+    const [calibrated, chars, swept] = await Promise.all([
       runCli([...args, ...grid, "--tokens-per-char", "0.5", "--overhead", "100"]),
       runCli([...args, ...grid]),
+      runCli([...args, "--grid", `${grid[1]} tokens_per_char=0.5 overhead_tokens=100`]),
     ]);
     expect(calibrated).toMatchObject({ code: 0, stderr: "" });
-    expect(lines(calibrated.stdout)).toMatchObject([
+    // The calibration flags as grid keys replay the same.
+    const { config: _, ...figures } = jsonLines(swept.stdout)[0] ?? {};
+    expect(jsonLines(calibrated.stdout)).toMatchObject([figures]);
+    expect(jsonLines(calibrated.stdout)).toMatchObject([
       { input_tokens: 1_500, cache_miss_tokens: 700, peak_utilization: 0.009, firings: 0 },
     ]);
-    expect(lines(chars.stdout)).toMatchObject([
+    expect(jsonLines(chars.stdout)).toMatchObject([
       { input_tokens: 600, cache_miss_tokens: 300, peak_utilization: 0.004, firings: 0 },
     ]);
   });

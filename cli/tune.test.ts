@@ -22,7 +22,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "autocompact-tune-"));
   // A JP-style folder: one conversation per folder, JP's base64 form for one of them.
   files = [];
-  for (const [i, seed] of [11, 12, 13].entries()) {
+  for (const [i, seed] of [11, 12, 13, 14, 15].entries()) {
     const folder = join(dir, "conversations", `c${i}`);
     await mkdir(folder, { recursive: true });
     const entries = generateConversation({ seed, turns: 30 });
@@ -54,8 +54,20 @@ describe("autocompact tune", () => {
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line));
-    expect(lines).toHaveLength(8);
-    expect(lines.filter((line) => line.recommended)).toHaveLength(1);
+    // A line per configuration, then the summary.
+    expect(lines).toHaveLength(9);
+    const { summary } = lines.pop();
+    expect(Object.keys(summary).sort()).toEqual(
+      ["recommended", "reason", "warnings", "saving_vs_default", "classes"].sort(),
+    );
+    const marked = lines.filter((line) => line.recommended);
+    expect(marked.map((line) => line.config)).toEqual(
+      summary.recommended ? [summary.recommended] : [],
+    );
+    for (const warning of summary.warnings) {
+      expect(Object.keys(warning).sort()).toEqual(["code", "detail"]);
+      expect(["grid_edge", "tie", "too_few_firing"]).toContain(warning.code);
+    }
     for (const line of lines) {
       expect(Object.keys(line).sort()).toEqual(
         [
@@ -68,12 +80,22 @@ describe("autocompact tune", () => {
           "input_tokens",
           "cache_miss_tokens",
           "effective_input_cost",
+          "calls",
+          "cache_read_tokens",
+          "cache_write_tokens",
+          "output_tokens",
+          "dollars",
+          "overflow_calls",
+          "still_over_firings",
+          "one_turn_bands",
+          "longest_firing_run",
+          "retention",
           "pareto",
           "recommended",
         ].sort(),
       );
-      expect(line.conversations).toBe(3);
-      expect(line.turns).toBe(90);
+      expect(line.conversations).toBe(5);
+      expect(line.turns).toBe(150);
     }
     // Half the configurations replayed by `simulate` itself, one file at a time
     // (core/tune.test.ts compares every configuration of the default grid).
@@ -116,7 +138,7 @@ describe("autocompact tune", () => {
       html,
     ]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^tune: 3 conversation\(s\), 90 turns, 8 configurations/);
+    expect(result.stdout).toMatch(/^tune: 5 conversation\(s\), 150 turns, 8 configurations/);
     const recommended = /^Recommended: (.*)$/m.exec(result.stdout)?.[1];
     expect(recommended).toBeDefined();
     const toml = /As TOML[^\n]*\n([\s\S]*?)\n\nAs the body/.exec(result.stdout)?.[1] ?? "";
@@ -132,9 +154,14 @@ describe("autocompact tune", () => {
     );
     const page = await readFile(html, "utf8");
     expect(page).toMatch(/^<!doctype html>/);
-    expect(page.match(/<figure>/g)).toHaveLength(3);
-    expect(page).toContain("<circle");
-    expect(page).not.toMatch(/<script|<link|src=|href=|url\(/i);
+    expect(page.match(/<figure>/g)).toHaveLength(5);
+    expect(page.match(/<polyline/g)?.length).toBeGreaterThan(5);
+    expect(page).toContain("<dt>retention</dt>");
+    expect(page).toContain(`<pre>${toml.split("\n")[0]}`);
+    expect(page).toMatch(
+      /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'sha256-/,
+    );
+    expect(page).not.toMatch(/<script|<link|src=|href=|url\(|style="/i);
   }, 60_000);
 
   it.each([
@@ -142,6 +169,12 @@ describe("autocompact tune", () => {
     [["tune", "--context-window", "1000"], /give stream files, a directory, or --conversation/],
     [["tune", "x.json", "--context-window", "1000", "--grid", "keep_last=-1"], /whole numbers/],
     [["tune", "x.json", "--context-window", "1000", "--cache-read-price", "2"], /\[0, 1\]/],
+    [
+      ["tune", "x.json", "--context-window", "1000", "--pricing", "acme"],
+      /--pricing must be one of/,
+    ],
+    [["tune", "x.json", "--context-window", "1000", "--prices", "input=1"], /output=USD/],
+    [["tune", "x.json", "--context-window", "1000", "--min-retention", "2"], /\[0, 1\]/],
   ])("refuses bad usage with exit 2: %j", async (args, message) => {
     const result = await cli(args);
     expect(result.code).toBe(2);

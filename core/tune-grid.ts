@@ -3,6 +3,8 @@
  * varies, the default grid, `--grid` parsing, its expansion into
  * configurations, and the config layer that applies one.
  */
+
+import type { Calibration } from "./calibration.ts";
 import {
   type AutoConfigLayer,
   DEFAULT_AUTO_CONFIG,
@@ -10,18 +12,39 @@ import {
   ToolCallMode,
 } from "./config.ts";
 import { InvalidInputError } from "./errors.ts";
+import { CHARS_PER_TOKEN } from "./estimate.ts";
+
+/** How `--grid` reads a key's values: whole numbers from `least`, ratios in (0, 1], or words. */
+type KeyValues =
+  | { readonly kind: "whole"; readonly least: number }
+  | { readonly kind: "ratio" }
+  | { readonly kind: "choice"; readonly words: readonly string[] };
+
+/** Where a configuration applies an extra key: the auto config layer, or the replay's calibration. */
+type Applies = "auto" | "calibration";
+
+const whole = (least = 0): KeyValues => ({ kind: "whole", least });
+
 /**
- * The guards of issue 26 a grid may vary (`--grid min_band_turns=1,3`). A
- * grid that does not name one leaves it out of its configurations, so the
- * `--config` layers' value (D50's default without one) applies.
+ * The grid keys beyond D50's rule, one line each: the guards of issue 26 and
+ * the calibration flags (`--tokens-per-char`, `--overhead`). A grid that does
+ * not name one leaves it out of its configurations, so `--config`'s value
+ * (or the flag's, or D50's default) applies. A new `auto` key is one line
+ * here, named as the auto config layer names it.
  */
-export const GUARD_KEYS = ["reserve_tokens", "min_gain_tokens", "min_band_turns"] as const;
+export const EXTRA_KEYS = [
+  { name: "reserve_tokens", values: whole(), applies: "auto" },
+  { name: "min_gain_tokens", values: whole(), applies: "auto" },
+  { name: "min_band_turns", values: whole(1), applies: "auto" },
+  { name: "tokens_per_char", values: { kind: "ratio" }, applies: "calibration" },
+  { name: "overhead_tokens", values: whole(), applies: "calibration" },
+] as const satisfies readonly { name: string; values: KeyValues; applies: Applies }[];
 
-/** A key of {@link GUARD_KEYS}. */
-export type GuardKey = (typeof GUARD_KEYS)[number];
+/** A key of {@link EXTRA_KEYS}. */
+export type ExtraKey = (typeof EXTRA_KEYS)[number]["name"];
 
-/** One configuration of the grid: the D50 keys `tune` varies, and the guards it was asked to. */
-export interface TuneConfig extends Partial<Record<GuardKey, number>> {
+/** One configuration of the grid: the D50 keys `tune` varies, and the extra keys it was asked to. */
+export interface TuneConfig extends Partial<Record<ExtraKey, number | string>> {
   readonly trigger_ratio: number;
   readonly keep_first: number;
   readonly keep_last: number;
@@ -31,8 +54,8 @@ export interface TuneConfig extends Partial<Record<GuardKey, number>> {
   readonly summary: SummaryRuleConfig | null;
 }
 
-/** The values each key of {@link TuneConfig} takes in a grid (`summary`: off and/or on; a guard, only when named). */
-export interface Grid extends Partial<Record<GuardKey, readonly number[]>> {
+/** The values each key of {@link TuneConfig} takes in a grid (`summary`: off and/or on; an extra key, only when named). */
+export interface Grid extends Partial<Record<ExtraKey, readonly (number | string)[]>> {
   readonly trigger_ratio: readonly number[];
   readonly keep_first: readonly number[];
   readonly keep_last: readonly number[];
@@ -40,6 +63,32 @@ export interface Grid extends Partial<Record<GuardKey, readonly number[]>> {
   readonly tool_calls: readonly (ToolCallMode | null)[];
   readonly summary: readonly boolean[];
 }
+
+/**
+ * The numeric keys a grid sweeps and the bounds a sweep cannot pass (a best
+ * value on a bound is not on the grid's edge: there is nowhere to widen).
+ * `keep_last` starts at 1: 0 compacts the turn just finished.
+ */
+export const NUMERIC_KEYS: readonly {
+  name: keyof Grid & keyof TuneConfig;
+  least: number;
+  most: number;
+}[] = [
+  { name: "trigger_ratio", least: 0, most: 1 },
+  { name: "keep_first", least: 0, most: Number.POSITIVE_INFINITY },
+  { name: "keep_last", least: 1, most: Number.POSITIVE_INFINITY },
+  ...EXTRA_KEYS.flatMap((key) =>
+    key.values.kind === "choice"
+      ? []
+      : [
+          {
+            name: key.name,
+            least: key.values.kind === "whole" ? key.values.least : 0,
+            most: key.values.kind === "whole" ? Number.POSITIVE_INFINITY : 1,
+          },
+        ],
+  ),
+];
 
 /** The default grid of issue 17: 9 ratios x 5 keep_last x 3 keep_first x strip/omit = 270. */
 export const DEFAULT_GRID: Grid = Object.freeze<Grid>({
@@ -51,7 +100,10 @@ export const DEFAULT_GRID: Grid = Object.freeze<Grid>({
   summary: [false],
 });
 
-const GRID_KEYS = [...Object.keys(DEFAULT_GRID), ...GUARD_KEYS] as (keyof Grid)[];
+const GRID_KEYS = [
+  ...Object.keys(DEFAULT_GRID),
+  ...EXTRA_KEYS.map((key) => key.name),
+] as (keyof Grid)[];
 
 /** A number range `a:b:step`, inclusive, rounded to 6 decimals so 0.05 steps land on 0.9. */
 function numberRange(key: string, text: string): number[] {
@@ -140,13 +192,14 @@ export function parseGrid(specs: readonly string[], base: Grid = DEFAULT_GRID): 
       case "summary":
         grid.summary = choices(key, text, { off: false, on: true });
         break;
-      case "reserve_tokens":
-      case "min_gain_tokens":
-        grid[key as GuardKey] = numbers(key, text, true);
-        break;
-      case "min_band_turns":
-        grid.min_band_turns = numbers(key, text, true, 1);
-        break;
+      default: {
+        const extra = EXTRA_KEYS.find((k) => k.name === key) as (typeof EXTRA_KEYS)[number];
+        const spec: KeyValues = extra.values;
+        grid[extra.name] =
+          spec.kind === "choice"
+            ? choices(key, text, Object.fromEntries(spec.words.map((word) => [word, word])))
+            : numbers(key, text, spec.kind === "whole", spec.kind === "whole" ? spec.least : 0);
+      }
     }
   }
   return grid as unknown as Grid;
@@ -164,7 +217,7 @@ export function expandGrid(grid: Grid, summaryRule: SummaryRuleConfig = {}): Tun
     for (const trigger_ratio of new Set(grid.trigger_ratio)) {
       for (const keep_first of new Set(grid.keep_first)) {
         for (const keep_last of new Set(grid.keep_last)) {
-          for (const guards of guardCombinations(grid)) {
+          for (const guards of extraCombinations(grid)) {
             const base = { trigger_ratio, keep_first, keep_last, ...guards };
             if (summary) {
               configs.push({ ...base, reasoning: null, tool_calls: null, summary: summaryRule });
@@ -187,24 +240,46 @@ export function expandGrid(grid: Grid, summaryRule: SummaryRuleConfig = {}): Tun
   return configs;
 }
 
-/** Every combination of the guards a grid names (one empty one when it names none). */
-function guardCombinations(grid: Grid): Partial<Record<GuardKey, number>>[] {
-  let combinations: Partial<Record<GuardKey, number>>[] = [{}];
-  for (const key of GUARD_KEYS) {
-    const values = grid[key];
+/** Every combination of the extra keys a grid names (one empty one when it names none). */
+function extraCombinations(grid: Grid): Partial<Record<ExtraKey, number | string>>[] {
+  let combinations: Partial<Record<ExtraKey, number | string>>[] = [{}];
+  for (const { name } of EXTRA_KEYS) {
+    const values = grid[name];
     if (values === undefined) continue;
     combinations = combinations.flatMap((combination) =>
-      [...new Set(values)].map((value) => ({ ...combination, [key]: value })),
+      [...new Set(values)].map((value) => ({ ...combination, [name]: value })),
     );
   }
   return combinations;
 }
 
-/** The guards a configuration sets (only those its grid named). */
-export function configGuards(config: TuneConfig): Partial<Record<GuardKey, number>> {
+/** The extra keys a configuration sets (only those its grid named), all or those applied in one place. */
+export function configExtras(
+  config: TuneConfig,
+  applies?: Applies,
+): Partial<Record<ExtraKey, number | string>> {
   return Object.fromEntries(
-    GUARD_KEYS.flatMap((key) => (config[key] === undefined ? [] : [[key, config[key]]])),
+    EXTRA_KEYS.flatMap((key) =>
+      config[key.name] === undefined || (applies && key.applies !== applies)
+        ? []
+        : [[key.name, config[key.name]]],
+    ),
   );
+}
+
+/** The calibration a configuration replays with: its calibration keys over `base` (`--tokens-per-char`, `--overhead`). */
+export function configCalibration(
+  config: TuneConfig,
+  base: Calibration | undefined,
+): Calibration | undefined {
+  const { tokens_per_char, overhead_tokens } = configExtras(config, "calibration");
+  if (tokens_per_char === undefined && overhead_tokens === undefined) return base;
+  const fixed = base?.kind === "fixed" ? base : undefined;
+  return {
+    kind: "fixed",
+    tokens_per_char: Number(tokens_per_char ?? fixed?.tokens_per_char ?? 1 / CHARS_PER_TOKEN),
+    overhead_tokens: Number(overhead_tokens ?? fixed?.overhead_tokens ?? 0),
+  };
 }
 
 /** The auto config layer that applies a configuration (enabled, with every key it varies). */
@@ -212,7 +287,7 @@ export function configLayer(config: TuneConfig): AutoConfigLayer {
   return {
     enabled: true,
     trigger_ratio: config.trigger_ratio,
-    ...configGuards(config),
+    ...(configExtras(config, "auto") as AutoConfigLayer),
     rule: {
       keep_first: config.keep_first,
       keep_last: config.keep_last,
@@ -233,14 +308,17 @@ export const DEFAULT_TUNE_CONFIG: TuneConfig = Object.freeze({
   summary: null,
 });
 
-/** Whether a configuration is the service's defaults ({@link DEFAULT_TUNE_CONFIG}, and D50's guards if it sets any). */
+/** Whether a configuration is the service's defaults ({@link DEFAULT_TUNE_CONFIG}, and D50's guards if it sets any; no calibration of its own). */
 export function isDefaultConfig(config: TuneConfig): boolean {
+  const defaults = DEFAULT_AUTO_CONFIG as unknown as Record<string, unknown>;
   return (
     (Object.keys(DEFAULT_TUNE_CONFIG) as (keyof TuneConfig)[]).every(
       (key) => config[key] === DEFAULT_TUNE_CONFIG[key],
     ) &&
-    GUARD_KEYS.every(
-      (key) => (config[key] ?? DEFAULT_AUTO_CONFIG[key]) === DEFAULT_AUTO_CONFIG[key],
+    EXTRA_KEYS.every(
+      (key) =>
+        config[key.name] === undefined ||
+        (key.applies === "auto" && config[key.name] === defaults[key.name]),
     )
   );
 }

@@ -15,11 +15,14 @@ import type { AutoConfigLayer } from "./config.ts";
 import { InvalidInputError } from "./errors.ts";
 import { estimateView } from "./estimate.ts";
 import type { Entry } from "./events.ts";
+import { PRICING_PROFILES, type PricingName } from "./prices.ts";
 import { project } from "./projection.ts";
 import { prepareStream, type SummarizeBand, simulateStream } from "./replay.ts";
 import {
   type ConfigResult,
+  type ConversationMetrics,
   cachedSummaries,
+  conversationDollars,
   rankResults,
   STAND_IN_MODEL,
   standInSummary,
@@ -27,6 +30,7 @@ import {
   tuneConversation,
 } from "./tune.ts";
 import { configLayer, DEFAULT_GRID, expandGrid, parseGrid, type TuneConfig } from "./tune-grid.ts";
+import { type Candidate, tuneVerdict } from "./tune-verdict.ts";
 import { indexTurns } from "./turns.ts";
 
 const MECHANICAL: TuneConfig = {
@@ -248,22 +252,52 @@ function toolHeavy(n: number, payload: number): Entry[] {
   ]).flat();
 }
 
+/** Tunes `streams` under `configs` with pricing `profile` at $1 per million input tokens, output free. */
 async function tuneAll(
   streams: Entry[][],
   configs: TuneConfig[],
-  { window, price, layers }: { window: number; price: number; layers: AutoConfigLayer[] },
+  { window, profile, layers }: { window: number; profile: PricingName; layers: AutoConfigLayer[] },
 ) {
   const prepared = streams.map(prepareStream);
+  const billing = { profile: PRICING_PROFILES[profile], prices: PRICES };
   const results: ConfigResult[] = [];
-  for (const config of configs) {
-    const metrics = [];
+  const candidates: Candidate[] = [];
+  const bills = (metrics: ConversationMetrics[]) =>
+    metrics.map((m) => ({ ...m, dollars: conversationDollars(m, billing) }));
+  const run = async (config: TuneConfig) => {
+    const metrics: ConversationMetrics[] = [];
     for (const stream of prepared) {
-      metrics.push(await tuneConversation(stream, config, { contextWindow: window, layers }));
+      metrics.push(
+        await tuneConversation(stream, config, {
+          contextWindow: window,
+          layers,
+          profile: billing.profile,
+        }),
+      );
     }
-    results.push(summarizeConfig(config, metrics, window, price));
+    return metrics;
+  };
+  for (const config of configs) {
+    const metrics = await run(config);
+    results.push(summarizeConfig(config, metrics, window, 0.1, billing));
+    candidates.push({ config, bills: bills(metrics) });
   }
-  return rankResults(results);
+  const summary = tuneVerdict(candidates, {
+    minRetention: 0,
+    grid: DEFAULT_GRID,
+    defaults: bills(await run(MECHANICAL)),
+    classes: streams.map(() => "tool-heavy"),
+  });
+  return rankResults(results, summary.recommended);
 }
+
+const PRICES = {
+  input: 1,
+  output: 0,
+  summary_input: 1,
+  summary_output: 1,
+  source: "test",
+} as const;
 
 describe("the recommendation on conversations whose best configuration is known", () => {
   // Every turn adds a tool response of 0.26 of the window (min_turns 0, so the
@@ -272,17 +306,17 @@ describe("the recommendation on conversations whose best configuration is known"
   // (keep_last 3, or a first crossing at ratio 0.9) overflow, three never do.
   const window = 40_000;
   const payload = Math.round(0.26 * window * 4);
-  const streams = [toolHeavy(30, payload), toolHeavy(24, payload)];
+  const streams = [30, 24, 26, 28, 22].map((n) => toolHeavy(n, payload));
   const layers = [{ min_turns: 0 }];
 
-  it("without a cache discount, picks the rule that compacts most, earliest", async () => {
+  it("without a cache, picks the rule that compacts most, earliest", async () => {
     // Cost = every token sent. At ratio 0.5 with keep_last 1 two whole turns
     // (0.52) already fire, so it fires at every turn and keeps one turn whole;
     // keep_first 0 keeps no old turn whole; omitting leaves less than stripping.
     const results = await tuneAll(
       streams,
       expandGrid(parseGrid(["trigger_ratio=0.5,0.7,0.9 keep_first=0..2 keep_last=1..2"])),
-      { window, price: 1, layers },
+      { window, profile: "none", layers },
     );
     const best = results.find((r) => r.recommended);
     expect(best?.config).toEqual({
@@ -293,7 +327,8 @@ describe("the recommendation on conversations whose best configuration is known"
       tool_calls: "omit",
       summary: null,
     });
-    expect(best?.overflow_turns).toBe(0);
+    expect(best?.overflow_calls).toBe(0);
+    expect(best?.cache_read_tokens).toBe(0);
     expect(results[0]).toBe(best);
   });
 
@@ -301,11 +336,11 @@ describe("the recommendation on conversations whose best configuration is known"
     const results = await tuneAll(
       streams,
       expandGrid(parseGrid(["trigger_ratio=0.5,0.9 keep_first=0 keep_last=2,3 tool_calls=strip"])),
-      { window, price: 0.1, layers },
+      { window, profile: "anthropic-5m", layers },
     );
     for (const result of results) {
       const { keep_last, trigger_ratio } = result.config;
-      expect(result.overflow_turns > 0).toBe(keep_last === 3 || trigger_ratio === 0.9);
+      expect(result.overflow_calls > 0).toBe(keep_last === 3 || trigger_ratio === 0.9);
     }
     const best = results.find((r) => r.recommended);
     expect([best?.config.trigger_ratio, best?.config.keep_last]).toEqual([0.5, 2]);
@@ -313,44 +348,34 @@ describe("the recommendation on conversations whose best configuration is known"
 });
 
 describe("rankResults", () => {
-  const result = (cost: number, peak: number, overflow: number): ConfigResult => ({
-    config: { ...MECHANICAL, trigger_ratio: cost / 1000 },
-    conversations: 1,
-    turns: 10,
-    firings: 1,
-    peak_utilization: peak,
-    overflow_turns: overflow,
-    input_tokens: cost,
-    cache_miss_tokens: cost,
-    effective_input_cost: cost,
-    pareto: false,
-    recommended: false,
-  });
+  const result = (dollars: number, overflow: number): ConfigResult =>
+    ({
+      config: { ...MECHANICAL, trigger_ratio: dollars / 1000 },
+      dollars,
+      overflow_calls: overflow,
+      pareto: false,
+      recommended: false,
+    }) as ConfigResult;
 
-  it("marks the Pareto front of cost against peak and sorts by cost", () => {
-    const ranked = rankResults([
-      result(300, 0.5, 0),
-      result(100, 0.9, 2),
-      result(200, 0.6, 0),
-      result(200, 0.7, 0),
-      result(400, 0.5, 0),
+  it("marks the Pareto front of dollars against overflowing calls, the verdict's pick, and sorts by dollars", () => {
+    const results = [
+      result(300, 0),
+      result(100, 9),
+      result(200, 1),
+      result(200, 2),
+      result(400, 0),
+    ];
+    const ranked = rankResults(results, (results[2] as ConfigResult).config);
+    expect(ranked.map((r) => [r.dollars, r.overflow_calls, r.pareto, r.recommended])).toEqual([
+      [100, 9, true, false],
+      [200, 1, true, true],
+      [200, 2, false, false],
+      [300, 0, true, false],
+      [400, 0, false, false],
     ]);
-    expect(ranked.map((r) => [r.effective_input_cost, r.peak_utilization, r.pareto])).toEqual([
-      [100, 0.9, true],
-      [200, 0.6, true],
-      [200, 0.7, false],
-      [300, 0.5, true],
-      [400, 0.5, false],
-    ]);
-    expect(ranked.filter((r) => r.recommended).map((r) => r.effective_input_cost)).toEqual([200]);
   });
 
-  it("recommends the fewest overflow turns, then the cheapest, when all overflow", () => {
-    const ranked = rankResults([result(100, 1.2, 5), result(300, 1.1, 1), result(200, 1.1, 1)]);
-    expect(ranked.filter((r) => r.recommended).map((r) => r.effective_input_cost)).toEqual([200]);
-  });
-
-  it("prices cache hits at the cache-read price and adds a summary's tokens to the cost", () => {
+  it("prices cache hits at the cache-read price and adds a summary's tokens to the dollars", () => {
     const summary = summarizeConfig(
       { ...MECHANICAL, reasoning: null, tool_calls: null, summary: {} },
       [
@@ -364,15 +389,31 @@ describe("rankResults", () => {
           cache_miss_tokens: 1000,
           summary_input_tokens: 300,
           summary_output_tokens: 30,
+          calls: 12,
+          cache_read_tokens: 4000,
+          cache_write_tokens: 2000,
+          output_tokens: 100,
+          overflow_calls: 1,
+          retention_sum: 6,
+          still_over_firings: 1,
+          one_turn_bands: 0,
+          longest_firing_run: 1,
         },
       ],
       1000,
       0.1,
+      {
+        profile: PRICING_PROFILES["anthropic-5m"],
+        prices: { input: 2, output: 10, summary_input: 1, summary_output: 5, source: "test" },
+      },
     );
     expect(summary.effective_input_cost).toBeCloseTo(1000 + 0.1 * 4000, 9);
     expect(summary.peak_utilization).toBe(0.9);
     expect(summary.summary_input_tokens).toBe(300);
     expect(summary.summary_output_tokens).toBe(30);
+    // 2000 written at 1.25 x $2, 4000 read at 0.1 x $2, 100 out at $10, 300 + 30 summary at $1 / $5.
+    expect(summary.dollars).toBeCloseTo((5000 + 800 + 1000 + 300 + 150) / 1e6, 12);
+    expect(summary.retention).toBe(0.5);
   });
 });
 

@@ -12,6 +12,7 @@ import type { AutoConfigLayer } from "./config.ts";
 import { entryChars, estimateView, tokensFromChars } from "./estimate.ts";
 import { type Compaction, type Entry, isKnown, type ToolCallRequest } from "./events.ts";
 import { sameJson } from "./json.ts";
+import { PRICING_PROFILES, type Prices, type PricingProfile } from "./prices.ts";
 import {
   project,
   projectToolRequest,
@@ -29,7 +30,8 @@ import {
 } from "./replay.ts";
 import type { TurnRange } from "./rules.ts";
 import { crossesTurns } from "./sizes.ts";
-import { configLayer, type TuneConfig } from "./tune-grid.ts";
+import { CallMeter, dollars, type TurnCall, turnCalls } from "./tune-billing.ts";
+import { configCalibration, configLayer, type TuneConfig } from "./tune-grid.ts";
 
 const turnChars = new WeakMap<PreparedStream, number[][]>();
 /** Characters of each entry of each turn of a stream, measured once for every configuration. */
@@ -63,9 +65,24 @@ export interface ConversationMetrics {
   readonly cache_miss_tokens: number;
   readonly summary_input_tokens: number;
   readonly summary_output_tokens: number;
-  /** `U_t` and `V_t` per turn, when asked for (`curves`). */
+  /** The call-by-call bill and risk (core/tune-billing.ts). */
+  readonly calls: number;
+  readonly cache_read_tokens: number;
+  readonly cache_write_tokens: number;
+  readonly output_tokens: number;
+  readonly overflow_calls: number;
+  /** Σ over calls of the share of the raw history still in the view (÷ calls: the retention). */
+  readonly retention_sum: number;
+  /** Firings whose view after the band is still over the threshold. */
+  readonly still_over_firings: number;
+  /** Bands of a single turn. */
+  readonly one_turn_bands: number;
+  /** The most consecutive turns that each fired. */
+  readonly longest_firing_run: number;
+  /** `U_t` and `V_t` per turn, and each call's input, when asked for (`curves`). */
   readonly before?: number[];
   readonly after?: number[];
+  readonly call_inputs?: number[];
 }
 
 /**
@@ -86,16 +103,22 @@ class ViewTracker {
   private compactionCount = 0;
   private coveredThrough = -1;
 
-  /** `tokens`: the estimator's tokens of a view's first characters (a prefix the provider caches holds the fitted overhead too). */
-  constructor(
-    private readonly prepared: PreparedStream,
-    private readonly tokens: (chars: number) => number,
-  ) {
+  constructor(private readonly prepared: PreparedStream) {
     this.turnChars = turnCharsOf(prepared);
   }
 
-  /** Updates the view to after the evaluation of `turn`; returns the common prefix in tokens. */
-  step(turn: ReplayedTurn): number {
+  /** Characters of the view as it stands (after the last step's evaluation). */
+  viewChars(): number {
+    return this.chars[this.chars.length - 1] as number;
+  }
+
+  /**
+   * Updates the view to after the evaluation of `turn`. Returns, in
+   * characters, the common prefix with the view before (`previous`, what
+   * `cache_miss_tokens` counts from) and with the view before plus the turn's
+   * own events (`carried`, where the next call stops sharing the last one's input).
+   */
+  step(turn: ReplayedTurn): { previous: number; carried: number } {
     const t = turn.turn;
     const entries = this.prepared.boundaries[t]?.entries ?? [];
     entries.forEach((entry) => {
@@ -117,11 +140,11 @@ class ViewTracker {
       this.coveredThrough = Math.max(this.coveredThrough, compaction.to_turn);
     }
     this.compactionCount = turn.compactions.length;
-    if (general) return this.replace(0, this.projectAll(t, turn.compactions));
+    if (general) return this.replace(0, entries, this.projectAll(t, turn.compactions));
     if (!band) {
       const shared = this.view.length;
       this.append(entries, this.turnChars[t]);
-      return this.tokens(this.chars[shared] as number);
+      return { previous: this.chars[shared] as number, carried: this.viewChars() };
     }
     let start = this.view.length;
     for (let k = band.from_turn; k < t; k++) {
@@ -132,7 +155,7 @@ class ViewTracker {
       tail.entries.push(...(this.prepared.boundaries[k]?.entries ?? []));
       tail.chars.push(...(this.turnChars[k] ?? []));
     }
-    return this.replace(start, tail.entries, tail.chars);
+    return this.replace(start, entries, tail.entries, tail.chars);
   }
 
   /**
@@ -149,13 +172,23 @@ class ViewTracker {
     return false;
   }
 
-  /** Replaces the view from `start` on with `tail`; returns the common prefix in tokens. */
-  private replace(start: number, tail: Entry[], chars?: readonly number[]): number {
-    const shared = start + commonPrefix(this.view.slice(start), tail);
+  /** Replaces the view from `start` on with `tail`, `incoming` being the turn's own events; returns {@link step}'s prefixes. */
+  private replace(
+    start: number,
+    incoming: readonly Entry[],
+    tail: Entry[],
+    chars?: readonly number[],
+  ): { previous: number; carried: number } {
+    const before = this.view.length;
+    const shared = start + commonPrefix([...this.view.slice(start), ...incoming], tail);
     this.view.length = start;
     this.chars.length = start + 1;
     this.append(tail, chars);
-    return this.tokens(this.chars[shared] as number);
+    // The prefix with the view before is the one with it plus the turn, cut at its end.
+    return {
+      previous: this.chars[Math.min(shared, before)] as number,
+      carried: this.chars[shared] as number,
+    };
   }
 
   private append(entries: readonly Entry[], chars?: readonly number[]): void {
@@ -222,6 +255,20 @@ export interface TuneOptions {
   readonly curves?: boolean;
   /** A calibration to replay with (`--tokens-per-char A --overhead B`); else chars / 4. */
   readonly calibration?: Calibration;
+  /** The provider's cache rules the calls are billed under (default `anthropic-5m`). */
+  readonly profile?: PricingProfile;
+}
+
+const turnCallsCache = new WeakMap<PreparedStream, TurnCall[][]>();
+/** The model calls of each turn of a stream, found once for every configuration. */
+function callsOf(prepared: PreparedStream): TurnCall[][] {
+  let calls = turnCallsCache.get(prepared);
+  if (!calls) {
+    const chars = turnCharsOf(prepared);
+    calls = prepared.boundaries.map((b, t) => turnCalls(b.entries, chars[t] as number[]));
+    turnCallsCache.set(prepared, calls);
+  }
+  return calls;
 }
 
 /**
@@ -238,8 +285,16 @@ export async function tuneConversation(
   options: TuneOptions,
 ): Promise<ConversationMetrics> {
   // Without usage in a replay every estimator is chars / 4; a given calibration replaces it.
-  const estimator = resolveEstimator("chars", options.calibration);
-  const tracker = new ViewTracker(prepared, (chars) => estimateTokens(estimator, chars));
+  const calibration = configCalibration(config, options.calibration);
+  const estimator = resolveEstimator("chars", calibration);
+  const tokens = (chars: number) => estimateTokens(estimator, chars);
+  const tracker = new ViewTracker(prepared);
+  const profile = options.profile ?? PRICING_PROFILES["anthropic-5m"];
+  const meter = new CallMeter(profile, options.contextWindow, tokens, options.curves);
+  const calls = callsOf(prepared);
+  const chars = turnCharsOf(prepared);
+  let carried = 0;
+  const risk = { stillOver: 0, oneTurn: 0, run: 0, longestRun: 0 };
   const last = prepared.boundaries.length - 1;
   const before: number[] = [];
   const after: number[] = [];
@@ -249,11 +304,14 @@ export async function tuneConversation(
     layers: [...(options.layers ?? []), configLayer(config)],
     model: { context_window: options.contextWindow },
     ...(options.summarize ? { summarize: options.summarize } : {}),
-    ...(options.calibration ? { calibration: options.calibration } : {}),
+    ...(calibration ? { calibration } : {}),
     onTurn: (turn) => {
+      const turnTotal = (chars[turn.turn] ?? []).reduce((sum, c) => sum + c, 0);
+      meter.turn(calls[turn.turn] ?? [], tracker.viewChars(), carried, turnTotal);
       const prefix = tracker.step(turn);
+      carried = prefix.carried;
       // The first call has nothing cached, not even the overhead a calibration adds.
-      const shared = turn.turn === 0 ? 0 : prefix;
+      const shared = turn.turn === 0 ? 0 : tokens(prefix.previous);
       const u = turn.estimated_tokens;
       const v = turn.estimated_tokens_after;
       totals.peak = Math.max(totals.peak, u);
@@ -263,6 +321,11 @@ export async function tuneConversation(
         totals.miss += v - shared;
       }
       if (turn.firing) {
+        const firing = turn.firing;
+        if (firing.estimated_tokens_after > firing.threshold) risk.stillOver++;
+        if (firing.from_turn === firing.to_turn) risk.oneTurn++;
+        risk.run = firingTurns.at(-1) === turn.turn - 1 ? risk.run + 1 : 1;
+        risk.longestRun = Math.max(risk.longestRun, risk.run);
         firingTurns.push(turn.turn);
         totals.summaryIn += turn.firing.summary?.input_tokens ?? 0;
         totals.summaryOut += turn.firing.summary?.output_tokens ?? 0;
@@ -283,7 +346,11 @@ export async function tuneConversation(
     cache_miss_tokens: totals.miss,
     summary_input_tokens: totals.summaryIn,
     summary_output_tokens: totals.summaryOut,
-    ...(options.curves ? { before, after } : {}),
+    ...meter.totals,
+    still_over_firings: risk.stillOver,
+    one_turn_bands: risk.oneTurn,
+    longest_firing_run: risk.longestRun,
+    ...(options.curves ? { before, after, call_inputs: meter.inputs ?? [] } : {}),
   };
 }
 
@@ -332,7 +399,7 @@ export function cachedSummaries(summarize: SummarizeBand): SummarizeBand {
   };
 }
 
-/** One configuration's line of `tune --json` (docs/architecture.md §12). */
+/** One configuration's line of `tune --json` (docs/architecture.md §12, docs/tuning.md). */
 export interface ConfigResult {
   readonly config: TuneConfig;
   readonly conversations: number;
@@ -345,21 +412,44 @@ export interface ConfigResult {
   readonly effective_input_cost: number;
   readonly summary_input_tokens?: number;
   readonly summary_output_tokens?: number;
+  readonly calls: number;
+  readonly cache_read_tokens: number;
+  readonly cache_write_tokens: number;
+  readonly output_tokens: number;
+  readonly dollars: number;
+  readonly overflow_calls: number;
+  readonly still_over_firings: number;
+  readonly one_turn_bands: number;
+  readonly longest_firing_run: number;
+  readonly retention: number;
   pareto: boolean;
   recommended: boolean;
 }
 
-/** Sums one configuration's conversations; `cacheReadPrice` is a cached token's price (uncached = 1). */
+/** How calls are billed: the provider's cache rules and the prices. */
+export interface Billing {
+  readonly profile: PricingProfile;
+  readonly prices: Prices;
+}
+
+/** One conversation's dollars under a configuration. */
+export function conversationDollars(metrics: ConversationMetrics, billing: Billing): number {
+  return dollars(metrics, billing.prices, billing.profile);
+}
+
+/** Sums one configuration's conversations; `cacheReadPrice` is a cached token's price in `effective_input_cost` (uncached = 1). */
 export function summarizeConfig(
   config: TuneConfig,
   metrics: readonly ConversationMetrics[],
   contextWindow: number,
   cacheReadPrice: number,
+  billing: Billing,
 ): ConfigResult {
   const sum = (pick: (m: ConversationMetrics) => number) =>
     metrics.reduce((total, m) => total + pick(m), 0);
   const input = sum((m) => m.input_tokens);
   const miss = sum((m) => m.cache_miss_tokens);
+  const calls = sum((m) => m.calls);
   return {
     config,
     conversations: metrics.length,
@@ -376,55 +466,40 @@ export function summarizeConfig(
           summary_output_tokens: sum((m) => m.summary_output_tokens),
         }
       : {}),
+    calls,
+    cache_read_tokens: sum((m) => m.cache_read_tokens),
+    cache_write_tokens: sum((m) => m.cache_write_tokens),
+    output_tokens: sum((m) => m.output_tokens),
+    dollars: sum((m) => conversationDollars(m, billing)),
+    overflow_calls: sum((m) => m.overflow_calls),
+    still_over_firings: sum((m) => m.still_over_firings),
+    one_turn_bands: sum((m) => m.one_turn_bands),
+    longest_firing_run: Math.max(0, ...metrics.map((m) => m.longest_firing_run)),
+    retention: calls ? sum((m) => m.retention_sum) / calls : 1,
     pareto: false,
     recommended: false,
   };
 }
 
 /**
- * The cost `tune` ranks by: the effective input cost plus, for a summary
- * rule, the tokens sent to and returned by the summarizer (each at the price
- * of one uncached input token), so both kinds of rule compare on one scale.
+ * Marks the Pareto front of dollars against overflowing calls (no other
+ * configuration at most as costly and overflowing as often, and better in
+ * one) and the recommendation (`recommended`, from the verdict, or none),
+ * then sorts by dollars (a stable sort: grid order among equals). Mutates
+ * and returns `results`.
  */
-export function rankCost(result: ConfigResult): number {
-  return (
-    result.effective_input_cost +
-    (result.summary_input_tokens ?? 0) +
-    (result.summary_output_tokens ?? 0)
-  );
-}
-
-/**
- * Marks the Pareto front (no other configuration at most as costly and at
- * most as peaked, and better in one) and the one recommendation (the cheapest
- * without overflow turns; when all overflow, the fewest overflow turns, then
- * the cheapest; ties keep grid order), then sorts by cost. Mutates and
- * returns `results`.
- */
-export function rankResults(results: ConfigResult[]): ConfigResult[] {
+export function rankResults(
+  results: ConfigResult[],
+  recommended: TuneConfig | null,
+): ConfigResult[] {
   for (const result of results) {
-    const cost = rankCost(result);
-    result.pareto = !results.some((other) => {
-      const otherCost = rankCost(other);
-      return (
-        otherCost <= cost &&
-        other.peak_utilization <= result.peak_utilization &&
-        (otherCost < cost || other.peak_utilization < result.peak_utilization)
-      );
-    });
-    result.recommended = false;
+    result.pareto = !results.some(
+      (other) =>
+        other.dollars <= result.dollars &&
+        other.overflow_calls <= result.overflow_calls &&
+        (other.dollars < result.dollars || other.overflow_calls < result.overflow_calls),
+    );
+    result.recommended = result.config === recommended;
   }
-  let best: ConfigResult | undefined;
-  for (const result of results) {
-    if (
-      !best ||
-      result.overflow_turns < best.overflow_turns ||
-      (result.overflow_turns === best.overflow_turns && rankCost(result) < rankCost(best))
-    ) {
-      best = result;
-    }
-  }
-  if (best) best.recommended = true;
-  // A stable sort keeps grid order among equal costs.
-  return results.sort((a, b) => rankCost(a) - rankCost(b));
+  return results.sort((a, b) => a.dollars - b.dollars);
 }

@@ -4,13 +4,23 @@ import { join } from "node:path";
 import { stringify as toToml } from "smol-toml";
 import { type AutoConfigLayer, resolveAutoConfig, toConfigTree } from "../../core/config.ts";
 import { InvalidInputError } from "../../core/errors.ts";
+import { entryChars } from "../../core/estimate.ts";
 import { type Entry, parseStream } from "../../core/events.ts";
+import {
+  PRICING_NAMES,
+  PRICING_PROFILES,
+  type Prices,
+  type PricingName,
+  parsePrices,
+  tablePrices,
+} from "../../core/prices.ts";
 import { type PreparedStream, prepareStream } from "../../core/replay.ts";
 import {
+  type Billing,
   type ConfigResult,
   type ConversationMetrics,
   cachedSummaries,
-  rankCost,
+  conversationDollars,
   rankResults,
   STAND_IN_SUMMARY_RATIO,
   standInSummary,
@@ -18,14 +28,23 @@ import {
   tuneConversation,
 } from "../../core/tune.ts";
 import {
-  configGuards,
+  configExtras,
   configLayer,
   DEFAULT_TUNE_CONFIG,
   expandGrid,
+  type Grid,
   isDefaultConfig,
   parseGrid,
   type TuneConfig,
 } from "../../core/tune-grid.ts";
+import {
+  type Bill,
+  type Candidate,
+  classify,
+  describeConfig,
+  type TuneSummary,
+  tuneVerdict,
+} from "../../core/tune-verdict.ts";
 import { SERVICE_HELP, serviceClient, TIMEOUT_OPTION } from "../client.ts";
 import { defineCommand, EXIT, type Io, UsageError, write } from "../command.ts";
 import { FORMAT_OPTION, INPUT_HELP, loadStream } from "../input.ts";
@@ -52,6 +71,9 @@ const OPTIONS = {
   json: { type: "boolean" },
   html: { type: "string" },
   "cache-read-price": { type: "string" },
+  pricing: { type: "string" },
+  prices: { type: "string" },
+  "min-retention": { type: "string" },
   url: { type: "string" },
   key: { type: "string" },
   conversation: { type: "string", short: "c", multiple: true },
@@ -60,26 +82,39 @@ const OPTIONS = {
 
 const USAGE = `Usage: autocompact tune FILES|DIR... --context-window N [--model ID]
                        [--grid KEY=VALUES]... [--json] [--html F]
-                       [--cache-read-price P] [--config F]... [--summarizer …]
-                       [--tokens-per-char A] [--overhead B]
+                       [--pricing P] [--prices input=USD,output=USD[,…]]
+                       [--min-retention R] [--cache-read-price P] [--config F]...
+                       [--summarizer …] [--tokens-per-char A] [--overhead B]
        autocompact tune --conversation ID... --context-window N [--url URL] [--key KEY] …
 
 Replays every conversation under every configuration of a grid, turn by turn,
-with the D50 step the service runs (the same code as simulate), and reports per
+with the D50 step the service runs (the same code as simulate), and bills it
+call by call (docs/tuning.md): a turn makes one call per model response, each
+sending the overhead, the view after the previous turn's evaluation and the
+turn so far; a call reads from the prompt cache its common prefix (whole
+events) with the previous call when that was within the cache's lifetime and
+the prefix reaches the provider's minimum, and writes the rest. Per
 configuration, summed over the conversations:
-  firings            bands appended (and per 100 turns)
-  peak               the largest view the calls of a turn see (U_t), over the window
-  overflow           turns whose U_t exceeds the window
-  input              tokens billed: the sum of the views sent after each turn (V_t)
-  cache miss         of those, the tokens after each view's longest common prefix
-                     with the previous view (a band changes the prompt from its
-                     first turn on, so the provider's cache is lost from there)
-  cost               cache miss + P x (input - cache miss), plus a summary rule's
-                     summarizer tokens in and out
-The table is sorted by cost; * marks the Pareto front of cost against peak. The
-recommendation is the cheapest configuration without overflow turns (when all
-overflow: the fewest overflow turns, then the cheapest), printed as TOML and as
-the PUT /v1/conversations/{id}/config body.
+  firings, over      bands appended; of those, still over the threshold after
+  1-turn, run        one-turn bands; the most consecutive turns that fired
+  calls, overflow    model calls; calls whose input is over the window
+  retention          mean over calls of the share of the raw history in the view
+  cache read/write   input tokens read from the cache / written (uncached)
+  output             the responses' tokens
+  dollars            writes and reads at the profile's multiples of the input
+                     price, output at the output price, a summary's tokens at
+                     the summarizer's prices
+The table is sorted by dollars; * marks the Pareto front of dollars against
+overflowing calls. The recommendation: the fewest dollars among the
+configurations with the fewest overflowing calls, retention at least
+--min-retention and keep_last 1 or more (never compacting the turn just
+finished), printed as TOML and as the PUT /v1/conversations/{id}/config body.
+None is given when fewer than 5 conversations fire, or when the runner-up ties
+(costs no more in 5% of resamples of the conversations); a best value on the
+edge of a swept range is named with the way to widen it. The saving against
+D50's default comes with a 90% bootstrap interval (seeded: the same every run),
+and tool-heavy conversations (half their bytes in tool results) and the others
+get their own recommendation when it differs.
 
   --grid KEY=VALUES      replaces one key's values (repeatable; several KEY=VALUES
                          may share one argument, separated by spaces or ";"):
@@ -92,18 +127,34 @@ the PUT /v1/conversations/{id}/config body.
                            summary        off (default), on: the summary rule
                            reserve_tokens, min_gain_tokens  whole tokens, e.g. 0,8000
                            min_band_turns 1 or more, e.g. 1..4
-                         (the guards, issue 26: not varied unless named, so
-                         --config's values, D50's defaults without, apply)
-  --cache-read-price P   a cached input token's price relative to an uncached one
-                         (default 0.1)
+                           tokens_per_char, overhead_tokens  the calibration flags
+                         (not varied unless named: --config's values, the flags',
+                         or D50's defaults apply)
+  --pricing P            anthropic-5m (default: write 1.25x, read 0.1x, 300 s,
+                         1,024 tokens at least), anthropic-1h (2x, 0.1x, 3,600 s),
+                         openai (1x, 0.1x, 600 s), none (no cache)
+  --prices input=USD,output=USD[,summary_input=USD,summary_output=USD]
+                         per million tokens; default: the bundled dated table's
+                         prices for --model (core/prices.ts), else claude-sonnet-4-5's
+  --min-retention R      the least retention a recommendation keeps (default 0.2)
+  --cache-read-price P   the cached token's price in effective_input_cost, the
+                         per-view figure kept from before (default 0.1)
   --json                 one JSON line per configuration instead of the table:
                            {"config","conversations","turns","firings","peak_utilization",
                             "overflow_turns","input_tokens","cache_miss_tokens",
                             "effective_input_cost","summary_input_tokens"?,
-                            "summary_output_tokens"?,"pareto","recommended"}
-  --html F               write one self-contained page (no network) with the
-                         cost/peak scatter and each conversation's size per turn
-                         under the recommended and the default configuration
+                            "summary_output_tokens"?,"calls","cache_read_tokens",
+                            "cache_write_tokens","output_tokens","dollars",
+                            "overflow_calls","still_over_firings","one_turn_bands",
+                            "longest_firing_run","retention","pareto","recommended"}
+                         then {"summary":{"recommended","reason","warnings":[{"code",
+                         "detail"}],"saving_vs_default":{"median","p05","p95",
+                         "win_share"},"classes":[{"class","conversations","recommended"}]}}
+                         (codes grid_edge, tie, too_few_firing)
+  --html F               write one self-contained page (no network, no script)
+                         with the verdict, the TOML, dollars against trigger_ratio
+                         per rule, the table with its columns defined, and each
+                         conversation's input per call with window and threshold
   --config F             base layers under the grid (e.g. min_turns, reserve_tokens,
                          min_band_turns, a summary block's instructions); the
                          grid's keys win
@@ -248,38 +299,34 @@ function tomlBlock(config: TuneConfig): string {
 const number = (value: number, digits: number) =>
   value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
-/** A configuration's guards as `reserve_tokens 8000, min_band_turns 3` ("" without). */
-function guardsText(config: TuneConfig, separator = ", "): string {
-  return Object.entries(configGuards(config))
+/** A configuration's extra keys as `reserve_tokens 8000, min_band_turns 3` ("" without). */
+function extrasText(config: TuneConfig, separator = ", "): string {
+  return Object.entries(configExtras(config))
     .map(([key, value]) => `${key} ${value}`)
     .join(separator);
 }
 
-function describe(config: TuneConfig): string {
-  const rule = config.summary
-    ? "summary"
-    : `reasoning ${config.reasoning ?? "keep"}, tool_calls ${config.tool_calls ?? "keep"}`;
-  const guards = guardsText(config);
-  return `trigger_ratio ${config.trigger_ratio}, keep_first ${config.keep_first}, keep_last ${config.keep_last}, ${rule}${guards ? `, ${guards}` : ""}`;
-}
-
 function table(results: readonly ConfigResult[], standIn: boolean): string {
-  // A guards column only when the grid varied one.
-  const guarded = results.some((r) => Object.keys(configGuards(r.config)).length > 0);
-  const fixed = guarded ? 5 : 4;
+  // An extra keys column only when the grid varied one.
+  const extras = results.some((r) => Object.keys(configExtras(r.config)).length > 0);
+  const fixed = extras ? 5 : 4;
   const header = [
     "ratio",
     "first",
     "last",
     "rule",
-    ...(guarded ? ["guards"] : []),
+    ...(extras ? ["keys"] : []),
     "firings",
-    "/100t",
-    "peak",
+    "over",
+    "1-turn",
+    "run",
+    "calls",
     "overflow",
-    "input",
-    "cache miss",
-    standIn ? "cost (est.)" : "cost",
+    "retention",
+    "cache read",
+    "cache write",
+    "output",
+    standIn ? "dollars (est.)" : "dollars",
     "",
   ];
   const rows = results.map((r) => [
@@ -289,14 +336,18 @@ function table(results: readonly ConfigResult[], standIn: boolean): string {
     r.config.summary
       ? "summary"
       : `${r.config.reasoning ? "r" : "-"}/${r.config.tool_calls ?? "keep"}`,
-    ...(guarded ? [guardsText(r.config, " ") || "-"] : []),
+    ...(extras ? [extrasText(r.config, " ") || "-"] : []),
     String(r.firings),
-    number((r.firings / Math.max(1, r.turns)) * 100, 1),
-    number(r.peak_utilization, 3),
-    String(r.overflow_turns),
-    number(r.input_tokens, 0),
-    number(r.cache_miss_tokens, 0),
-    number(rankCost(r), 0),
+    String(r.still_over_firings),
+    String(r.one_turn_bands),
+    String(r.longest_firing_run),
+    String(r.calls),
+    String(r.overflow_calls),
+    number(r.retention, 3),
+    number(r.cache_read_tokens, 0),
+    number(r.cache_write_tokens, 0),
+    number(r.output_tokens, 0),
+    number(r.dollars, 2),
     `${r.pareto ? "*" : ""}${r.recommended ? " recommended" : ""}${isDefaultConfig(r.config) ? " default" : ""}`,
   ]);
   const widths = header.map((h, i) =>
@@ -310,28 +361,71 @@ function table(results: readonly ConfigResult[], standIn: boolean): string {
   return [line(header), ...rows.map(line)].join("\n");
 }
 
-function perConversation(
-  names: readonly string[],
-  metrics: readonly ConversationMetrics[],
-  window: number,
-): string {
-  return metrics
-    .map(
-      (m, i) =>
-        `  ${names[i]}: ${m.turns} turns, ${m.firings} firings, peak ${number(m.peak_tokens / window, 3)}, ${m.overflow_turns} overflow, input ${number(m.input_tokens, 0)}, cache miss ${number(m.cache_miss_tokens, 0)}`,
-    )
-    .join("\n");
+const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+
+/** The verdict in words: the recommendation or why there is none, the saving, warnings, classes. */
+function verdictText(summary: TuneSummary): string[] {
+  const lines = summary.recommended
+    ? [`Recommended: ${describeConfig(summary.recommended)}`, `  because: ${summary.reason}`]
+    : [`No single recommendation: ${summary.reason}`];
+  const saving = summary.saving_vs_default;
+  if (saving) {
+    lines.push(
+      `  saving against D50's default: ${percent(saving.median)} (90% interval ${percent(saving.p05)} to ${percent(saving.p95)}, resampling conversations; it wins in ${percent(saving.win_share)} of resamples)`,
+    );
+  }
+  for (const warning of summary.warnings)
+    lines.push(`Warning (${warning.code}): ${warning.detail}`);
+  for (const group of summary.classes) {
+    if (sameConfig(group.recommended, summary.recommended)) continue;
+    lines.push(
+      `Class ${group.class} (${group.conversations} conversation(s)): ${group.recommended ? describeConfig(group.recommended) : "no single recommendation"}`,
+    );
+  }
+  return lines;
+}
+
+const sameConfig = (a: TuneConfig | null, b: TuneConfig | null) =>
+  JSON.stringify(a) === JSON.stringify(b);
+
+/** `--pricing` and `--prices`, or the price table's prices for `--model`. */
+function billingOf(values: { pricing?: string; prices?: string; model?: string }): Billing {
+  const name = values.pricing ?? "anthropic-5m";
+  if (!(PRICING_NAMES as readonly string[]).includes(name)) {
+    throw new UsageError(`--pricing must be one of ${PRICING_NAMES.join(", ")} (got "${name}")`);
+  }
+  let prices: Prices;
+  try {
+    prices = values.prices === undefined ? tablePrices(values.model) : parsePrices(values.prices);
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw new UsageError(error.message);
+    throw error;
+  }
+  return { profile: PRICING_PROFILES[name as PricingName], prices };
+}
+
+function minRetention(value: string | undefined): number {
+  if (value === undefined) return 0.2;
+  const share = Number(value);
+  if (value.trim() === "" || !Number.isFinite(share) || share < 0 || share > 1) {
+    throw new UsageError(`--min-retention must be a number in [0, 1] (got "${value}")`);
+  }
+  return share;
 }
 
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
   const contextWindow = requiredContextWindow(values);
   if (values.html === "") throw new UsageError("--html needs a file path");
   const price = cacheReadPrice(values["cache-read-price"]);
+  const billing = billingOf(values);
+  const retention = minRetention(values["min-retention"]);
   let configs: TuneConfig[];
+  let grid: Grid;
   const layers: AutoConfigLayer[] = await configLayers({ config: values.config });
   const base = resolveAutoConfig(...layers, { enabled: true });
   try {
-    configs = expandGrid(parseGrid(values.grid ?? []), base.rule.summary ?? {});
+    grid = parseGrid(values.grid ?? []);
+    configs = expandGrid(grid, base.rule.summary ?? {});
   } catch (error) {
     if (error instanceof InvalidInputError) throw new UsageError(error.message);
     throw error;
@@ -346,12 +440,18 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       contextWindow,
       layers,
       curves,
+      profile: billing.profile,
       ...(calibration ? { calibration } : {}),
       ...(config.summary ? { summarize: summarizers[index] } : {}),
     });
+  const runAll = (config: TuneConfig, curves = false) =>
+    Promise.all(conversations.map((_, i) => runOne(config, i, curves)));
+  const billsOf = (metrics: readonly ConversationMetrics[]): Bill[] =>
+    metrics.map((m) => ({ ...m, dollars: conversationDollars(m, billing) }));
 
   const tick = progress(io, configs.length * conversations.length);
   const results: ConfigResult[] = [];
+  const candidates: Candidate[] = [];
   let done = 0;
   for (const config of configs) {
     const metrics: ConversationMetrics[] = [];
@@ -359,22 +459,26 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       metrics.push(await runOne(config, i));
       tick(++done);
     }
-    results.push(summarizeConfig(config, metrics, contextWindow, price));
+    results.push(summarizeConfig(config, metrics, contextWindow, price, billing));
+    candidates.push({ config, bills: billsOf(metrics) });
   }
-  rankResults(results);
-  const recommended = results.find((result) => result.recommended) as ConfigResult;
+  const inGrid = candidates.find((c) => isDefaultConfig(c.config));
+  const summary = tuneVerdict(candidates, {
+    minRetention: retention,
+    grid,
+    defaults: inGrid?.bills ?? billsOf(await runAll(DEFAULT_TUNE_CONFIG)),
+    classes: conversations.map((c) => classify(c.prepared.entries, entryChars)),
+  });
+  rankResults(results, summary.recommended);
+  const recommended = results.find((result) => result.recommended);
 
   if (values.json) {
-    await write(io.stdout, `${results.map((result) => JSON.stringify(result)).join("\n")}\n`);
+    const lines = [...results, { summary }].map((line) => JSON.stringify(line));
+    await write(io.stdout, `${lines.join("\n")}\n`);
   } else {
-    const names = conversations.map((c) => c.name);
-    const detail = await Promise.all(conversations.map((_, i) => runOne(recommended.config, i)));
     const defaults = results.find((result) => isDefaultConfig(result.config));
-    const versus = defaults
-      ? ` (the D50 default configuration: ${number(rankCost(defaults), 0)}, ${defaults.overflow_turns} overflow turns)`
-      : "";
     const text = [
-      `tune: ${conversations.length} conversation(s), ${recommended.turns} turns, ${configs.length} configurations, window ${contextWindow} tokens, cache read price ${price}${calibration?.kind === "fixed" ? `, tokens ${calibration.tokens_per_char}·chars + ${calibration.overhead_tokens}` : ""}`,
+      `tune: ${conversations.length} conversation(s), ${results[0]?.turns ?? 0} turns, ${configs.length} configurations, window ${contextWindow} tokens, pricing ${billing.profile.name}, $${billing.prices.input}/$${billing.prices.output} per million input/output tokens (${billing.prices.source})${calibration?.kind === "fixed" ? `, tokens ${calibration.tokens_per_char}·chars + ${calibration.overhead_tokens}` : ""}`,
       ...(standIn
         ? [
             `summary rule costs are ESTIMATES: offline stand-in summaries of ${STAND_IN_SUMMARY_RATIO * 100}% of each band (give --summarizer for real ones)`,
@@ -383,29 +487,32 @@ export const command = defineCommand(USAGE, OPTIONS, async ({ values, positional
       "",
       table(results, standIn),
       "",
-      `Recommended: ${describe(recommended.config)}`,
-      `  cost ${number(rankCost(recommended), 0)}, peak ${number(recommended.peak_utilization, 3)}, ${recommended.overflow_turns} overflow turns${versus}`,
-      perConversation(names, detail, contextWindow),
-      "",
-      "As TOML (a service config file, or --config):",
-      tomlBlock(recommended.config).trimEnd(),
-      "",
-      "As the body of PUT /v1/conversations/{id}/config:",
-      JSON.stringify(toConfigTree(configLayer(recommended.config))),
+      ...verdictText(summary),
+      ...(recommended
+        ? [
+            `  $${number(recommended.dollars, 2)}, ${recommended.overflow_calls} overflowing calls, retention ${number(recommended.retention, 3)}${defaults ? ` (the D50 default: $${number(defaults.dollars, 2)}, ${defaults.overflow_calls} overflowing calls)` : ""}`,
+            "",
+            "As TOML (a service config file, or --config):",
+            tomlBlock(recommended.config).trimEnd(),
+            "",
+            "As the body of PUT /v1/conversations/{id}/config:",
+            JSON.stringify(toConfigTree(configLayer(recommended.config))),
+          ]
+        : []),
     ];
     await write(io.stdout, `${text.join("\n")}\n`);
   }
 
   if (values.html !== undefined) {
-    const defaultConfig = DEFAULT_TUNE_CONFIG;
-    const curves = async (config: TuneConfig) =>
-      Promise.all(conversations.map((_, i) => runOne(config, i, true)));
     const page = tuneHtml({
       results,
+      summary,
       contextWindow,
       names: conversations.map((c) => c.name),
-      recommended: { config: recommended.config, metrics: await curves(recommended.config) },
-      defaults: { config: defaultConfig, metrics: await curves(defaultConfig) },
+      shown: await runAll(recommended?.config ?? DEFAULT_TUNE_CONFIG, true),
+      shownConfig: recommended?.config ?? DEFAULT_TUNE_CONFIG,
+      toml: recommended ? tomlBlock(recommended.config) : undefined,
+      billing,
       standIn,
     });
     try {

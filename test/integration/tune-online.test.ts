@@ -66,7 +66,11 @@ describe("autocompact tune on a running service", () => {
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line));
-    expect(lines).toHaveLength(8);
+    // A line per configuration, then the summary (2 conversations: too few to answer).
+    expect(lines).toHaveLength(9);
+    expect(lines.pop().summary.warnings.map((w: { code: string }) => w.code)).toEqual([
+      "too_few_firing",
+    ]);
     for (const line of lines) expect([line.conversations, line.turns]).toEqual([2, 60]);
     expect(lines.some((line) => line.firings > 0)).toBe(true);
   }, 180_000);
