@@ -43,6 +43,8 @@ const ENVELOPE_BYTES = 16 * 1024;
 export interface PageRequest {
   readonly limit?: number;
   readonly cursor?: string;
+  /** The `etag` of a view the caller holds: answer what changed since (conditional-reads.ts). */
+  readonly since?: string;
 }
 
 /** The view a cursor pages. */
@@ -303,9 +305,14 @@ export function projectedAnswer(
   raw: readonly Entry[],
   head: ConversationHead,
   page: PageRequest,
-  options: { readonly estimator: Estimator; readonly format?: ProviderFormat },
+  options: {
+    readonly estimator: Estimator;
+    readonly format?: ProviderFormat;
+    /** `project(raw)`, when the caller has it already. */
+    readonly projection?: Projection;
+  },
 ) {
-  const projection = project(raw);
+  const projection = options.projection ?? project(raw);
   const read = projectedPage(raw, projection, head, page, options.format);
   return {
     read,
