@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { sameJson, spliceOf } from "./splice.ts";
+import { applySplice, sameJson, spliceOf } from "./splice.ts";
 
 /** The list `splice` makes of `before`, written here from its definition. */
 const applied = <T>(before: readonly T[], s: { from: number; to: number; items: readonly T[] }) => [
@@ -47,6 +47,7 @@ describe("spliceOf", () => {
       fc.property(list, list, (before, after) => {
         const s = spliceOf(before, after);
         expect(applied(before, s)).toEqual(after);
+        expect(applySplice(before, s)).toEqual(after);
         // Nothing of the kept prefix could have been kept longer.
         if (s.from < before.length && s.from < after.length && s.to > s.from) {
           expect(before[s.from] === s.items[0]).toBe(false);
@@ -54,5 +55,11 @@ describe("spliceOf", () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("applySplice refuses a range outside the list", () => {
+    expect(applySplice([1, 2, 3], { from: 1, to: 3, items: [9] })).toEqual([1, 9]);
+    expect(() => applySplice([1], { from: 0, to: 2, items: [] })).toThrow(RangeError);
+    expect(() => applySplice([1], { from: 1, to: 0, items: [] })).toThrow(RangeError);
   });
 });

@@ -49,3 +49,16 @@ export function spliceOf<T>(
     items: after.slice(prefix, after.length - suffix),
   };
 }
+
+/**
+ * `list` with `splice` applied: its items `[from, to)` replaced. The inverse
+ * of {@link spliceOf}: `applySplice(a, spliceOf(a, b))` is `b`.
+ */
+export function applySplice<T>(list: readonly T[], splice: Splice<T>): T[] {
+  if (!(0 <= splice.from && splice.from <= splice.to && splice.to <= list.length)) {
+    throw new RangeError(
+      `splice [${splice.from}, ${splice.to}) is outside a list of ${list.length}`,
+    );
+  }
+  return [...list.slice(0, splice.from), ...splice.items, ...list.slice(splice.to)];
+}
