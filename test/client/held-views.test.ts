@@ -63,7 +63,6 @@ describe("AutocompactClient holds the view it read", () => {
     expect(second).not.toHaveProperty("delta");
     // The second answer was the appended turn, not the view.
     expect(gets[1]?.delta).toBe(true);
-    expect(gets[1]?.bytes).toBeLessThan(gets[0]?.bytes as number);
   });
 
   it("a caller that changes the returned arrays leaves the held view alone", async () => {
