@@ -20,6 +20,7 @@ import {
   type Tenant,
   type TurnQueue,
 } from "../ports.ts";
+import { projectedRead } from "./conditional-reads.ts";
 import {
   countersOf,
   type Drift,
@@ -44,7 +45,6 @@ import {
   prepareManualCompaction,
   requireHead,
 } from "./manual-compaction.ts";
-import { projectedRead } from "./conditional-reads.ts";
 import { cursorField, type PageRequest, rawPage } from "./paged-reads.ts";
 import {
   type AppendOutcome,

@@ -36,7 +36,7 @@ function setUp() {
     new AutocompactClient({
       url: URL_BASE,
       key: ALICE_KEY,
-      fetch: (i, init) => h.app.request(i, init),
+      fetch: async (i, init) => h.app.request(i, init),
     });
   return { h, client, gets, fresh };
 }
@@ -93,7 +93,7 @@ describe("AutocompactClient holds the view it read", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 8 }), format, async (ops, name) => {
         const { h, client, gets, fresh } = setUp();
-        const options = name === "jp" ? {} : { format: name as "openai-chat" };
+        const options = { format: name } as { format: "openai-chat" };
         let turns = 0;
         const append = async (tool: boolean) => {
           const events = tool ? toolTurn(turns) : messageTurn(turns);
