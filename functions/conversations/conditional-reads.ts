@@ -26,7 +26,7 @@ import { projectedView } from "../../core/formats/view.ts";
 import { type Projection, project, type TurnOrigin } from "../../core/projection.ts";
 import { type Splice, spliceOf } from "../../core/splice.ts";
 import type { ConversationHead, ConversationRef, ConversationStore } from "../ports.ts";
-import { PAGE_BYTES, type PageRequest, projectedAnswer } from "./paged-reads.ts";
+import { ENVELOPE_BYTES, PAGE_BYTES, type PageRequest, projectedAnswer } from "./paged-reads.ts";
 import { interleave } from "./state.ts";
 
 /** A version of a view, as its etag spells it. */
@@ -96,9 +96,6 @@ function wholeView(raw: readonly Entry[], format: ProviderFormat | undefined): W
 function viewHash(head: ConversationHead, format: ProviderFormat | undefined, view: WholeView) {
   return digest([head.incarnation ?? "", format?.name ?? "jp", view.items, view.turns], 16);
 }
-
-/** Room in a delta answer for the fields around the items. */
-const ENVELOPE_BYTES = 16 * 1024;
 
 /** The options of {@link projectedRead}: as `projectedAnswer`'s, with the answer's warnings. */
 export interface ProjectedReadOptions {

@@ -37,7 +37,7 @@ export const MAX_PAGE_TURNS = 10_000;
 /** The most bytes an answer of a paged read holds (unless one turn alone is larger). */
 export const PAGE_BYTES = 5 * 1024 * 1024;
 /** Room left in {@link PAGE_BYTES} for the fields around the items (format, estimate, progress, cursor). */
-const ENVELOPE_BYTES = 16 * 1024;
+export const ENVELOPE_BYTES = 16 * 1024;
 
 /** What a paged read asks for: turns per page and where to start (a `next_cursor`). */
 export interface PageRequest {
