@@ -62,6 +62,7 @@ import type {
   Verification,
   Warning,
 } from "./types.ts";
+import { HeldViews, withSince } from "./views.ts";
 import { reported } from "./warnings.ts";
 
 export { isEvaluationPending, isRateLimited, RequestTimeoutError, ServiceError } from "./errors.ts";
@@ -163,6 +164,7 @@ export class AutocompactClient {
   readonly #timeoutMs: number;
   readonly #signal: AbortSignal | undefined;
   readonly #onWarning: ClientOptions["onWarning"];
+  readonly #views = new HeldViews();
 
   constructor(options: ClientOptions) {
     const base = options.url.replace(/\/+$/, "");
@@ -275,9 +277,9 @@ export class AutocompactClient {
   }
 
   /**
-   * `GET …/projection`: the compacted view for the next LLM call, and each
-   * turn's origin; with `afterTurn`, the view as evaluated after that turn
-   * (see {@link AfterTurnOptions}).
+   * `GET …/projection`: the compacted view for the next LLM call, and each turn's origin; with
+   * `afterTurn`, as evaluated after that turn ({@link AfterTurnOptions}). The view read last is kept:
+   * the next read asks with its `since` and is sent only what changed (./views.ts).
    */
   projection(
     conversation: string,
@@ -302,11 +304,12 @@ export class AutocompactClient {
     conversation: string,
     options: (JpFormatOption | ProviderFormatOption) & AfterTurnOptions = {},
   ): Promise<Projection | FormatProjection> {
-    const path = `${conversationPath(conversation)}/projection`;
-    const query = formatQuery(options);
-    const read = allPages<Projection | FormatProjection>(
-      () => this.#read(path, new URLSearchParams(query), options),
-      (cursor) => this.#request("GET", withQuery(path, withCursor(query, cursor))),
+    const [path, query] = [`${conversationPath(conversation)}/projection`, formatQuery(options)];
+    const read = this.#views.read(`${conversation}?${query}`, (since) =>
+      allPages<Projection | FormatProjection>(
+        () => this.#read(path, withSince(query, since), options),
+        (cursor) => this.#request("GET", withQuery(path, withCursor(query, cursor))),
+      ),
     );
     return reported(conversation, read, this.#onWarning);
   }
@@ -316,10 +319,7 @@ export class AutocompactClient {
     return this.#request("GET", `${conversationPath(conversation)}/compactions`);
   }
 
-  /**
-   * `GET …/timeline`: per stored turn, the raw and projected size, the
-   * threshold, and the band the evaluation after it fired or why it skipped.
-   */
+  /** `GET …/timeline`: per stored turn, raw and projected size, threshold, band fired or skip reason. */
   timeline(conversation: string): Promise<Timeline> {
     return this.#request("GET", `${conversationPath(conversation)}/timeline`);
   }

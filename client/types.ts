@@ -266,12 +266,27 @@ export type FormatEvents<
 /** Where a turn of the projected view comes from: kept as is, or a summary of a range. */
 export type ProjectionTurn = { kept: number } | { summary: { from: number; to: number } };
 
+/**
+ * What an answer to `since` replaces in the view it named: its items
+ * (`events`, `messages` or `input`) `[from, to)` and its origins `[from, to)`.
+ * The client applies it to the view it holds and never returns it.
+ */
+export interface ViewDelta {
+  since: string;
+  items: { from: number; to: number };
+  turns: { from: number; to: number };
+}
+
 /** `GET …/projection`: the compacted view for the next LLM call, and each turn's origin. */
 export interface Projection extends EvaluationProgress {
   events: JpEvent[];
   turns: ProjectionTurn[];
   estimated_tokens: number;
   warnings: Warning[];
+  /** The version of the whole view (its `ETag`): `since` with it answers only what changed. */
+  etag: string;
+  /** On an answer to `since` only (see {@link ViewDelta}): never in what the client returns. */
+  delta?: ViewDelta;
   /** More turns follow (see {@link Events}): never in what the client returns. */
   next_cursor?: string;
 }
@@ -286,6 +301,8 @@ export type FormatProjection<
       estimated_tokens: number;
       turns: ProjectionTurn[];
       warnings: Warning[];
+      etag: string;
+      delta?: ViewDelta;
       next_cursor?: string;
     } & FormatMessages<F, Message>
   : never;

@@ -22,6 +22,7 @@ import {
   turnEvents,
 } from "../../core/turn-validation.ts";
 import { mountConsole } from "../console/mount.ts";
+import { matchesTag } from "../conversations/conditional-reads.ts";
 import type { EvaluationWait } from "../conversations/evaluation-wait.ts";
 import type { TurnPost } from "../conversations/posted-turn.ts";
 import type { ConversationService } from "../conversations/service.ts";
@@ -447,18 +448,22 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     const tenant = c.get("tenant");
     const { id } = c.req.valid("param");
     const query = c.req.valid("query");
-    const { format = "jp", limit, cursor } = query;
+    const { format = "jp", limit, cursor, since } = query;
     const wait = evaluationWait(query);
     const page = { ...(limit === undefined ? {} : { limit }), ...(cursor ? { cursor } : {}) };
-    return c.json(
+    const asked = since === undefined ? page : { ...page, since };
+    const answer =
       format === "jp"
-        ? await deps.service.projection(tenant, id, wait, page)
+        ? await deps.service.projection(tenant, id, wait, asked)
         : await deps.service.inFormat(tenant, id, format, "projected", {
             ...(wait ? { wait } : {}),
-            page,
-          }),
-      200,
-    );
+            page: asked,
+          });
+    const etag = answer.etag as string;
+    if (matchesTag(c.req.valid("header")["if-none-match"], etag)) {
+      return c.body(null, 304, { etag });
+    }
+    return c.json(answer, 200, { etag });
   });
   app.openapi(routes.listCompactions, async (c) =>
     c.json(

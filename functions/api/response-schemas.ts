@@ -287,6 +287,32 @@ const ViewEstimate = z.number().openapi({
     "The whole projected view in the conversation's estimator's tokens (its fitted overhead included), as `GET /v1/conversations/{id}` answers.",
 });
 
+/** The version of the whole view an answer of `GET …/projection` belongs to (also its `ETag`). */
+const ViewVersionFields = {
+  etag: z.string().openapi({
+    description:
+      'The version of the whole view (its turns, band set, format, estimate, progress and warnings), as the `ETag` header says it: `"<turns>.<compactions version>.<view hash>.<rest hash>"`, opaque. Send it as `If-None-Match` for a 304 while nothing changed, or as `since` for only what changed. A paged read\'s last page has the etag of the pages joined.',
+    example: '"12.3.Qm9vZ2llV29vZ2ll.c2FtcGxl"',
+  }),
+  delta: z
+    .object({
+      since: z.string().openapi({ description: "The etag the request's `since` named." }),
+      items: z.object({ from: z.number().int(), to: z.number().int() }).openapi({
+        description:
+          "The items (`events`, or the format's `messages` / `input`) `[from, to)` of the view `since` named, which this answer's items replace.",
+      }),
+      turns: z.object({ from: z.number().int(), to: z.number().int() }).openapi({
+        description:
+          "The origins `[from, to)` of the view `since` named, which this answer's `turns` replace.",
+      }),
+    })
+    .optional()
+    .openapi("ViewDelta", {
+      description:
+        "Present only on an answer to `since`: the answer's items and `turns` are not the view but what replaces these ranges of the one `since` named (empty when nothing changed: the turns appended after a no-fire turn, the band's range and its projected turns after a firing). Absent when `since` could not be answered so (the view it named is no longer the one the store rebuilds, or the change is larger than a page): the answer is then the view, as without `since`.",
+    }),
+};
+
 /** Response of `GET …/projection` (JP events). */
 export const ProjectionResponse = z
   .object({
@@ -295,6 +321,7 @@ export const ProjectionResponse = z
     estimated_tokens: ViewEstimate,
     ...ProgressFields,
     ...WarningsField,
+    ...ViewVersionFields,
     ...NextCursor,
   })
   .openapi("Projection");
@@ -313,6 +340,7 @@ export const ProjectionInAnyFormat = z
       estimated_tokens: ViewEstimate,
       ...ProgressFields,
       ...WarningsField,
+      ...ViewVersionFields,
       ...NextCursor,
     }),
   ])

@@ -47,10 +47,12 @@ import {
   CompactionQuery,
   ConfigBody,
   ConversationParams,
+  ETagHeader,
   EventsQuery,
   IdempotencyHeaders,
   ListQuery,
   NotificationBody,
+  ProjectionHeaders,
   ProjectionQuery,
   ResetQuery,
   SummaryQuery,
@@ -262,14 +264,23 @@ export const listEvents = conversationRead(
   EventsQuery,
 );
 
-export const getProjection = conversationRead(
+const projectionRead = conversationRead(
   "/v1/conversations/{id}/projection",
   "getProjection",
-  "The compacted view for the next LLM call, and each turn's origin; with `?format=`, as that provider's request messages, ready to send",
-  "The projection.",
+  "The compacted view for the next LLM call, and each turn's origin; with `?format=`, as that provider's request messages, ready to send; `If-None-Match` and `since` answer only what changed",
+  "The projection (or with `since`, a `delta`), with its `ETag`.",
   ProjectionInAnyFormat,
   ProjectionQuery,
 );
+export const getProjection = createRoute({
+  ...projectionRead,
+  request: { ...projectionRead.request, headers: ProjectionHeaders },
+  responses: {
+    ...projectionRead.responses,
+    200: { ...projectionRead.responses[200], headers: ETagHeader },
+    304: { description: "`If-None-Match` names the view's version: no body.", headers: ETagHeader },
+  },
+});
 
 export const listCompactions = conversationRead(
   "/v1/conversations/{id}/compactions",

@@ -320,6 +320,26 @@ export const ProjectionQuery = z.strictObject({
   format: FormatName.optional(),
   ...AfterTurnFields,
   ...PageFields,
+  since: z.string().min(1).max(128).optional().openapi({
+    description:
+      "The `etag` of an earlier answer (quotes optional): answer only what changed since, as a `delta` (see `ViewDelta`). Not with `cursor`.",
+  }),
+});
+
+/** The `ETag` header of `GET …/projection`'s answers. */
+export const ETagHeader = {
+  ETag: {
+    description: "The version of the whole view (the answer's `etag`); strong.",
+    schema: { type: "string" as const },
+  },
+};
+
+/** The request headers of `GET …/projection`. */
+export const ProjectionHeaders = z.object({
+  "if-none-match": z.string().max(1024).optional().openapi({
+    description:
+      "Etags of views the caller holds (or `*`): when the view's version is one of them, the answer is a 304 with no body.",
+  }),
 });
 
 /** The query of `POST …/turns`: `wait=S` answers once the posted turn has been evaluated. */

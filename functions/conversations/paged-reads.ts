@@ -37,12 +37,14 @@ export const MAX_PAGE_TURNS = 10_000;
 /** The most bytes an answer of a paged read holds (unless one turn alone is larger). */
 export const PAGE_BYTES = 5 * 1024 * 1024;
 /** Room left in {@link PAGE_BYTES} for the fields around the items (format, estimate, progress, cursor). */
-const ENVELOPE_BYTES = 16 * 1024;
+export const ENVELOPE_BYTES = 16 * 1024;
 
 /** What a paged read asks for: turns per page and where to start (a `next_cursor`). */
 export interface PageRequest {
   readonly limit?: number;
   readonly cursor?: string;
+  /** The `etag` of a view the caller holds: answer what changed since (conditional-reads.ts). */
+  readonly since?: string;
 }
 
 /** The view a cursor pages. */
@@ -303,9 +305,14 @@ export function projectedAnswer(
   raw: readonly Entry[],
   head: ConversationHead,
   page: PageRequest,
-  options: { readonly estimator: Estimator; readonly format?: ProviderFormat },
+  options: {
+    readonly estimator: Estimator;
+    readonly format?: ProviderFormat;
+    /** `project(raw)`, when the caller has it already. */
+    readonly projection?: Projection;
+  },
 ) {
-  const projection = project(raw);
+  const projection = options.projection ?? project(raw);
   const read = projectedPage(raw, projection, head, page, options.format);
   return {
     read,

@@ -20,6 +20,7 @@ import {
   type Tenant,
   type TurnQueue,
 } from "../ports.ts";
+import { projectedRead } from "./conditional-reads.ts";
 import {
   countersOf,
   type Drift,
@@ -44,7 +45,7 @@ import {
   prepareManualCompaction,
   requireHead,
 } from "./manual-compaction.ts";
-import { cursorField, type PageRequest, projectedAnswer, rawPage } from "./paged-reads.ts";
+import { cursorField, type PageRequest, rawPage } from "./paged-reads.ts";
 import {
   type AppendOutcome,
   answersEarlierTurns,
@@ -62,7 +63,6 @@ import {
   effectiveConfig,
   listedCompactions,
   manualKey,
-  readStream,
   type ServiceSettings,
   warningsOf,
 } from "./state.ts";
@@ -411,13 +411,15 @@ export class ConversationService {
     codec?: ProviderFormat,
   ) {
     const ref = { tenant: tenant.id, conversation };
-    return this.#afterHead(ref, wait, async (head) => ({
-      ...projectedAnswer(await readStream(this.#store, ref), head, page, {
+    return this.#afterHead(ref, wait, async (head) => {
+      const warnings = warningsOf(this.#settings, tenant, conversation, head);
+      const answer = await projectedRead(this.#store, ref, head, page, {
         estimator: conversationEstimator(this.#settings, tenant, head),
         ...(codec ? { format: codec } : {}),
-      }),
-      warnings: warningsOf(this.#settings, tenant, conversation, head),
-    }));
+        warnings,
+      });
+      return { ...answer, warnings };
+    });
   }
 
   /** The compactions, with their 1-based positions. */

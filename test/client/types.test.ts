@@ -177,15 +177,17 @@ describe("client/index.ts", () => {
     });
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs.filter((path) => /node_modules/.test(path))).toEqual([]);
-    // Its whole runtime: the client, its paging, paths, tenant settings, warnings' hook, its error, and the error base class it extends.
+    // Its whole runtime: the client, its paging, paths, tenant settings, held views, warnings' hook, its error, the error base class it extends and the splice its views apply.
     expect(inputs.map((path) => path.replace(/^.*?(client|core)\//, "$1/")).sort()).toEqual([
       "client/errors.ts",
       "client/index.ts",
       "client/pages.ts",
       "client/paths.ts",
       "client/tenant.ts",
+      "client/views.ts",
       "client/warnings.ts",
       "core/errors.ts",
+      "core/splice.ts",
     ]);
   });
 });

@@ -140,6 +140,7 @@ describe("limit and cursor", () => {
       "estimated_tokens",
       "evaluated_through",
       "decided_through",
+      "etag",
       "warnings",
     ]);
   });

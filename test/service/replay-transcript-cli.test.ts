@@ -137,6 +137,7 @@ describe("autocompact replay of a provider transcript", () => {
         evaluated_through: null,
         decided_through: null,
         warnings: offAndUnknown("anthropic"),
+        etag: expect.stringMatching(/^"2\./),
       },
     });
     expect(await get("anthropic/events?format=anthropic-messages")).toEqual({
@@ -184,6 +185,7 @@ describe("autocompact replay of a provider transcript", () => {
         evaluated_through: null,
         decided_through: null,
         warnings: offAndUnknown("chat"),
+        etag: expect.stringMatching(/^"3\./),
       },
     });
     const anthropic = (await get("chat/projection?format=anthropic-messages")).body as {
@@ -233,6 +235,7 @@ describe("autocompact replay of a provider transcript", () => {
         evaluated_through: null,
         decided_through: null,
         warnings: offAndUnknown("system"),
+        etag: expect.stringMatching(/^"2\./),
       },
     });
 
