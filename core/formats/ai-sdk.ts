@@ -17,7 +17,9 @@
  * | any message's `providerOptions` | – | `message`, on the message's first event |
  * | `system` | 422, or dropped while leading with `dropSystem` | – |
  * | assistant `tool-call` with `providerExecuted: true`, and an assistant message's `tool-result` (a provider-executed tool's) | `tool_call_request` / `tool_call_response` as above (docs/architecture.md §15 "Hosted tools") | `hosted`: the part verbatim |
- * | assistant `file` parts, `tool-approval-request`/`-response` | 422: not modelled | – |
+ * | assistant `tool-approval-request` (after its call, in the turn) | – | `approval`: the part verbatim, on its call's `tool_call_request` |
+ * | `tool` `tool-approval-response` | – | `approvals`: the parts verbatim, on the turn's next `tool_call_response` (`messages`: whole tool messages of them; `parts`: those in the result's own message) |
+ * | assistant `file` parts | 422: not modelled | – |
  *
  * A result's `content` is its output as text: `text` and `error-text` their
  * value, `json` and `error-json` `JSON.stringify(value)`, `content` its text
@@ -31,7 +33,17 @@
  * without text or a part, an unknown role, part or output type, unknown keys
  * (the service would not keep them), a `tool-call` `input` that is not a
  * JSON object, a duplicate `toolCallId` among the turn's calls, a second
- * result for a call, and a result whose call is not earlier in the turn.
+ * result for a call, a result whose call is not earlier in the turn, an
+ * approval request whose call is not earlier in the turn (or a second one for
+ * a call), and an approval response no tool result follows in its turn.
+ *
+ * Tool approvals (a call ends turn k, the user's answer and the call's result
+ * begin turn k + 1, docs/architecture.md §5 "Tool pairs") ride on tool events,
+ * so they go where their call and result go under compaction: a request on
+ * its call (written at the end of the assistant message holding the call,
+ * where `generateText` puts it, while the call goes out as a `tool-call`
+ * part), responses on the result after them (written right before it). Other
+ * formats have no approvals: they see the call and its result.
  *
  * Written out ({@link aiSdk}`.fromView`): a user message per `chat_request`
  * (an empty one without parts is left out); the turn's consecutive
@@ -63,6 +75,9 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../json.ts";
 import {
   type AiSdkAssistantPart,
   type AiSdkMessage,
+  AiSdkToolApprovalRequest,
+  AiSdkToolApprovalResponse,
+  type AiSdkToolPart,
   AiSdkMessageSchema,
   AiSdkReasoningPart,
   AiSdkTextPart,
@@ -110,6 +125,18 @@ export interface AiSdkMetadata {
   readonly part?: Record<string, unknown>;
   /** On a provider-executed call or result: the part verbatim (docs/architecture.md §15 "Hosted tools"). */
   readonly hosted?: Record<string, unknown>;
+  /** On a `tool_call_request`: its `tool-approval-request` part, verbatim. */
+  readonly approval?: Record<string, unknown>;
+  /** On a `tool_call_response`: the `tool-approval-response` parts posted right before it, verbatim. */
+  readonly approvals?: Approvals;
+}
+
+/** Approval responses carried by the result after them. */
+export interface Approvals {
+  /** Whole tool messages of approval responses, before the result's message. */
+  readonly messages?: readonly Record<string, unknown>[];
+  /** Approval response parts in the result's own message, before it. */
+  readonly parts?: readonly Record<string, unknown>[];
 }
 
 // ---------------------------------------------------------------- toEvents
@@ -123,9 +150,7 @@ const SYSTEM_REFUSAL = dropSystemHint(
 const UNMODELLED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   assistant: {
     file: "assistant file parts (generated files) are not modelled",
-    "tool-approval-request": "tool approval requests are not modelled",
   },
-  tool: { "tool-approval-response": "tool approval responses are not modelled" },
 };
 
 /** Refuses (422) parts the service does not model, before the schema would call them invalid (400). */
@@ -197,6 +222,39 @@ interface TurnState {
   readonly carried: Map<string, MessagePath>;
   /** No user or assistant message yet: a result here answers the previous turn's pending calls. */
   leading: boolean;
+  /** Each call's event, for the approval request that follows it. */
+  readonly callEvents: Map<string, ToolCallRequest>;
+  /** Approval responses no result has carried yet, and where the first is. */
+  approvals: { messages: Json[]; parts: Json[]; at?: MessagePath };
+}
+
+/** Puts `part` on the event of the call it asks approval for (docs/architecture.md §5 "Tool pairs"). */
+function attachApproval(part: Json & { toolCallId: string }, path: MessagePath, turn: TurnState) {
+  const call = turn.callEvents.get(part.toolCallId);
+  if (call === undefined) {
+    throw invalidMessage(
+      [...path, "toolCallId"],
+      `no tool call ${JSON.stringify(part.toolCallId)} comes before this approval request in the turn: post it after its call`,
+    );
+  }
+  const own = meta.read(call) ?? {};
+  if (own.approval !== undefined) {
+    throw invalidMessage(
+      [...path, "toolCallId"],
+      `tool call ${JSON.stringify(part.toolCallId)} already has an approval request`,
+    );
+  }
+  call.metadata = { ...call.metadata, [NAME]: { ...own, approval: part } };
+}
+
+/** The approval responses waiting for a result, as its metadata (none: `{}`), and no longer waiting. */
+function takeApprovals(turn: TurnState): { approvals?: Approvals } {
+  const { messages, parts } = turn.approvals;
+  if (messages.length === 0 && parts.length === 0) return {};
+  turn.approvals = { messages: [], parts: [] };
+  return {
+    approvals: { ...(messages.length > 0 && { messages }), ...(parts.length > 0 && { parts }) },
+  };
 }
 
 function userEvents(
@@ -236,14 +294,28 @@ function assistantEvents(
     return;
   }
   const parts = original.content as Json[];
+  // The message's own metadata goes on its first event (an approval request makes none).
+  let opening: AiSdkMetadata | undefined = first;
+  const take = (): AiSdkMetadata => {
+    const own = opening ?? {};
+    opening = undefined;
+    return own;
+  };
   message.content.forEach((part, j) => {
     const posted = parts[j] as Json;
     const path: MessagePath = [...at, "content", j];
     let event: ChatResponse | ToolCallRequest | ToolCallResponse;
     let extras: Json | undefined;
+    if (part.type === "tool-approval-request") {
+      attachApproval(posted as Json & { toolCallId: string }, path, turn);
+      return;
+    }
     if (part.type === "tool-result" || (part.type === "tool-call" && part.providerExecuted)) {
       // A provider-executed call or its result: carried verbatim (docs/architecture.md §15 "Hosted tools").
-      turn.events.push(hostedPartEvent(part, posted, timestamp, path, j === 0 ? first : {}));
+      const own = part.type === "tool-result" ? { ...take(), ...takeApprovals(turn) } : take();
+      const hosted = hostedPartEvent(part, posted, timestamp, path, own);
+      if (hosted.type === "tool_call_request") turn.callEvents.set(hosted.id, hosted);
+      turn.events.push(hosted);
       return;
     }
     switch (part.type) {
@@ -278,13 +350,12 @@ function assistantEvents(
           name: part.toolName,
           arguments: part.input,
         };
+        turn.callEvents.set(part.toolCallId, event);
         extras = extrasOf(posted, ["type", "toolCallId", "toolName", "input"]);
         break;
       }
     }
-    turn.events.push(
-      meta.write(event, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }),
-    );
+    turn.events.push(meta.write(event, { ...take(), ...(extras && { part: extras }) }));
   });
 }
 
@@ -345,8 +416,15 @@ function toolEvents(
   turn: TurnState,
 ): void {
   const parts = original.content as Json[];
+  let opening: AiSdkMetadata | undefined = first;
   message.content.forEach((part, j) => {
     const posted = parts[j] as Json;
+    if (part.type === "tool-approval-response") {
+      // It waits for the result after it, which carries it (docs/architecture.md §5 "Tool pairs").
+      turn.approvals.at ??= [...at, "content", j];
+      turn.approvals.parts.push(posted);
+      return;
+    }
     const path: MessagePath = [...at, "content", j, "toolCallId"];
     const id = part.toolCallId;
     const seen = turn.calls.has(id) ? turn.answered : turn.carried;
@@ -377,10 +455,18 @@ function toolEvents(
       content,
       is_error: isError,
     };
+    const own = opening ?? {};
+    opening = undefined;
     turn.events.push(
-      meta.write(response, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }),
+      meta.write(response, { ...own, ...takeApprovals(turn), ...(extras && { part: extras }) }),
     );
   });
+  // Responses no result of this message carries go back as a tool message of their own.
+  const { parts: waiting } = turn.approvals;
+  if (waiting.length > 0) {
+    turn.approvals.messages.push({ ...original, content: waiting });
+    turn.approvals.parts = [];
+  }
 }
 
 function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): ConvertedTurn {
@@ -394,6 +480,8 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
     answered: new Map(),
     carried: new Map(),
     leading: true,
+    callEvents: new Map(),
+    approvals: { messages: [], parts: [] },
   };
   let previous: string | undefined;
   messages.forEach((message, i) => {
@@ -414,6 +502,12 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
     previous = message.role;
     if (message.role !== "tool") turn.leading = false;
   });
+  if (turn.approvals.at !== undefined && turn.approvals.messages.length > 0) {
+    throw invalidMessage(
+      turn.approvals.at,
+      "no tool result follows this tool approval response in the turn: post it with the result of the call it approves or denies (the SDK's next step)",
+    );
+  }
   return { events: turn.events, droppedSystem: dropped };
 }
 
@@ -426,8 +520,29 @@ type MessageOptions = z.infer<typeof MessageOptions>;
 
 type Draft =
   | { readonly role: "user"; readonly options: MessageOptions; parts: AiSdkUserPart[] }
-  | { readonly role: "assistant"; readonly options: MessageOptions; parts: AiSdkAssistantPart[] }
-  | { readonly role: "tool"; readonly options: MessageOptions; parts: AiSdkToolResultPart[] };
+  | {
+      readonly role: "assistant";
+      readonly options: MessageOptions;
+      parts: AiSdkAssistantPart[];
+      /** Its calls' approval requests, written after its parts. */
+      approvals?: AiSdkToolApprovalRequest[];
+    }
+  | { readonly role: "tool"; readonly options: MessageOptions; parts: AiSdkToolPart[] };
+
+/** A tool message of approval responses only, as stored on the result after it. */
+const ApprovalMessage = z.strictObject({
+  role: z.literal("tool"),
+  content: z.array(AiSdkToolApprovalResponse).min(1),
+  ...options,
+});
+const ApprovalParts = z.array(AiSdkToolApprovalResponse);
+
+/** The approval request stored on a call that went out as a `tool-call` part, valid and still its own. */
+function approvalOf(event: ProviderEvent, part: AiSdkAssistantPart) {
+  const request = valid(AiSdkToolApprovalRequest, meta.read(event)?.approval);
+  if (part.type !== "tool-call" || request?.toolCallId !== part.toolCallId) return undefined;
+  return request;
+}
 
 /** The message fields stored on a first event, while it is not rewritten and they are valid. */
 function messageOptions(stored: Json | undefined): MessageOptions {
@@ -516,8 +631,23 @@ function fromView(view: ProviderView): AiSdkMessage[] {
     for (const viewEvent of turn.events) {
       const { event } = viewEvent;
       const stored = meta.stored(viewEvent);
+      // Approval responses go right before the result that carries them, their messages first.
+      const carried = event.type === "tool_call_response" ? meta.read(event)?.approvals : undefined;
+      for (const message of isJsonObject(carried) && Array.isArray(carried.messages)
+        ? carried.messages
+        : []) {
+        const approvals = valid(ApprovalMessage, message);
+        if (approvals === undefined) continue;
+        const { role, content, ...rest } = approvals;
+        open = { role, options: rest, parts: content };
+        drafts.push(open);
+      }
       if (hostedOf(event) !== undefined) {
-        draftFor("assistant", event, stored).parts.push(hostedPart(viewEvent, verbatim));
+        const draft = draftFor("assistant", event, stored);
+        const part = hostedPart(viewEvent, verbatim);
+        draft.parts.push(part);
+        const approval = approvalOf(event, part);
+        if (approval) (draft.approvals ??= []).push(approval);
         continue;
       }
       switch (event.type) {
@@ -533,21 +663,24 @@ function fromView(view: ProviderView): AiSdkMessage[] {
           if (part) draftFor("assistant", event, stored).parts.push(part);
           break;
         }
-        case "tool_call_request":
+        case "tool_call_request": {
           names.set(event.id, event.name);
-          draftFor("assistant", event, stored).parts.push(
-            partWith(
-              AiSdkToolCallPart,
-              {
-                type: "tool-call",
-                toolCallId: event.id,
-                toolName: event.name,
-                input: event.arguments,
-              },
-              stored,
-            ),
+          const draft = draftFor("assistant", event, stored);
+          const part = partWith(
+            AiSdkToolCallPart,
+            {
+              type: "tool-call",
+              toolCallId: event.id,
+              toolName: event.name,
+              input: event.arguments,
+            },
+            stored,
           );
+          draft.parts.push(part);
+          const approval = approvalOf(event, part);
+          if (approval) (draft.approvals ??= []).push(approval);
           break;
+        }
         case "tool_call_response": {
           const storedName = meta.read(event)?.part;
           const fallback =
@@ -555,7 +688,10 @@ function fromView(view: ProviderView): AiSdkMessage[] {
               ? storedName.toolName
               : "unknown";
           const name = names.get(event.id) ?? fallback;
-          draftFor("tool", event, stored).parts.push(resultPart(event, name, stored));
+          const draft = draftFor("tool", event, stored);
+          const parts = isJsonObject(carried) ? valid(ApprovalParts, carried.parts) : undefined;
+          for (const part of parts ?? []) draft.parts.push(part);
+          draft.parts.push(resultPart(event, name, stored));
           break;
         }
       }
@@ -566,7 +702,8 @@ function fromView(view: ProviderView): AiSdkMessage[] {
     if (draft.role === "user") {
       return { role: "user", content: contentOf(draft.parts), ...draft.options };
     }
-    return { role: "assistant", content: contentOf(draft.parts), ...draft.options };
+    const parts = [...draft.parts, ...(draft.approvals ?? [])];
+    return { role: "assistant", content: contentOf(parts), ...draft.options };
   });
 }
 

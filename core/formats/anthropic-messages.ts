@@ -9,8 +9,8 @@
  * | Messages API | JP event | `metadata["anthropic-messages"]` |
  * |---|---|---|
  * | user `content` string | `chat_request {content}` | – |
- * | user text/image/document blocks (one message) | one `chat_request`, texts joined `\n` | `content`: the blocks verbatim, unless they are a single plain text block |
- * | user `tool_result` | `tool_call_response {id: tool_use_id, content, is_error}` (content: the string, or its text parts joined `\n`) | `block`: `type`, `cache_control`, `toolset_name`, `content` when it was an array |
+ * | user text/image/document/search_result/container_upload blocks (one message) | one `chat_request`, texts joined `\n` (a search result's text blocks count as text) | `content`: the blocks verbatim, unless they are a single plain text block |
+ * | user `tool_result` | `tool_call_response {id: tool_use_id, content, is_error}` (content: the string, or its text and search result texts joined `\n`) | `block`: `type`, `cache_control`, `toolset_name`, `content` when it was an array |
  * | assistant `content` string, `text` | `chat_response {message}` | `block`: `type`, `cache_control`, `citations` (when present) |
  * | assistant `thinking` | `chat_response {reasoning: thinking}` | `block`: `{type: "thinking", signature}` |
  * | assistant `redacted_thinking` | `chat_response {reasoning: ""}` (counts 0 in the estimate) | `block`: `{type: "redacted_thinking", data}` |
@@ -25,7 +25,7 @@
  * Refused when posted (400 unless said): an empty array or content, an empty
  * text block, a role other than user/assistant, a `system` message (422; with
  * `dropSystem` the leading ones are dropped), a block type the service does
- * not model (422: search results, container uploads, …; server tools are
+ * not model (422: types newer than the SDK; server tools are
  * carried verbatim, ./anthropic-hosted.ts), a
  * thinking block without its `signature` (the API wants it back), a
  * `tool_use` whose `input` is not an object, a duplicate `tool_use` id in the
@@ -73,9 +73,11 @@ import {
   LocatedMessage,
   RedactedThinkingBlock,
   refuseUnmodelled,
+  type SearchResultBlock,
   TextBlock,
   ThinkingBlock,
   ToolResultBlock,
+  ToolResultPart,
   ToolUseBlock,
   type UserBlock,
   UserContentBlock,
@@ -129,6 +131,18 @@ const POSTED_TURN: PostedTurn<PostedMessage> = {
 /** The block's fields the event has no place for, with its `type`; `undefined` when only `type` remains. */
 function blockExtras(block: Json, held: readonly string[]): Json | undefined {
   return extrasOf(block, held, 2);
+}
+
+/**
+ * The text of content blocks: text blocks, and the text blocks of search
+ * results (a search result read in another format is its text).
+ */
+function blocksText(content: string | readonly { type: string; text?: unknown }[]): string {
+  if (typeof content === "string") return content;
+  const flat = content.flatMap((block) =>
+    block.type === "search_result" ? (block as SearchResultBlock).content : [block],
+  );
+  return joinedText(flat);
 }
 
 /** What our events carry under `metadata["anthropic-messages"]`. */
@@ -272,13 +286,13 @@ function userEvents(
       type: "tool_call_response",
       timestamp,
       id: block.tool_use_id,
-      content: joinedText(content),
+      content: blocksText(content),
       is_error: block.is_error ?? false,
     };
     out.push(meta.write(response, keep && { block: keep }));
   });
   if (others.length === 0) return;
-  const request: ChatRequest = { type: "chat_request", timestamp, content: joinedText(others) };
+  const request: ChatRequest = { type: "chat_request", timestamp, content: blocksText(others) };
   const [first] = others;
   const single = others.length === 1 && first !== undefined && isPlainText(first);
   out.push(meta.write(request, single ? undefined : { content: others }));
@@ -378,11 +392,12 @@ function metadataOf(viewEvent: ViewEvent): AnthropicMetadata | undefined {
 }
 
 const Parts = z.array(UserContentBlock);
+const ResultParts = z.array(ToolResultPart);
 
 function requestBlocks(event: ChatRequest, metadata: AnthropicMetadata | undefined) {
   const stored = valid(Parts, metadata?.content);
   // Re-emitted only while the blocks still spell the event's content.
-  if (stored && stored.length > 0 && joinedText(stored) === event.content) return stored;
+  if (stored && stored.length > 0 && blocksText(stored) === event.content) return stored;
   // An empty request (posted as JP events) would be an empty text block, which the API refuses.
   return event.content === "" ? [] : [{ type: "text" as const, text: event.content }];
 }
@@ -429,10 +444,10 @@ function resultBlock(
   if (event.is_error) plain.is_error = true;
   const block = metadata?.block;
   if (block?.type !== "tool_result") return plain;
-  const parts = valid(Parts, block.content);
+  const parts = valid(ResultParts, block.content);
   // Parts are re-emitted only while they still spell the event's content.
   const candidate = { ...block, ...plain };
-  if (parts && joinedText(parts) === event.content) candidate.content = parts;
+  if (parts && blocksText(parts) === event.content) candidate.content = parts;
   else if (plain.content === undefined) delete candidate.content;
   // The event is the truth for what it holds, whatever metadata says.
   if (plain.is_error === undefined) delete candidate.is_error;
