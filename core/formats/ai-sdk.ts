@@ -75,21 +75,35 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../json.ts";
 import {
   type AiSdkAssistantPart,
   type AiSdkMessage,
-  AiSdkToolApprovalRequest,
-  AiSdkToolApprovalResponse,
-  type AiSdkToolPart,
   AiSdkMessageSchema,
   AiSdkReasoningPart,
   AiSdkTextPart,
+  type AiSdkToolApprovalRequest,
   AiSdkToolCallPart,
-  type AiSdkToolResultOutput,
+  type AiSdkToolPart,
   AiSdkToolResultPart,
   AiSdkUserPart,
   LocatedMessage,
   options,
 } from "./ai-sdk.schema.ts";
+import {
+  type Approvals,
+  addApproval,
+  approvalMessages,
+  approvalParts,
+  attachApproval,
+  takeApprovals,
+  type WaitingApprovals,
+} from "./ai-sdk-approvals.ts";
+import {
+  hostedPart,
+  hostedPartEvent,
+  hostedUsable,
+  outputText,
+  plainOutput,
+} from "./ai-sdk-hosted.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
-import { hostedOf, hostedText, verbatimHosted } from "./hosted.ts";
+import { hostedOf, verbatimHosted } from "./hosted.ts";
 import { describePath, invalidMessage, type MessagePath, unsupportedMessage } from "./issues.ts";
 import {
   dropSystemHint,
@@ -108,7 +122,7 @@ import {
   valid,
 } from "./shared.ts";
 import { AiSdkResponseUsage } from "./usage.ts";
-import type { ProviderEvent, ProviderView, ViewEvent } from "./view.ts";
+import type { ProviderEvent, ProviderView } from "./view.ts";
 
 const NAME = "ai-sdk";
 const FIELD = "messages";
@@ -129,14 +143,6 @@ export interface AiSdkMetadata {
   readonly approval?: Record<string, unknown>;
   /** On a `tool_call_response`: the `tool-approval-response` parts posted right before it, verbatim. */
   readonly approvals?: Approvals;
-}
-
-/** Approval responses carried by the result after them. */
-export interface Approvals {
-  /** Whole tool messages of approval responses, before the result's message. */
-  readonly messages?: readonly Record<string, unknown>[];
-  /** Approval response parts in the result's own message, before it. */
-  readonly parts?: readonly Record<string, unknown>[];
 }
 
 // ---------------------------------------------------------------- toEvents
@@ -171,29 +177,6 @@ function refuseUnmodelled(value: unknown, from: number): void {
 /** What our events carry under `metadata["ai-sdk"]`. */
 const meta = formatMetadata<AiSdkMetadata>(NAME);
 
-/** A result's output as JP's `content` and `is_error`. */
-function outputText(output: AiSdkToolResultOutput): { content: string; isError: boolean } {
-  switch (output.type) {
-    case "text":
-      return { content: output.value, isError: false };
-    case "error-text":
-      return { content: output.value, isError: true };
-    case "json":
-      return { content: JSON.stringify(output.value), isError: false };
-    case "error-json":
-      return { content: JSON.stringify(output.value), isError: true };
-    case "execution-denied":
-      return { content: output.reason ?? "execution denied", isError: true };
-    case "content":
-      return { content: joinedText(output.value), isError: false };
-  }
-}
-
-/** The output a result event is written with when nothing else is kept. */
-function plainOutput(content: string, isError: boolean): AiSdkToolResultOutput {
-  return { type: isError ? "error-text" : "text", value: content };
-}
-
 const isPlainOutput = (output: Json) =>
   (output.type === "text" || output.type === "error-text") && Object.keys(output).length === 2;
 
@@ -225,36 +208,7 @@ interface TurnState {
   /** Each call's event, for the approval request that follows it. */
   readonly callEvents: Map<string, ToolCallRequest>;
   /** Approval responses no result has carried yet, and where the first is. */
-  approvals: { messages: Json[]; parts: Json[]; at?: MessagePath };
-}
-
-/** Puts `part` on the event of the call it asks approval for (docs/architecture.md §5 "Tool pairs"). */
-function attachApproval(part: Json & { toolCallId: string }, path: MessagePath, turn: TurnState) {
-  const call = turn.callEvents.get(part.toolCallId);
-  if (call === undefined) {
-    throw invalidMessage(
-      [...path, "toolCallId"],
-      `no tool call ${JSON.stringify(part.toolCallId)} comes before this approval request in the turn: post it after its call`,
-    );
-  }
-  const own = meta.read(call) ?? {};
-  if (own.approval !== undefined) {
-    throw invalidMessage(
-      [...path, "toolCallId"],
-      `tool call ${JSON.stringify(part.toolCallId)} already has an approval request`,
-    );
-  }
-  call.metadata = { ...call.metadata, [NAME]: { ...own, approval: part } };
-}
-
-/** The approval responses waiting for a result, as its metadata (none: `{}`), and no longer waiting. */
-function takeApprovals(turn: TurnState): { approvals?: Approvals } {
-  const { messages, parts } = turn.approvals;
-  if (messages.length === 0 && parts.length === 0) return {};
-  turn.approvals = { messages: [], parts: [] };
-  return {
-    approvals: { ...(messages.length > 0 && { messages }), ...(parts.length > 0 && { parts }) },
-  };
+  approvals: WaitingApprovals;
 }
 
 function userEvents(
@@ -357,57 +311,6 @@ function assistantEvents(
     }
     turn.events.push(meta.write(event, { ...take(), ...(extras && { part: extras }) }));
   });
-}
-
-/**
- * The event of a provider-executed tool's call or result part (`posted`, kept
- * verbatim under `hosted`; `first` is the message's first-event metadata).
- */
-function hostedPartEvent(
-  part: AiSdkToolCallPart | AiSdkToolResultPart,
-  posted: Json,
-  timestamp: string,
-  path: MessagePath,
-  first: AiSdkMetadata,
-): ToolCallRequest | ToolCallResponse {
-  if (part.type === "tool-call") {
-    refuseNonFinite(part.input, [...path, "input"]);
-    const request: ToolCallRequest = {
-      type: "tool_call_request",
-      timestamp,
-      id: part.toolCallId,
-      name: part.toolName,
-      arguments: part.input,
-    };
-    return meta.write(request, { ...first, hosted: posted });
-  }
-  const { content, isError } = outputText(part.output);
-  const response: ToolCallResponse = {
-    type: "tool_call_response",
-    timestamp,
-    id: part.toolCallId,
-    content,
-    is_error: isError,
-  };
-  return meta.write(response, { ...first, hosted: posted });
-}
-
-/** The part a hosted view event is written as: its own while intact (`verbatim`), else its text. */
-function hostedPart(viewEvent: ViewEvent, verbatim: ReadonlySet<ViewEvent>): AiSdkAssistantPart {
-  const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
-  const stored = meta.stored(viewEvent)?.hosted;
-  if (verbatim.has(viewEvent) && isJsonObject(stored)) return stored as AiSdkAssistantPart;
-  return { type: "text", text: hostedText(event) };
-}
-
-/** A stored hosted part is still this event's: the part it was posted as, same id. */
-function hostedUsable(viewEvent: ViewEvent, hosted: Json | true): boolean {
-  const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
-  const part =
-    event.type === "tool_call_request"
-      ? valid(AiSdkToolCallPart, hosted)
-      : valid(AiSdkToolResultPart, hosted);
-  return part !== undefined && part.toolCallId === event.id;
 }
 
 function toolEvents(
@@ -529,21 +432,6 @@ type Draft =
     }
   | { readonly role: "tool"; readonly options: MessageOptions; parts: AiSdkToolPart[] };
 
-/** A tool message of approval responses only, as stored on the result after it. */
-const ApprovalMessage = z.strictObject({
-  role: z.literal("tool"),
-  content: z.array(AiSdkToolApprovalResponse).min(1),
-  ...options,
-});
-const ApprovalParts = z.array(AiSdkToolApprovalResponse);
-
-/** The approval request stored on a call that went out as a `tool-call` part, valid and still its own. */
-function approvalOf(event: ProviderEvent, part: AiSdkAssistantPart) {
-  const request = valid(AiSdkToolApprovalRequest, meta.read(event)?.approval);
-  if (part.type !== "tool-call" || request?.toolCallId !== part.toolCallId) return undefined;
-  return request;
-}
-
 /** The message fields stored on a first event, while it is not rewritten and they are valid. */
 function messageOptions(stored: Json | undefined): MessageOptions {
   return valid(MessageOptions, stored?.message) ?? {};
@@ -632,22 +520,15 @@ function fromView(view: ProviderView): AiSdkMessage[] {
       const { event } = viewEvent;
       const stored = meta.stored(viewEvent);
       // Approval responses go right before the result that carries them, their messages first.
-      const carried = event.type === "tool_call_response" ? meta.read(event)?.approvals : undefined;
-      for (const message of isJsonObject(carried) && Array.isArray(carried.messages)
-        ? carried.messages
-        : []) {
-        const approvals = valid(ApprovalMessage, message);
-        if (approvals === undefined) continue;
-        const { role, content, ...rest } = approvals;
-        open = { role, options: rest, parts: content };
+      for (const message of approvalMessages(event)) {
+        open = { role: "tool", options: message.options, parts: message.parts };
         drafts.push(open);
       }
       if (hostedOf(event) !== undefined) {
         const draft = draftFor("assistant", event, stored);
         const part = hostedPart(viewEvent, verbatim);
         draft.parts.push(part);
-        const approval = approvalOf(event, part);
-        if (approval) (draft.approvals ??= []).push(approval);
+        addApproval(draft, event, part);
         continue;
       }
       switch (event.type) {
@@ -677,8 +558,7 @@ function fromView(view: ProviderView): AiSdkMessage[] {
             stored,
           );
           draft.parts.push(part);
-          const approval = approvalOf(event, part);
-          if (approval) (draft.approvals ??= []).push(approval);
+          addApproval(draft, event, part);
           break;
         }
         case "tool_call_response": {
@@ -689,8 +569,7 @@ function fromView(view: ProviderView): AiSdkMessage[] {
               : "unknown";
           const name = names.get(event.id) ?? fallback;
           const draft = draftFor("tool", event, stored);
-          const parts = isJsonObject(carried) ? valid(ApprovalParts, carried.parts) : undefined;
-          for (const part of parts ?? []) draft.parts.push(part);
+          for (const part of approvalParts(event)) draft.parts.push(part);
           draft.parts.push(resultPart(event, name, stored));
           break;
         }

@@ -263,9 +263,12 @@ interface TurnState {
 
 function userEvents(
   message: Extract<PostedMessage, { role: "user" }>,
+  original: Json,
   path: MessagePath,
   { timestamp, pairing, events: out }: TurnState,
 ): void {
+  // Kept blocks are the posted objects, not zod's copies (which reorder keys): they go back byte for byte.
+  const posted = original.content as Json[];
   if (typeof message.content === "string") {
     pairing.content();
     out.push({ type: "chat_request", timestamp, content: message.content });
@@ -275,11 +278,11 @@ function userEvents(
   message.content.forEach((block, j) => {
     if (block.type !== "tool_result") {
       pairing.content();
-      others.push(block);
+      others.push(posted[j] as UserContentBlock);
       return;
     }
     pairing.result(block.tool_use_id, [...path, "content", j]);
-    const content = block.content ?? "";
+    const content = ((posted[j] as Json).content as typeof block.content) ?? "";
     const extras = blockExtras(block, ["tool_use_id", "is_error", "content"]);
     const keep = Array.isArray(content) ? { ...(extras ?? { type: block.type }), content } : extras;
     const response: ToolCallResponse = {
@@ -357,7 +360,8 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
   messages.forEach((message, i) => {
     if (i < dropped) return;
     turn.pairing.enter(message.role);
-    if (message.role === "user") userEvents(message, [FIELD, i], turn);
+    if (message.role === "user")
+      userEvents(message, (value as Json[])[i] as Json, [FIELD, i], turn);
     else assistantEvents(message, (value as Json[])[i] as Json, [FIELD, i], turn);
   });
   turn.pairing.finish();
@@ -397,7 +401,10 @@ const ResultParts = z.array(ToolResultPart);
 function requestBlocks(event: ChatRequest, metadata: AnthropicMetadata | undefined) {
   const stored = valid(Parts, metadata?.content);
   // Re-emitted only while the blocks still spell the event's content.
-  if (stored && stored.length > 0 && blocksText(stored) === event.content) return stored;
+  // The stored objects themselves, not zod's copies (which reorder keys): byte for byte.
+  if (stored && stored.length > 0 && blocksText(stored) === event.content) {
+    return metadata?.content as UserContentBlock[];
+  }
   // An empty request (posted as JP events) would be an empty text block, which the API refuses.
   return event.content === "" ? [] : [{ type: "text" as const, text: event.content }];
 }
@@ -446,12 +453,14 @@ function resultBlock(
   if (block?.type !== "tool_result") return plain;
   const parts = valid(ResultParts, block.content);
   // Parts are re-emitted only while they still spell the event's content.
-  const candidate = { ...block, ...plain };
-  if (parts && blocksText(parts) === event.content) candidate.content = parts;
+  // Plain first: its keys lead, as the API documents and platforms post them.
+  const candidate = { ...plain, ...block, ...plain };
+  if (parts && blocksText(parts) === event.content)
+    candidate.content = block.content as typeof parts;
   else if (plain.content === undefined) delete candidate.content;
   // The event is the truth for what it holds, whatever metadata says.
   if (plain.is_error === undefined) delete candidate.is_error;
-  return valid(ToolResultBlock, candidate) ?? plain;
+  return ToolResultBlock.safeParse(candidate).success ? (candidate as ToolResultBlock) : plain;
 }
 
 // Each push appends to the last message when it has the same role (the API

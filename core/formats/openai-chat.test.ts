@@ -481,7 +481,7 @@ describe("openaiChat.toEvents: refusals", () => {
     expectInvalid(
       [{ role: "assistant", tool_calls: [{ id: "c", function: { name: "f", arguments: "{}" } }] }],
       "messages[0].tool_calls[0].type",
-      'a tool call needs a type: one of function, custom',
+      "a tool call needs a type: one of function, custom",
     );
   });
 

@@ -386,7 +386,12 @@ function toolCallOf(viewEvent: ViewEvent): ChatToolCall {
     const { input } = request.arguments;
     // Stripped arguments are `{}`: the input is then their text, as a function call's would be.
     const text = typeof input === "string" ? input : JSON.stringify(request.arguments);
-    return { id: request.id, type: "custom", custom: { name: request.name, input: text }, ...extra };
+    return {
+      id: request.id,
+      type: "custom",
+      custom: { name: request.name, input: text },
+      ...extra,
+    };
   }
   return {
     id: request.id,

@@ -124,7 +124,12 @@ export const ResponsesItemSchema: z.ZodType<ResponsesItem> = z.union([
   ResponsesMessage,
   z.discriminatedUnion(
     "type",
-    [ResponsesReasoning, ResponsesFunctionCall, ResponsesFunctionCallOutput, ResponsesItemReference],
+    [
+      ResponsesReasoning,
+      ResponsesFunctionCall,
+      ResponsesFunctionCallOutput,
+      ResponsesItemReference,
+    ],
     { error: `an item's type must be one of ${MODELLED.join(", ")}` },
   ),
 ]) as z.ZodType<ResponsesItem>;
