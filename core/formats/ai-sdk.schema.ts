@@ -147,6 +147,24 @@ export const AiSdkToolResultPart = z.strictObject({
   ...options,
 });
 
+/** A tool approval request of an assistant message: the call `toolCallId` waits for the user's approval. */
+export const AiSdkToolApprovalRequest = z.strictObject({
+  type: z.literal("tool-approval-request"),
+  approvalId: z.string(),
+  toolCallId: z.string(),
+  signature: z.string().optional(),
+  inputSchemaInput: JsonValue.optional(),
+});
+
+/** The user's answer to a tool approval request, in a tool message. */
+export const AiSdkToolApprovalResponse = z.strictObject({
+  type: z.literal("tool-approval-response"),
+  approvalId: z.string(),
+  approved: z.boolean(),
+  reason: z.string().optional(),
+  providerExecuted: z.boolean().optional(),
+});
+
 /** A part of a user message. */
 export const AiSdkUserPart = z.discriminatedUnion(
   "type",
@@ -161,14 +179,30 @@ export const AiSdkUserPart = z.discriminatedUnion(
  */
 export const AiSdkAssistantPart = z.discriminatedUnion(
   "type",
-  [AiSdkTextPart, AiSdkReasoningPart, AiSdkToolCallPart, AiSdkToolResultPart],
-  { error: "an assistant message takes text, reasoning, tool-call and tool-result parts" },
+  [
+    AiSdkTextPart,
+    AiSdkReasoningPart,
+    AiSdkToolCallPart,
+    AiSdkToolResultPart,
+    AiSdkToolApprovalRequest,
+  ],
+  {
+    error:
+      "an assistant message takes text, reasoning, tool-call, tool-result and tool-approval-request parts",
+  },
+);
+
+/** A part of a tool message: a result, or the user's answer to an approval request. */
+export const AiSdkToolPart = z.discriminatedUnion(
+  "type",
+  [AiSdkToolResultPart, AiSdkToolApprovalResponse],
+  { error: "a tool message takes tool-result and tool-approval-response parts" },
 );
 
 const EMPTY_CONTENT = "content must not be empty";
 const CONTENT: ContentWording = { empty: EMPTY_CONTENT, items: "parts" };
 
-const toolContent = z.array(AiSdkToolResultPart).min(1, EMPTY_CONTENT);
+const toolContent = z.array(AiSdkToolPart).min(1, EMPTY_CONTENT);
 
 /** A message of any role, with user and assistant content parsed by `user` and `assistant`. */
 function messageWith<U extends z.ZodType, A extends z.ZodType>(user: U, assistant: A) {
@@ -210,6 +244,12 @@ export type AiSdkAssistantPart = z.infer<typeof AiSdkAssistantPart>;
 export type AiSdkToolCallPart = z.infer<typeof AiSdkToolCallPart>;
 /** A tool result part. */
 export type AiSdkToolResultPart = z.infer<typeof AiSdkToolResultPart>;
+/** A tool approval request part. */
+export type AiSdkToolApprovalRequest = z.infer<typeof AiSdkToolApprovalRequest>;
+/** A tool approval response part. */
+export type AiSdkToolApprovalResponse = z.infer<typeof AiSdkToolApprovalResponse>;
+/** A part of a tool message. */
+export type AiSdkToolPart = z.infer<typeof AiSdkToolPart>;
 /** A tool result's output. */
 export type AiSdkToolResultOutput = z.infer<typeof AiSdkToolResultOutput>;
 /** One message, assignable to the package's `ModelMessage`. */

@@ -337,12 +337,12 @@ describe("aiSdk", () => {
       );
       expect(bad([user("x"), assistant([null])])).toEqual(
         invalid(
-          "messages[1].content[0]: an assistant message takes text, reasoning, tool-call and tool-result parts",
+          "messages[1].content[0]: an assistant message takes text, reasoning, tool-call, tool-result and tool-approval-request parts",
         ),
       );
       expect(bad([user("x"), assistant([{ ...file, type: ["file"] }])])).toEqual(
         invalid(
-          "messages[1].content[0].type: an assistant message takes text, reasoning, tool-call and tool-result parts",
+          "messages[1].content[0].type: an assistant message takes text, reasoning, tool-call, tool-result and tool-approval-request parts",
         ),
       );
       // providerExecuted is a tool call's: on a text part it is an unknown key, not a provider call.
@@ -375,7 +375,7 @@ describe("aiSdk", () => {
       );
       expect(bad([user("go"), assistant([{ type: "thought", text: "x" }])])).toEqual(
         invalid(
-          "messages[1].content[0].type: an assistant message takes text, reasoning, tool-call and tool-result parts",
+          "messages[1].content[0].type: an assistant message takes text, reasoning, tool-call, tool-result and tool-approval-request parts",
         ),
       );
       expect(bad([user([{ ...text("a"), extra: 1 }])])).toEqual(
@@ -454,13 +454,13 @@ describe("aiSdk", () => {
       for (const type of ["constructor", "toString"]) {
         expect(bad([user("x"), assistant([{ type }])])).toEqual(
           invalid(
-            "messages[1].content[0].type: an assistant message takes text, reasoning, tool-call and tool-result parts",
+            "messages[1].content[0].type: an assistant message takes text, reasoning, tool-call, tool-result and tool-approval-request parts",
           ),
         );
       }
     });
 
-    it("refuses tool approvals and parts it does not model with a 422 that names them", () => {
+    it("refuses assistant file parts with a 422, and approvals without their call or result with a located 400", () => {
       const tail = "; leave it out of the posted messages, or post the turn as JP events";
       expect(
         bad([
@@ -468,8 +468,8 @@ describe("aiSdk", () => {
           assistant([{ type: "tool-approval-request", approvalId: "a", toolCallId: "c" }]),
         ]),
       ).toEqual(
-        unsupported(
-          `messages[1].content[0]: part type "tool-approval-request" is not supported: tool approval requests are not modelled${tail}`,
+        invalid(
+          'messages[1].content[0].toolCallId: no tool call "c" comes before this approval request in the turn: post it after its call',
         ),
       );
       expect(
@@ -478,8 +478,8 @@ describe("aiSdk", () => {
           tool({ type: "tool-approval-response", approvalId: "a", approved: true }),
         ]),
       ).toEqual(
-        unsupported(
-          `messages[1].content[0]: part type "tool-approval-response" is not supported: tool approval responses are not modelled${tail}`,
+        invalid(
+          "messages[1].content[0]: no tool result follows this tool approval response in the turn: post it with the result of the call it approves or denies (the SDK's next step)",
         ),
       );
       expect(

@@ -17,7 +17,9 @@
  * | any message's `providerOptions` | – | `message`, on the message's first event |
  * | `system` | 422, or dropped while leading with `dropSystem` | – |
  * | assistant `tool-call` with `providerExecuted: true`, and an assistant message's `tool-result` (a provider-executed tool's) | `tool_call_request` / `tool_call_response` as above (docs/architecture.md §15 "Hosted tools") | `hosted`: the part verbatim |
- * | assistant `file` parts, `tool-approval-request`/`-response` | 422: not modelled | – |
+ * | assistant `tool-approval-request` (after its call, in the turn) | – | `approval`: the part verbatim, on its call's `tool_call_request` |
+ * | `tool` `tool-approval-response` | – | `approvals`: the parts verbatim, on the turn's next `tool_call_response` (`messages`: whole tool messages of them; `parts`: those in the result's own message) |
+ * | assistant `file` parts | 422: not modelled | – |
  *
  * A result's `content` is its output as text: `text` and `error-text` their
  * value, `json` and `error-json` `JSON.stringify(value)`, `content` its text
@@ -31,7 +33,17 @@
  * without text or a part, an unknown role, part or output type, unknown keys
  * (the service would not keep them), a `tool-call` `input` that is not a
  * JSON object, a duplicate `toolCallId` among the turn's calls, a second
- * result for a call, and a result whose call is not earlier in the turn.
+ * result for a call, a result whose call is not earlier in the turn, an
+ * approval request whose call is not earlier in the turn (or a second one for
+ * a call), and an approval response no tool result follows in its turn.
+ *
+ * Tool approvals (a call ends turn k, the user's answer and the call's result
+ * begin turn k + 1, docs/architecture.md §5 "Tool pairs") ride on tool events,
+ * so they go where their call and result go under compaction: a request on
+ * its call (written at the end of the assistant message holding the call,
+ * where `generateText` puts it, while the call goes out as a `tool-call`
+ * part), responses on the result after them (written right before it). Other
+ * formats have no approvals: they see the call and its result.
  *
  * Written out ({@link aiSdk}`.fromView`): a user message per `chat_request`
  * (an empty one without parts is left out); the turn's consecutive
@@ -66,15 +78,32 @@ import {
   AiSdkMessageSchema,
   AiSdkReasoningPart,
   AiSdkTextPart,
+  type AiSdkToolApprovalRequest,
   AiSdkToolCallPart,
-  type AiSdkToolResultOutput,
+  type AiSdkToolPart,
   AiSdkToolResultPart,
   AiSdkUserPart,
   LocatedMessage,
   options,
 } from "./ai-sdk.schema.ts";
+import {
+  type Approvals,
+  addApproval,
+  approvalMessages,
+  approvalParts,
+  attachApproval,
+  takeApprovals,
+  type WaitingApprovals,
+} from "./ai-sdk-approvals.ts";
+import {
+  hostedPart,
+  hostedPartEvent,
+  hostedUsable,
+  outputText,
+  plainOutput,
+} from "./ai-sdk-hosted.ts";
 import type { ConvertedTurn, ProviderFormat, ToEventsOptions } from "./format.ts";
-import { hostedOf, hostedText, verbatimHosted } from "./hosted.ts";
+import { hostedOf, verbatimHosted } from "./hosted.ts";
 import { describePath, invalidMessage, type MessagePath, unsupportedMessage } from "./issues.ts";
 import {
   dropSystemHint,
@@ -93,7 +122,7 @@ import {
   valid,
 } from "./shared.ts";
 import { AiSdkResponseUsage } from "./usage.ts";
-import type { ProviderEvent, ProviderView, ViewEvent } from "./view.ts";
+import type { ProviderEvent, ProviderView } from "./view.ts";
 
 const NAME = "ai-sdk";
 const FIELD = "messages";
@@ -110,6 +139,10 @@ export interface AiSdkMetadata {
   readonly part?: Record<string, unknown>;
   /** On a provider-executed call or result: the part verbatim (docs/architecture.md §15 "Hosted tools"). */
   readonly hosted?: Record<string, unknown>;
+  /** On a `tool_call_request`: its `tool-approval-request` part, verbatim. */
+  readonly approval?: Record<string, unknown>;
+  /** On a `tool_call_response`: the `tool-approval-response` parts posted right before it, verbatim. */
+  readonly approvals?: Approvals;
 }
 
 // ---------------------------------------------------------------- toEvents
@@ -123,9 +156,7 @@ const SYSTEM_REFUSAL = dropSystemHint(
 const UNMODELLED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   assistant: {
     file: "assistant file parts (generated files) are not modelled",
-    "tool-approval-request": "tool approval requests are not modelled",
   },
-  tool: { "tool-approval-response": "tool approval responses are not modelled" },
 };
 
 /** Refuses (422) parts the service does not model, before the schema would call them invalid (400). */
@@ -145,29 +176,6 @@ function refuseUnmodelled(value: unknown, from: number): void {
 
 /** What our events carry under `metadata["ai-sdk"]`. */
 const meta = formatMetadata<AiSdkMetadata>(NAME);
-
-/** A result's output as JP's `content` and `is_error`. */
-function outputText(output: AiSdkToolResultOutput): { content: string; isError: boolean } {
-  switch (output.type) {
-    case "text":
-      return { content: output.value, isError: false };
-    case "error-text":
-      return { content: output.value, isError: true };
-    case "json":
-      return { content: JSON.stringify(output.value), isError: false };
-    case "error-json":
-      return { content: JSON.stringify(output.value), isError: true };
-    case "execution-denied":
-      return { content: output.reason ?? "execution denied", isError: true };
-    case "content":
-      return { content: joinedText(output.value), isError: false };
-  }
-}
-
-/** The output a result event is written with when nothing else is kept. */
-function plainOutput(content: string, isError: boolean): AiSdkToolResultOutput {
-  return { type: isError ? "error-text" : "text", value: content };
-}
 
 const isPlainOutput = (output: Json) =>
   (output.type === "text" || output.type === "error-text") && Object.keys(output).length === 2;
@@ -197,6 +205,10 @@ interface TurnState {
   readonly carried: Map<string, MessagePath>;
   /** No user or assistant message yet: a result here answers the previous turn's pending calls. */
   leading: boolean;
+  /** Each call's event, for the approval request that follows it. */
+  readonly callEvents: Map<string, ToolCallRequest>;
+  /** Approval responses no result has carried yet, and where the first is. */
+  approvals: WaitingApprovals;
 }
 
 function userEvents(
@@ -236,14 +248,28 @@ function assistantEvents(
     return;
   }
   const parts = original.content as Json[];
+  // The message's own metadata goes on its first event (an approval request makes none).
+  let opening: AiSdkMetadata | undefined = first;
+  const take = (): AiSdkMetadata => {
+    const own = opening ?? {};
+    opening = undefined;
+    return own;
+  };
   message.content.forEach((part, j) => {
     const posted = parts[j] as Json;
     const path: MessagePath = [...at, "content", j];
     let event: ChatResponse | ToolCallRequest | ToolCallResponse;
     let extras: Json | undefined;
+    if (part.type === "tool-approval-request") {
+      attachApproval(posted as Json & { toolCallId: string }, path, turn);
+      return;
+    }
     if (part.type === "tool-result" || (part.type === "tool-call" && part.providerExecuted)) {
       // A provider-executed call or its result: carried verbatim (docs/architecture.md §15 "Hosted tools").
-      turn.events.push(hostedPartEvent(part, posted, timestamp, path, j === 0 ? first : {}));
+      const own = part.type === "tool-result" ? { ...take(), ...takeApprovals(turn) } : take();
+      const hosted = hostedPartEvent(part, posted, timestamp, path, own);
+      if (hosted.type === "tool_call_request") turn.callEvents.set(hosted.id, hosted);
+      turn.events.push(hosted);
       return;
     }
     switch (part.type) {
@@ -278,65 +304,13 @@ function assistantEvents(
           name: part.toolName,
           arguments: part.input,
         };
+        turn.callEvents.set(part.toolCallId, event);
         extras = extrasOf(posted, ["type", "toolCallId", "toolName", "input"]);
         break;
       }
     }
-    turn.events.push(
-      meta.write(event, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }),
-    );
+    turn.events.push(meta.write(event, { ...take(), ...(extras && { part: extras }) }));
   });
-}
-
-/**
- * The event of a provider-executed tool's call or result part (`posted`, kept
- * verbatim under `hosted`; `first` is the message's first-event metadata).
- */
-function hostedPartEvent(
-  part: AiSdkToolCallPart | AiSdkToolResultPart,
-  posted: Json,
-  timestamp: string,
-  path: MessagePath,
-  first: AiSdkMetadata,
-): ToolCallRequest | ToolCallResponse {
-  if (part.type === "tool-call") {
-    refuseNonFinite(part.input, [...path, "input"]);
-    const request: ToolCallRequest = {
-      type: "tool_call_request",
-      timestamp,
-      id: part.toolCallId,
-      name: part.toolName,
-      arguments: part.input,
-    };
-    return meta.write(request, { ...first, hosted: posted });
-  }
-  const { content, isError } = outputText(part.output);
-  const response: ToolCallResponse = {
-    type: "tool_call_response",
-    timestamp,
-    id: part.toolCallId,
-    content,
-    is_error: isError,
-  };
-  return meta.write(response, { ...first, hosted: posted });
-}
-
-/** The part a hosted view event is written as: its own while intact (`verbatim`), else its text. */
-function hostedPart(viewEvent: ViewEvent, verbatim: ReadonlySet<ViewEvent>): AiSdkAssistantPart {
-  const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
-  const stored = meta.stored(viewEvent)?.hosted;
-  if (verbatim.has(viewEvent) && isJsonObject(stored)) return stored as AiSdkAssistantPart;
-  return { type: "text", text: hostedText(event) };
-}
-
-/** A stored hosted part is still this event's: the part it was posted as, same id. */
-function hostedUsable(viewEvent: ViewEvent, hosted: Json | true): boolean {
-  const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
-  const part =
-    event.type === "tool_call_request"
-      ? valid(AiSdkToolCallPart, hosted)
-      : valid(AiSdkToolResultPart, hosted);
-  return part !== undefined && part.toolCallId === event.id;
 }
 
 function toolEvents(
@@ -345,8 +319,15 @@ function toolEvents(
   turn: TurnState,
 ): void {
   const parts = original.content as Json[];
+  let opening: AiSdkMetadata | undefined = first;
   message.content.forEach((part, j) => {
     const posted = parts[j] as Json;
+    if (part.type === "tool-approval-response") {
+      // It waits for the result after it, which carries it (docs/architecture.md §5 "Tool pairs").
+      turn.approvals.at ??= [...at, "content", j];
+      turn.approvals.parts.push(posted);
+      return;
+    }
     const path: MessagePath = [...at, "content", j, "toolCallId"];
     const id = part.toolCallId;
     const seen = turn.calls.has(id) ? turn.answered : turn.carried;
@@ -377,10 +358,18 @@ function toolEvents(
       content,
       is_error: isError,
     };
+    const own = opening ?? {};
+    opening = undefined;
     turn.events.push(
-      meta.write(response, { ...(j === 0 ? first : {}), ...(extras && { part: extras }) }),
+      meta.write(response, { ...own, ...takeApprovals(turn), ...(extras && { part: extras }) }),
     );
   });
+  // Responses no result of this message carries go back as a tool message of their own.
+  const { parts: waiting } = turn.approvals;
+  if (waiting.length > 0) {
+    turn.approvals.messages.push({ ...original, content: waiting });
+    turn.approvals.parts = [];
+  }
 }
 
 function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): ConvertedTurn {
@@ -394,6 +383,8 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
     answered: new Map(),
     carried: new Map(),
     leading: true,
+    callEvents: new Map(),
+    approvals: { messages: [], parts: [] },
   };
   let previous: string | undefined;
   messages.forEach((message, i) => {
@@ -414,6 +405,12 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
     previous = message.role;
     if (message.role !== "tool") turn.leading = false;
   });
+  if (turn.approvals.at !== undefined && turn.approvals.messages.length > 0) {
+    throw invalidMessage(
+      turn.approvals.at,
+      "no tool result follows this tool approval response in the turn: post it with the result of the call it approves or denies (the SDK's next step)",
+    );
+  }
   return { events: turn.events, droppedSystem: dropped };
 }
 
@@ -426,8 +423,14 @@ type MessageOptions = z.infer<typeof MessageOptions>;
 
 type Draft =
   | { readonly role: "user"; readonly options: MessageOptions; parts: AiSdkUserPart[] }
-  | { readonly role: "assistant"; readonly options: MessageOptions; parts: AiSdkAssistantPart[] }
-  | { readonly role: "tool"; readonly options: MessageOptions; parts: AiSdkToolResultPart[] };
+  | {
+      readonly role: "assistant";
+      readonly options: MessageOptions;
+      parts: AiSdkAssistantPart[];
+      /** Its calls' approval requests, written after its parts. */
+      approvals?: AiSdkToolApprovalRequest[];
+    }
+  | { readonly role: "tool"; readonly options: MessageOptions; parts: AiSdkToolPart[] };
 
 /** The message fields stored on a first event, while it is not rewritten and they are valid. */
 function messageOptions(stored: Json | undefined): MessageOptions {
@@ -516,8 +519,16 @@ function fromView(view: ProviderView): AiSdkMessage[] {
     for (const viewEvent of turn.events) {
       const { event } = viewEvent;
       const stored = meta.stored(viewEvent);
+      // Approval responses go right before the result that carries them, their messages first.
+      for (const message of approvalMessages(event)) {
+        open = { role: "tool", options: message.options, parts: message.parts };
+        drafts.push(open);
+      }
       if (hostedOf(event) !== undefined) {
-        draftFor("assistant", event, stored).parts.push(hostedPart(viewEvent, verbatim));
+        const draft = draftFor("assistant", event, stored);
+        const part = hostedPart(viewEvent, verbatim);
+        draft.parts.push(part);
+        addApproval(draft, event, part);
         continue;
       }
       switch (event.type) {
@@ -533,21 +544,23 @@ function fromView(view: ProviderView): AiSdkMessage[] {
           if (part) draftFor("assistant", event, stored).parts.push(part);
           break;
         }
-        case "tool_call_request":
+        case "tool_call_request": {
           names.set(event.id, event.name);
-          draftFor("assistant", event, stored).parts.push(
-            partWith(
-              AiSdkToolCallPart,
-              {
-                type: "tool-call",
-                toolCallId: event.id,
-                toolName: event.name,
-                input: event.arguments,
-              },
-              stored,
-            ),
+          const draft = draftFor("assistant", event, stored);
+          const part = partWith(
+            AiSdkToolCallPart,
+            {
+              type: "tool-call",
+              toolCallId: event.id,
+              toolName: event.name,
+              input: event.arguments,
+            },
+            stored,
           );
+          draft.parts.push(part);
+          addApproval(draft, event, part);
           break;
+        }
         case "tool_call_response": {
           const storedName = meta.read(event)?.part;
           const fallback =
@@ -555,7 +568,9 @@ function fromView(view: ProviderView): AiSdkMessage[] {
               ? storedName.toolName
               : "unknown";
           const name = names.get(event.id) ?? fallback;
-          draftFor("tool", event, stored).parts.push(resultPart(event, name, stored));
+          const draft = draftFor("tool", event, stored);
+          for (const part of approvalParts(event)) draft.parts.push(part);
+          draft.parts.push(resultPart(event, name, stored));
           break;
         }
       }
@@ -566,7 +581,8 @@ function fromView(view: ProviderView): AiSdkMessage[] {
     if (draft.role === "user") {
       return { role: "user", content: contentOf(draft.parts), ...draft.options };
     }
-    return { role: "assistant", content: contentOf(draft.parts), ...draft.options };
+    const parts = [...draft.parts, ...(draft.approvals ?? [])];
+    return { role: "assistant", content: contentOf(parts), ...draft.options };
   });
 }
 

@@ -129,15 +129,39 @@ export const DocumentBlock = z.strictObject({
   title: z.string().nullable().optional(),
 });
 
+/** A search result (a RAG source the model may cite): its text blocks count as the message's text. */
+export const SearchResultBlock = z.strictObject({
+  type: z.literal("search_result"),
+  content: z.array(TextBlock),
+  source: z.string(),
+  title: z.string(),
+  cache_control: CacheControl,
+  citations: z.looseObject({ enabled: z.boolean().optional() }).optional(),
+});
+
+/** A file uploaded to the code execution container: no text, kept verbatim. */
+export const ContainerUploadBlock = z.strictObject({
+  type: z.literal("container_upload"),
+  file_id: z.string(),
+  cache_control: CacheControl,
+});
+
 /** What a user message holds besides tool results (one `chat_request` per message). */
 export const UserContentBlock = z.discriminatedUnion("type", [
   TextBlock,
   ImageBlock,
   DocumentBlock,
+  SearchResultBlock,
+  ContainerUploadBlock,
 ]);
 
-/** A tool result part: text, image or document. */
-const ToolResultPart = UserContentBlock;
+/** A tool result part: text, image, document or search result. */
+export const ToolResultPart = z.discriminatedUnion("type", [
+  TextBlock,
+  ImageBlock,
+  DocumentBlock,
+  SearchResultBlock,
+]);
 
 /** A tool result, answering a `tool_use` of the assistant message right before. */
 export const ToolResultBlock = z.strictObject({
@@ -185,8 +209,11 @@ export const ToolUseBlock = z.strictObject({
 /** Any block of a user message. */
 export const UserBlock = z.discriminatedUnion(
   "type",
-  [TextBlock, ImageBlock, DocumentBlock, ToolResultBlock],
-  { error: "a user message takes text, image, document and tool_result blocks" },
+  [TextBlock, ImageBlock, DocumentBlock, SearchResultBlock, ContainerUploadBlock, ToolResultBlock],
+  {
+    error:
+      "a user message takes text, image, document, search_result, container_upload and tool_result blocks",
+  },
 );
 
 /** Any block of an assistant message. */
@@ -255,6 +282,10 @@ export type TextBlock = z.infer<typeof TextBlock>;
 export type ImageBlock = z.infer<typeof ImageBlock>;
 /** A document block. */
 export type DocumentBlock = z.infer<typeof DocumentBlock>;
+/** A search result block. */
+export type SearchResultBlock = z.infer<typeof SearchResultBlock>;
+/** A tool result part. */
+export type ToolResultPart = z.infer<typeof ToolResultPart>;
 /** A user message block other than a tool result. */
 export type UserContentBlock = z.infer<typeof UserContentBlock>;
 /** A tool result block. */
@@ -278,19 +309,21 @@ const MODELLED_BLOCKS: ReadonlySet<string> = new Set([
   "text",
   "image",
   "document",
+  "search_result",
+  "container_upload",
   "tool_result",
   "thinking",
   "redacted_thinking",
   "tool_use",
   ...HOSTED_BLOCK_TYPES,
 ]);
-const MODELLED_PARTS: ReadonlySet<string> = new Set(["text", "image", "document"]);
+const MODELLED_PARTS: ReadonlySet<string> = new Set(["text", "image", "document", "search_result"]);
 
 function unmodelled(path: MessagePath, type: string, where: string): never {
   throw unsupportedMessage(
     path,
     `block type "${type}" is not supported: ${where}; leave it out of the posted messages ` +
-      "(search results, container uploads, … are not modelled), " +
+      "(tool references, browser states and block types newer than the SDK are not modelled), " +
       "or post the turn as JP events",
   );
 }
@@ -302,7 +335,7 @@ export function refuseUnmodelled(value: unknown, from: number): void {
       unmodelled(
         at,
         block.type,
-        "the service models text, image, document, tool_use, tool_result, thinking, redacted_thinking, server_tool_use and server tool result blocks",
+        "the service models text, image, document, search_result, container_upload, tool_use, tool_result, thinking, redacted_thinking, server_tool_use and server tool result blocks",
       );
     }
     if (block.type !== "tool_result" || !Array.isArray(block.content)) return;
@@ -311,7 +344,7 @@ export function refuseUnmodelled(value: unknown, from: number): void {
         unmodelled(
           [...at, "content", k],
           part.type,
-          "a tool result's content may hold text, image and document parts",
+          "a tool result's content may hold text, image, document and search_result parts",
         );
       }
     });

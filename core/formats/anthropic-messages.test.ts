@@ -383,7 +383,7 @@ describe("anthropicMessages", () => {
         ]),
       ).toEqual(
         invalid(
-          "messages[0].content[1].type: a user message takes text, image, document and tool_result blocks",
+          "messages[0].content[1].type: a user message takes text, image, document, search_result, container_upload and tool_result blocks",
         ),
       );
       expect(bad([user("q"), assistant([image])])).toEqual(
@@ -503,16 +503,13 @@ describe("anthropicMessages", () => {
 
     it("refuses block types it does not model with a 422 naming the block and what to do", () => {
       const detail = (type: string) =>
-        `block type "${type}" is not supported: the service models text, image, document, tool_use, ` +
+        `block type "${type}" is not supported: the service models text, image, document, search_result, container_upload, tool_use, ` +
         "tool_result, thinking, redacted_thinking, server_tool_use and server tool result blocks; " +
-        "leave it out of the posted messages (search results, container uploads, … are not modelled), " +
+        "leave it out of the posted messages (tool references, browser states and block types newer than the SDK are not modelled), " +
         "or post the turn as JP events";
-      expect(bad([user([{ type: "container_upload", file_id: "f" }])])).toEqual(
-        unsupported(`messages[0].content[0]: ${detail("container_upload")}`),
+      expect(bad([user([{ type: "tool_reference", tool_name: "f" }])])).toEqual(
+        unsupported(`messages[0].content[0]: ${detail("tool_reference")}`),
       );
-      expect(
-        bad([user([{ type: "search_result", source: "s", title: "t", content: [] }])]),
-      ).toEqual(unsupported(`messages[0].content[0]: ${detail("search_result")}`));
     });
 
     it("refuses tool result parts it does not model with a 422", () => {
@@ -531,8 +528,8 @@ describe("anthropicMessages", () => {
       ).toEqual(
         unsupported(
           'messages[2].content[0].content[0]: block type "tool_reference" is not supported: ' +
-            "a tool result's content may hold text, image and document parts; leave it out of the posted messages " +
-            "(search results, container uploads, … are not modelled), " +
+            "a tool result's content may hold text, image, document and search_result parts; leave it out of the posted messages " +
+            "(tool references, browser states and block types newer than the SDK are not modelled), " +
             "or post the turn as JP events",
         ),
       );
@@ -828,7 +825,7 @@ describe("anthropicMessages: edge cases found by mutation testing", () => {
     );
     expect(bad([user([null])])).toEqual(
       invalid(
-        "messages[0].content[0]: a user message takes text, image, document and tool_result blocks",
+        "messages[0].content[0]: a user message takes text, image, document, search_result, container_upload and tool_result blocks",
       ),
     );
     expect(bad([assistant([use("c")]), user([{ ...result("c"), content: [null] }])])).toEqual(
@@ -839,7 +836,7 @@ describe("anthropicMessages: edge cases found by mutation testing", () => {
   it("answers 400 for a block or part whose type is no string", () => {
     expect(bad([user([{ type: 5 }])])).toEqual(
       invalid(
-        "messages[0].content[0].type: a user message takes text, image, document and tool_result blocks",
+        "messages[0].content[0].type: a user message takes text, image, document, search_result, container_upload and tool_result blocks",
       ),
     );
     expect(

@@ -9,8 +9,8 @@
  * | Messages API | JP event | `metadata["anthropic-messages"]` |
  * |---|---|---|
  * | user `content` string | `chat_request {content}` | – |
- * | user text/image/document blocks (one message) | one `chat_request`, texts joined `\n` | `content`: the blocks verbatim, unless they are a single plain text block |
- * | user `tool_result` | `tool_call_response {id: tool_use_id, content, is_error}` (content: the string, or its text parts joined `\n`) | `block`: `type`, `cache_control`, `toolset_name`, `content` when it was an array |
+ * | user text/image/document/search_result/container_upload blocks (one message) | one `chat_request`, texts joined `\n` (a search result's text blocks count as text) | `content`: the blocks verbatim, unless they are a single plain text block |
+ * | user `tool_result` | `tool_call_response {id: tool_use_id, content, is_error}` (content: the string, or its text and search result texts joined `\n`) | `block`: `type`, `cache_control`, `toolset_name`, `content` when it was an array |
  * | assistant `content` string, `text` | `chat_response {message}` | `block`: `type`, `cache_control`, `citations` (when present) |
  * | assistant `thinking` | `chat_response {reasoning: thinking}` | `block`: `{type: "thinking", signature}` |
  * | assistant `redacted_thinking` | `chat_response {reasoning: ""}` (counts 0 in the estimate) | `block`: `{type: "redacted_thinking", data}` |
@@ -25,7 +25,7 @@
  * Refused when posted (400 unless said): an empty array or content, an empty
  * text block, a role other than user/assistant, a `system` message (422; with
  * `dropSystem` the leading ones are dropped), a block type the service does
- * not model (422: search results, container uploads, …; server tools are
+ * not model (422: types newer than the SDK; server tools are
  * carried verbatim, ./anthropic-hosted.ts), a
  * thinking block without its `signature` (the API wants it back), a
  * `tool_use` whose `input` is not an object, a duplicate `tool_use` id in the
@@ -73,9 +73,11 @@ import {
   LocatedMessage,
   RedactedThinkingBlock,
   refuseUnmodelled,
+  type SearchResultBlock,
   TextBlock,
   ThinkingBlock,
   ToolResultBlock,
+  ToolResultPart,
   ToolUseBlock,
   type UserBlock,
   UserContentBlock,
@@ -129,6 +131,18 @@ const POSTED_TURN: PostedTurn<PostedMessage> = {
 /** The block's fields the event has no place for, with its `type`; `undefined` when only `type` remains. */
 function blockExtras(block: Json, held: readonly string[]): Json | undefined {
   return extrasOf(block, held, 2);
+}
+
+/**
+ * The text of content blocks: text blocks, and the text blocks of search
+ * results (a search result read in another format is its text).
+ */
+function blocksText(content: string | readonly { type: string; text?: unknown }[]): string {
+  if (typeof content === "string") return content;
+  const flat = content.flatMap((block) =>
+    block.type === "search_result" ? (block as SearchResultBlock).content : [block],
+  );
+  return joinedText(flat);
 }
 
 /** What our events carry under `metadata["anthropic-messages"]`. */
@@ -249,9 +263,12 @@ interface TurnState {
 
 function userEvents(
   message: Extract<PostedMessage, { role: "user" }>,
+  original: Json,
   path: MessagePath,
   { timestamp, pairing, events: out }: TurnState,
 ): void {
+  // Kept blocks are the posted objects, not zod's copies (which reorder keys): they go back byte for byte.
+  const posted = original.content as Json[];
   if (typeof message.content === "string") {
     pairing.content();
     out.push({ type: "chat_request", timestamp, content: message.content });
@@ -261,24 +278,24 @@ function userEvents(
   message.content.forEach((block, j) => {
     if (block.type !== "tool_result") {
       pairing.content();
-      others.push(block);
+      others.push(posted[j] as UserContentBlock);
       return;
     }
     pairing.result(block.tool_use_id, [...path, "content", j]);
-    const content = block.content ?? "";
+    const content = ((posted[j] as Json).content as typeof block.content) ?? "";
     const extras = blockExtras(block, ["tool_use_id", "is_error", "content"]);
     const keep = Array.isArray(content) ? { ...(extras ?? { type: block.type }), content } : extras;
     const response: ToolCallResponse = {
       type: "tool_call_response",
       timestamp,
       id: block.tool_use_id,
-      content: joinedText(content),
+      content: blocksText(content),
       is_error: block.is_error ?? false,
     };
     out.push(meta.write(response, keep && { block: keep }));
   });
   if (others.length === 0) return;
-  const request: ChatRequest = { type: "chat_request", timestamp, content: joinedText(others) };
+  const request: ChatRequest = { type: "chat_request", timestamp, content: blocksText(others) };
   const [first] = others;
   const single = others.length === 1 && first !== undefined && isPlainText(first);
   out.push(meta.write(request, single ? undefined : { content: others }));
@@ -343,7 +360,8 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
   messages.forEach((message, i) => {
     if (i < dropped) return;
     turn.pairing.enter(message.role);
-    if (message.role === "user") userEvents(message, [FIELD, i], turn);
+    if (message.role === "user")
+      userEvents(message, (value as Json[])[i] as Json, [FIELD, i], turn);
     else assistantEvents(message, (value as Json[])[i] as Json, [FIELD, i], turn);
   });
   turn.pairing.finish();
@@ -378,11 +396,15 @@ function metadataOf(viewEvent: ViewEvent): AnthropicMetadata | undefined {
 }
 
 const Parts = z.array(UserContentBlock);
+const ResultParts = z.array(ToolResultPart);
 
 function requestBlocks(event: ChatRequest, metadata: AnthropicMetadata | undefined) {
   const stored = valid(Parts, metadata?.content);
   // Re-emitted only while the blocks still spell the event's content.
-  if (stored && stored.length > 0 && joinedText(stored) === event.content) return stored;
+  // The stored objects themselves, not zod's copies (which reorder keys): byte for byte.
+  if (stored && stored.length > 0 && blocksText(stored) === event.content) {
+    return metadata?.content as UserContentBlock[];
+  }
   // An empty request (posted as JP events) would be an empty text block, which the API refuses.
   return event.content === "" ? [] : [{ type: "text" as const, text: event.content }];
 }
@@ -429,14 +451,16 @@ function resultBlock(
   if (event.is_error) plain.is_error = true;
   const block = metadata?.block;
   if (block?.type !== "tool_result") return plain;
-  const parts = valid(Parts, block.content);
+  const parts = valid(ResultParts, block.content);
   // Parts are re-emitted only while they still spell the event's content.
-  const candidate = { ...block, ...plain };
-  if (parts && joinedText(parts) === event.content) candidate.content = parts;
+  // Plain first: its keys lead, as the API documents and platforms post them.
+  const candidate = { ...plain, ...block, ...plain };
+  if (parts && blocksText(parts) === event.content)
+    candidate.content = block.content as typeof parts;
   else if (plain.content === undefined) delete candidate.content;
   // The event is the truth for what it holds, whatever metadata says.
   if (plain.is_error === undefined) delete candidate.is_error;
-  return valid(ToolResultBlock, candidate) ?? plain;
+  return ToolResultBlock.safeParse(candidate).success ? (candidate as ToolResultBlock) : plain;
 }
 
 // Each push appends to the last message when it has the same role (the API

@@ -170,7 +170,7 @@ describe("Anthropic server tools", () => {
 
   it("refuses a server tool result in a user message (400: the API puts them in the assistant's)", () => {
     expect(() => post(anthropicMessages, [{ role: "user", content: [searchResult] }])).toThrow(
-      "messages[0].content[0].type: a user message takes text, image, document and tool_result blocks",
+      "messages[0].content[0].type: a user message takes text, image, document, search_result, container_upload and tool_result blocks",
     );
   });
 });

@@ -112,7 +112,7 @@ export const ChatFunctionToolCall = z.looseObject({
   function: z.strictObject({ name: z.string(), arguments: z.string() }),
 });
 
-/** A custom (free-form input) tool call: refused (422), JP tool calls take JSON arguments. */
+/** A custom (free-form input) tool call: its input string becomes JP's `arguments.input`. */
 export const ChatCustomToolCall = z.looseObject({
   id: z.string(),
   type: z.literal("custom"),
@@ -123,8 +123,7 @@ export const ChatCustomToolCall = z.looseObject({
 export const ChatToolCall = z.discriminatedUnion(
   "type",
   [ChatFunctionToolCall, ChatCustomToolCall],
-  // A custom call passes the schema to be refused by name (422); the detail names what is taken.
-  { error: tagError("tool call", "type", ["function"]) },
+  { error: tagError("tool call", "type", ["function", "custom"]) },
 );
 
 /** An assistant message. */

@@ -8,7 +8,8 @@
  * | `assistant` `tool_calls[i]`, `type:"function"` | `tool_call_request` `{id, name, arguments}`, arguments = the JSON object `function.arguments` encodes |
  * | `tool` (string, or text parts)                | `tool_call_response` `{id, content, is_error: false}` |
  * | `system`, `developer`                         | 422, or dropped while leading with `dropSystem` |
- * | `function` role, `function_call`, `audio`, custom tool calls | 422: not modelled               |
+ * | `assistant` `tool_calls[i]`, `type:"custom"` | `tool_call_request` `{id, name: custom.name, arguments: {input: custom.input}}`; `custom: true` in metadata |
+ * | `function` role, `function_call`, `audio`     | 422: not modelled                            |
  *
  * Written back ({@link openaiChat}.fromView): `chat_response` `data` becomes
  * the assistant text `JSON.stringify(data)`; reasoning is dropped, as Chat
@@ -98,6 +99,12 @@ export interface ChatMetadata {
    * the call is not stripped.
    */
   readonly arguments?: string;
+  /**
+   * On a `tool_call_request`: a custom (free-form input) tool call, whose
+   * `custom.input` string is `arguments.input`. Structure, so it holds on a
+   * rewritten event too (stripped arguments give the input `"{}"`).
+   */
+  readonly custom?: true;
 }
 
 type Path = ["messages", ...(string | number)[]];
@@ -281,12 +288,6 @@ function convertAssistant(
   for (let j = 0; j < toolCalls.length; j++) {
     const call = toolCalls[j] as ChatToolCall;
     const callAt: Path = [...at, "tool_calls", j];
-    if (call.type !== "function") {
-      throw unsupportedMessage(
-        callAt,
-        'custom tool calls are not supported: only "function" tool calls, whose arguments are a JSON object',
-      );
-    }
     const earlier = calls.get(call.id);
     if (earlier !== undefined) {
       throw invalidMessage(
@@ -295,16 +296,40 @@ function convertAssistant(
       );
     }
     calls.set(call.id, callAt);
-    const args = parseToolArguments(call.function.arguments, [...callAt, "function", "arguments"]);
-    const extra = extrasOf((original.tool_calls as Json[])[j] as Json, ["id", "type", "function"]);
-    const request: ToolCallRequest = {
-      type: "tool_call_request",
-      timestamp,
-      id: call.id,
-      name: call.function.name,
-      arguments: args,
-    };
-    const posted = postedArguments(call.function.arguments, args);
+    const extra = extrasOf((original.tool_calls as Json[])[j] as Json, [
+      "id",
+      "type",
+      "function",
+      "custom",
+    ]);
+    let request: ToolCallRequest;
+    let posted: ChatMetadata | undefined;
+    if (call.type === "custom") {
+      // Free-form input is no JSON object: JP holds it as `{input}`, the call is marked custom.
+      const { name, input, ...rest } = call.custom;
+      if (Object.keys(rest).length > 0) {
+        throw invalidMessage(
+          [...callAt, "custom", Object.keys(rest)[0] as string],
+          "a custom tool call's custom object takes name and input only",
+        );
+      }
+      request = { type: "tool_call_request", timestamp, id: call.id, name, arguments: { input } };
+      posted = { custom: true };
+    } else {
+      const args = parseToolArguments(call.function.arguments, [
+        ...callAt,
+        "function",
+        "arguments",
+      ]);
+      request = {
+        type: "tool_call_request",
+        timestamp,
+        id: call.id,
+        name: call.function.name,
+        arguments: args,
+      };
+      posted = postedArguments(call.function.arguments, args);
+    }
     events.push(meta.write(request, { ...first, ...(extra && { call: extra }), ...posted }));
     first = {};
   }
@@ -356,7 +381,18 @@ function assistantMessage(viewEvent: ViewEvent | undefined, text: string): ChatA
 function toolCallOf(viewEvent: ViewEvent): ChatToolCall {
   const request = viewEvent.event as ToolCallRequest;
   const stored = meta.stored(viewEvent)?.call;
-  const extra = isJsonObject(stored) ? without(stored, ["id", "type", "function"]) : {};
+  const extra = isJsonObject(stored) ? without(stored, ["id", "type", "function", "custom"]) : {};
+  if (chatMetadataOf(request)?.custom === true) {
+    const { input } = request.arguments;
+    // Stripped arguments are `{}`: the input is then their text, as a function call's would be.
+    const text = typeof input === "string" ? input : JSON.stringify(request.arguments);
+    return {
+      id: request.id,
+      type: "custom",
+      custom: { name: request.name, input: text },
+      ...extra,
+    };
+  }
   return {
     id: request.id,
     type: "function",

@@ -173,6 +173,12 @@ export const ResponsesFunctionCallOutput = z.looseObject({
   status: z.enum(["in_progress", "completed", "incomplete"]).nullable().optional(),
 });
 
+/** A reference to an item the API stored (`store: true`): carried verbatim, see ./openai-responses.ts. */
+export const ResponsesItemReference = z.strictObject({
+  type: z.literal("item_reference"),
+  id: z.string().min(1, "an item reference needs the id of the item"),
+});
+
 /** The parsed value of the `InputPart` schema. */
 export type InputPart = z.infer<typeof InputPart>;
 /** The parsed value of the `OutputTextPart` schema. */
@@ -186,8 +192,12 @@ export type ResponsesFunctionCall = z.infer<typeof ResponsesFunctionCall>;
 /** The parsed value of the `ResponsesFunctionCallOutput` schema. */
 export type ResponsesFunctionCallOutput = z.infer<typeof ResponsesFunctionCallOutput>;
 
+/** The parsed value of the `ResponsesItemReference` schema. */
+export type ResponsesItemReference = z.infer<typeof ResponsesItemReference>;
+
 /** One Responses `input` item the service models. */
 export type ResponsesItem =
+  | ResponsesItemReference
   | ResponsesMessage
   | ResponsesReasoning
   | ResponsesFunctionCall

@@ -460,7 +460,7 @@ describe("openaiResponses.toEvents: refusals", () => {
 
   it("refuses the item types it does not model with a 422 that names them", () => {
     // The hosted tool items of the SDK are carried (responses-hosted.test.ts); these are not in it.
-    for (const type of ["item_reference", "additional_tools", "program", "mcp_future_item"]) {
+    for (const type of ["additional_tools", "program", "mcp_future_item"]) {
       expectUnsupported(
         [user("hi"), { type, id: "x_1" }],
         "input[1].type",
@@ -470,8 +470,8 @@ describe("openaiResponses.toEvents: refusals", () => {
   });
 
   it("names the modelled item types in full in the 422", () => {
-    expect(refusal([user("hi"), { type: "item_reference", id: "ws_1" }]).message).toBe(
-      'input[1].type: items of type "item_reference" are not supported: the service models message, reasoning, function_call, function_call_output items and the hosted tool items of OpenAI\'s SDK (item references and items newer than the SDK are not turned into JP events)',
+    expect(refusal([user("hi"), { type: "program", id: "p_1" }]).message).toBe(
+      'input[1].type: items of type "program" are not supported: the service models message, reasoning, function_call, function_call_output, item_reference items and the hosted tool items of OpenAI\'s SDK (items newer than the SDK are not turned into JP events)',
     );
   });
 

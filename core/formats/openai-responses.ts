@@ -12,7 +12,8 @@
  * | `function_call_output` (`call_id`, `output` string or parts) | `tool_call_response {id: call_id, content, is_error: false}` (Responses has no error flag) | keys besides `type`, `call_id` (and `output` when a string) |
  * | `message` role `system`, `developer` | 422, or dropped while leading with `dropSystem` | – |
  * | hosted and built-in tool items (`web_search_call`, `file_search_call`, `computer_call`/`_output`, `image_generation_call`, `code_interpreter_call`, shells, `apply_patch_*`, `mcp_*`, `custom_tool_call`/`_output`, `tool_search_*`, `compaction`) | tool events, ./responses-hosted.ts (docs/architecture.md §15 "Hosted tools") | `hosted`: the item verbatim |
- * | OpenAI's other item types (`item_reference`, and types newer than the SDK) | 422 naming the type (an unknown `type` is a 400) | – |
+ * | `item_reference` (`id`: an item the API stored) | `chat_response {message: "[item reference <id>]"}`: the text it reads as in every other format, and in a turn whose reasoning is stripped (the item it names may be gone) | `reference`: the item verbatim |
+ * | OpenAI's other item types (types newer than the SDK) | 422 naming the type (an unknown `type` is a 400) | – |
  *
  * Refused when posted (400): an empty array, a message without text or
  * parts, a `function_call` whose `arguments` is not a JSON object, a
@@ -58,6 +59,7 @@ import {
   ResponsesFunctionCall,
   ResponsesFunctionCallOutput,
   type ResponsesItem,
+  ResponsesItemReference,
   ResponsesMessage,
   ResponsesReasoning,
   ResponsesUserMessage,
@@ -82,6 +84,7 @@ import {
   parseToolArguments,
   postedArguments,
   reportLocated,
+  valid,
   without,
 } from "./shared.ts";
 import { ResponsesResponseUsage } from "./usage.ts";
@@ -91,7 +94,13 @@ const NAME = "openai-responses";
 const FIELD = "input";
 
 /** The item types the service models. */
-const MODELLED = ["message", "reasoning", "function_call", "function_call_output"] as const;
+const MODELLED = [
+  "message",
+  "reasoning",
+  "function_call",
+  "function_call_output",
+  "item_reference",
+] as const;
 
 /**
  * The item types of OpenAI's published `InputItem` that are neither modelled
@@ -102,7 +111,6 @@ const MODELLED = ["message", "reasoning", "function_call", "function_call_output
 const UNMODELLED: ReadonlySet<string> = new Set([
   "additional_tools",
   "compaction_trigger",
-  "item_reference",
   "program",
   "program_output",
 ]);
@@ -116,7 +124,12 @@ export const ResponsesItemSchema: z.ZodType<ResponsesItem> = z.union([
   ResponsesMessage,
   z.discriminatedUnion(
     "type",
-    [ResponsesReasoning, ResponsesFunctionCall, ResponsesFunctionCallOutput],
+    [
+      ResponsesReasoning,
+      ResponsesFunctionCall,
+      ResponsesFunctionCallOutput,
+      ResponsesItemReference,
+    ],
     { error: `an item's type must be one of ${MODELLED.join(", ")}` },
   ),
 ]) as z.ZodType<ResponsesItem>;
@@ -127,6 +140,8 @@ export interface ResponsesMetadata {
   readonly item?: Record<string, unknown>;
   /** On a `tool_call_request`: the call's `arguments` string as posted, when re-serializing would change it. */
   readonly arguments?: string;
+  /** On a `chat_response`: the `item_reference` item it stands for, verbatim. */
+  readonly reference?: Record<string, unknown>;
 }
 
 // ---------------------------------------------------------------- toEvents
@@ -149,6 +164,8 @@ function itemSchema(item: unknown): z.ZodType {
       return ResponsesFunctionCall;
     case "function_call_output":
       return ResponsesFunctionCallOutput;
+    case "item_reference":
+      return ResponsesItemReference;
     default:
       if (isHostedItemType(item.type)) return hostedItemSchema(item.type as string);
       return z.never({
@@ -181,7 +198,7 @@ function refuseUnmodelled(value: unknown): void {
     if (!isJsonObject(item) || typeof item.type !== "string" || !unmodelled(item.type)) return;
     throw unsupportedMessage(
       [FIELD, i, "type"],
-      `items of type ${JSON.stringify(item.type)} are not supported: the service models ${MODELLED.join(", ")} items and the hosted tool items of OpenAI's SDK (item references and items newer than the SDK are not turned into JP events)`,
+      `items of type ${JSON.stringify(item.type)} are not supported: the service models ${MODELLED.join(", ")} items and the hosted tool items of OpenAI's SDK (items newer than the SDK are not turned into JP events)`,
     );
   });
 }
@@ -199,6 +216,11 @@ function reasoningText(item: {
   content?: readonly { text: string }[] | undefined;
 }): string {
   return [...item.summary, ...(item.content ?? [])].map((part) => part.text).join("\n");
+}
+
+/** The text an item reference reads as, in every format but its own. */
+function referenceText(id: string): string {
+  return `[item reference ${id}]`;
 }
 
 /** What our events carry under `metadata["openai-responses"]`. */
@@ -295,6 +317,18 @@ class TurnEvents {
     this.events.push(meta.write(request, { ...(extras && { item: extras }), ...posted }));
   }
 
+  /** An item reference: the assistant's text that names it, the item verbatim. */
+  reference(item: ResponsesItemReference, original: Json): void {
+    this.system.other();
+    this.leading = false;
+    const response: ChatResponse = {
+      type: "chat_response",
+      timestamp: this.timestamp,
+      message: referenceText(item.id),
+    };
+    this.events.push(meta.write(response, { reference: original }));
+  }
+
   /** A hosted or built-in tool item, carried verbatim (./responses-hosted.ts). */
   hosted(original: Json & { type: string }, at: MessagePath): void {
     this.system.other();
@@ -359,6 +393,9 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
       case "function_call_output":
         turn.output(item as ResponsesFunctionCallOutput, original, at);
         break;
+      case "item_reference":
+        turn.reference(item as ResponsesItemReference, original);
+        break;
       default:
         turn.hosted(original as Json & { type: string }, at);
     }
@@ -381,13 +418,13 @@ function templateOf(viewEvent: ViewEvent, idless: boolean): Json | undefined {
   return idless ? without(item, ["id"]) : item;
 }
 
-function userItem(viewEvent: ViewEvent, text: string, idless: boolean): ResponsesItem {
-  const plain: ResponsesItem = { role: "user", content: text };
+function userItem(viewEvent: ViewEvent, text: string, idless: boolean): ResponsesMessage {
+  const plain: ResponsesMessage = { role: "user", content: text };
   const template = templateOf(viewEvent, idless);
   if (template === undefined) return plain;
   const candidate = { role: "user", content: text, ...without(template, ["role"]) };
   return fits(ResponsesUserMessage, candidate, (m) => textOf(m.content), text)
-    ? (candidate as ResponsesItem)
+    ? (candidate as ResponsesMessage)
     : plain;
 }
 
@@ -467,6 +504,14 @@ function outputItem(
     : plain;
 }
 
+/** The stored item reference of a view event, while it still reads as its text and its turn keeps ids. */
+function referenceItem(viewEvent: ViewEvent, idless: boolean): ResponsesItem | undefined {
+  const item = valid(ResponsesItemReference, meta.stored(viewEvent)?.reference);
+  const event = viewEvent.event as ChatResponse;
+  if (item === undefined || idless || event.message !== referenceText(item.id)) return undefined;
+  return meta.stored(viewEvent)?.reference as ResponsesItem;
+}
+
 /** Writes a view as Responses input items; see {@link openaiResponses}. */
 function fromView(view: ProviderView): ResponsesItem[] {
   const out: ResponsesItem[] = [];
@@ -489,6 +534,11 @@ function fromView(view: ProviderView): ResponsesItem[] {
           break;
         }
         case "chat_response": {
+          const reference = referenceItem(viewEvent, idless);
+          if (reference !== undefined) {
+            out.push(reference);
+            break;
+          }
           if (event.reasoning !== undefined) {
             const item = reasoningItem(viewEvent, event.reasoning);
             if (item) out.push(item);

@@ -104,11 +104,20 @@ export function responsesPairViolations(input: readonly Json[]): string[] {
 /** AI SDK `ModelMessage`s: assistant `tool-call` parts, `tool` messages of `tool-result` parts. */
 export function aiSdkPairViolations(messages: readonly Json[]): string[] {
   const calls = new Calls();
+  // Approval requests (by approvalId) whose call is in their message: what a response may answer.
+  const requested = new Set<string>();
   messages.forEach((message, i) => {
     const where = `messages[${i}]`;
     const parts = Array.isArray(message.content) ? (message.content as Json[]) : [];
     if (message.role === "tool") {
       parts.forEach((part, j) => {
+        // The user's answer to an approval request, no result: the call's result follows it.
+        if (part.type === "tool-approval-response") {
+          if (!requested.has(String(part.approvalId))) {
+            calls.violations.push(`${where}.content[${j}]: approval response without its request`);
+          }
+          return;
+        }
         calls.result(String(part.toolCallId), `${where}.content[${j}]`);
       });
       return;
@@ -122,6 +131,11 @@ export function aiSdkPairViolations(messages: readonly Json[]): string[] {
         provider.call(String(part.toolCallId), at);
       } else if (part.type === "tool-call") calls.call(String(part.toolCallId), at);
       else if (part.type === "tool-result") provider.result(String(part.toolCallId), at);
+      else if (part.type === "tool-approval-request") {
+        const own = parts.some((p) => p.type === "tool-call" && p.toolCallId === part.toolCallId);
+        if (own) requested.add(String(part.approvalId));
+        else calls.violations.push(`${at}: approval request without its call in the message`);
+      }
     });
     provider.other(`the end of ${where}`);
     calls.violations.push(...provider.violations);

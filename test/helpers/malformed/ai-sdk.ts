@@ -334,16 +334,6 @@ export const aiSdkKinds: readonly Kind[] = [
           { type: "file", data: "aGk=", mediaType: "text/plain" },
           "assistant file parts",
         ],
-        [
-          "assistant",
-          { type: "tool-approval-request", approvalId: "ap_1", toolCallId: "call_a" },
-          "tool approval requests",
-        ],
-        [
-          "tool",
-          { type: "tool-approval-response", approvalId: "ap_1", approved: true },
-          "tool approval responses",
-        ],
       ]);
       const p = 1 + rng.int(turn.length);
       insertAt(turn, p, { role, content: [part] });
@@ -391,7 +381,7 @@ export const aiSdkKinds: readonly Kind[] = [
           path("messages", m, "content", j, "type"),
           user
             ? "a user message takes text, image and file parts$"
-            : "an assistant message takes text, reasoning, tool-call and tool-result parts$",
+            : "an assistant message takes text, reasoning, tool-call, tool-result and tool-approval-request parts$",
         ),
       };
     },

@@ -171,7 +171,7 @@ export const anthropicKinds: readonly Kind[] = [
     name: "unknown block type",
     mutate(turn, rng) {
       // Server tool blocks are carried (core/formats/anthropic-hosted.ts), not refused.
-      const type = rng.pick(["search_result", "container_upload", "video", "mcp_tool_use"]);
+      const type = rng.pick(["tool_reference", "browser_state", "video", "mcp_tool_use"]);
       const i = rng.int(turn.length);
       const blocks = contentOf(turn, i);
       const j = blocks.length;
@@ -193,7 +193,7 @@ export const anthropicKinds: readonly Kind[] = [
     mutate(turn, rng) {
       ensureAnthropicCycle(turn);
       const [i, j] = rng.pick(contentOfType(turn, "tool_result"));
-      const type = rng.pick(["search_result", "tool_reference", "audio"]);
+      const type = rng.pick(["browser_state", "tool_reference", "audio"]);
       const block = contentOf(turn, i)[j] as Json;
       block.content = [{ type: "text", text: "found" }, { type }];
       return {
@@ -203,7 +203,7 @@ export const anthropicKinds: readonly Kind[] = [
         type: PROBLEM.unsupportedMessage,
         detail: at(
           path("messages", i, "content", j, "content", 1),
-          `block type "${type}" is not supported: a tool result's content may hold text, image and document parts; ${UNMODELLED}`,
+          `block type "${type}" is not supported: a tool result's content may hold text, image, document and search_result parts; ${UNMODELLED}`,
         ),
       };
     },

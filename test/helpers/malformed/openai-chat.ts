@@ -298,27 +298,6 @@ export const chatKinds: readonly Kind[] = [
     },
   },
   {
-    name: "custom tool call",
-    mutate(turn, rng) {
-      const p = rng.int(turn.length + 1);
-      insertAt(turn, p, {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ id: "call_custom", type: "custom", custom: { name: "sh", input: "ls" } }],
-      });
-      return {
-        variant: `at ${p}`,
-        messages: turn,
-        status: 422,
-        type: PROBLEM.unsupportedMessage,
-        detail: at(
-          path("messages", p, "tool_calls", 0),
-          'custom tool calls are not supported: only "function" tool calls',
-        ),
-      };
-    },
-  },
-  {
     name: "second result for a call",
     mutate(turn, rng) {
       ensureChatCall(turn, rng);

@@ -24,7 +24,7 @@ import {
   UNSUPPORTED,
 } from "./common.ts";
 
-const MODELLED = "message, reasoning, function_call, function_call_output";
+const MODELLED = "message, reasoning, function_call, function_call_output, item_reference";
 const ROLES = '"user", "assistant", "system" or "developer"';
 const SYSTEM =
   "system and developer prompts are not conversation turns: the platform sends them with each call";
@@ -335,7 +335,7 @@ export const responsesKinds: readonly Kind[] = [
     name: "item type not modelled",
     mutate(turn, rng) {
       // The SDK's hosted tool items are carried (core/formats/responses-hosted.ts), not refused.
-      const type = rng.pick(["item_reference", "additional_tools", "program", "mcp_future_item"]);
+      const type = rng.pick(["additional_tools", "program", "mcp_future_item"]);
       const p = rng.int(turn.length + 1);
       insertAt(turn, p, { type, id: "ws_1", status: "completed" });
       return {
