@@ -119,6 +119,8 @@ export type EvaluationDecision =
       readonly reason: SkipReason;
       /** With `low_gain`: what the band would have removed, in the estimator's tokens. */
       readonly gain_tokens?: number;
+      /** With `deferred_until_idle`: when the idle re-evaluation is due (RFC 3339). */
+      readonly deferred_until?: string;
     };
 
 /** What an evaluation saw: the numbers the timeline shows beside its decision. */

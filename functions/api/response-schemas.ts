@@ -102,6 +102,10 @@ export const EvaluationDecisionSchema = z
       gain_tokens: z.number().optional().openapi({
         description: "With `low_gain`: the estimated tokens the band would have removed.",
       }),
+      deferred_until: z.string().optional().openapi({
+        description:
+          "With `deferred_until_idle`: when the idle re-evaluation is due (RFC 3339); the band fires then unless a newer turn comes first.",
+      }),
     }),
   ])
   .openapi("EvaluationDecision", {
@@ -345,6 +349,9 @@ export const EffectiveConfig = z
     reserve_tokens: z.number(),
     min_gain_tokens: z.number(),
     min_band_turns: z.number().int(),
+    when: z.enum(["turn", "idle"]),
+    idle_seconds: z.number().int(),
+    hard_ratio: z.number(),
   })
   .openapi("EffectiveConfig");
 
