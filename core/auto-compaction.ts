@@ -199,7 +199,10 @@ export function decide(state: TriggerState): Decision {
     return skip("short_range");
   }
   const firing = { ...measures, range, threshold: limits.threshold, context_window: limits.window };
-  if (config.when === "idle" && !overThreshold(config, estimatedTokens, limits.window * config.hard_ratio)) {
+  if (
+    config.when === "idle" &&
+    !overThreshold(config, estimatedTokens, limits.window * config.hard_ratio)
+  ) {
     const rested = state.rested_seconds ?? 0;
     if (rested < config.idle_seconds) {
       return {
