@@ -206,6 +206,8 @@ export interface EvaluationProgress {
   evaluated_through: number | null;
   /** The latest turn an evaluation decided on a state holding it (fired or skipped, not `stale`), or null. */
   decided_through: number | null;
+  /** While the newest turn's firing waits for the conversation to rest (`when: "idle"`): when its band is due. */
+  deferred_until?: string;
 }
 
 /** Why an evaluation did not fire. */

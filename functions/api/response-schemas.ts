@@ -64,6 +64,10 @@ export const ProgressFields = {
     description:
       "The latest turn an evaluation decided on a stored state holding it (fired or skipped, not `stale`): a view read now reflects it.",
   }),
+  deferred_until: z.string().optional().openapi({
+    description:
+      'With `when: "idle"`, while the newest turn\'s firing is deferred: when its band is due (RFC 3339). The band fires then unless a newer turn comes first; a `compaction.fired` notification says when it did.',
+  }),
 };
 
 /** What keeps automatic compaction from doing its job (core/warnings.ts), on every answer about a conversation's state. */
