@@ -371,6 +371,8 @@ export interface TimelineTurn {
   skip_reason: SkipReason | null;
   /** With `low_gain`: the estimated tokens the band would have removed. */
   gain_tokens?: number;
+  /** With `deferred_until_idle`: when the idle re-evaluation is due (RFC 3339). */
+  deferred_until?: string;
 }
 
 /** `GET …/timeline`: one entry per stored turn. */

@@ -235,6 +235,10 @@ export const TimelineTurn = z
     gain_tokens: z.number().optional().openapi({
       description: "With `low_gain`: the estimated tokens the band would have removed.",
     }),
+    deferred_until: z.string().optional().openapi({
+      description:
+        "With `deferred_until_idle`: when the idle re-evaluation is due (RFC 3339); once the idle band fires, the turn shows it under `fired`.",
+    }),
   })
   .openapi("TimelineTurn");
 

@@ -70,6 +70,13 @@ describe("when: idle", () => {
       deferred_until: new Date(postedAt + 300_000).toISOString(),
     });
     expect(await bands(h)).toEqual([]);
+    const timeline = await h.request("GET", "/v1/conversations/c/timeline");
+    const turns = ((await timeline.json()) as { turns: Record<string, unknown>[] }).turns;
+    expect(turns[1]).toMatchObject({
+      fired: null,
+      skip_reason: "deferred_until_idle",
+      deferred_until: new Date(postedAt + 300_000).toISOString(),
+    });
     const timers = h.timers.take();
     expect(timers).toHaveLength(1);
     expect(timers[0]?.dueMillis).toBe(postedAt + 300_000);
@@ -89,6 +96,9 @@ describe("when: idle", () => {
       to_turn: 0,
       trigger: { turn: 1, when: "idle", rested_seconds: 300 },
     });
+    const timeline = await h.request("GET", "/v1/conversations/c/timeline");
+    const turns = ((await timeline.json()) as { turns: Record<string, unknown>[] }).turns;
+    expect(turns[1]).toMatchObject({ fired: { from_turn: 0, to_turn: 0 }, skip_reason: null });
     // A duplicate and a late copy of the same timer write nothing more.
     h.clock.now += 3_600_000;
     for (const copy of [timer, timer]) {
