@@ -127,6 +127,34 @@ describe("when: idle", () => {
     expect(await bands(h)).toHaveLength(1);
   });
 
+  it("timers delivered at once (SQS's duplicates, a restart's redelivery) give one band", async () => {
+    const h = await deferred();
+    const [timer] = h.timers.take();
+    h.clock.now += 300_000;
+    const message = timer?.message ?? expect.unreachable();
+    const outcomes = await Promise.all([1, 2, 3, 4, 5].map(() => h.evaluate(message)));
+    expect(outcomes.filter((o) => o.outcome === "fired")).toHaveLength(1);
+    expect(await bands(h)).toHaveLength(1);
+  });
+
+  it("a timer racing a new turn: the band lands before it or not at all, never twice", async () => {
+    const h = await deferred();
+    const [timer] = h.timers.take();
+    h.clock.now += 300_000;
+    const [fired] = await Promise.all([
+      h.evaluate(timer?.message ?? expect.unreachable()),
+      postTurn(h, 2, 400),
+    ]);
+    await deliver(h);
+    const listed = await bands(h);
+    expect(listed.length).toBe(fired.outcome === "fired" ? 1 : 0);
+    for (const late of h.timers.take()) {
+      h.clock.now = late.dueMillis;
+      await h.evaluate(late.message);
+    }
+    expect((await bands(h)).length).toBeLessThanOrEqual(1);
+  });
+
   it("an early timer defers again and schedules the rest", async () => {
     const h = await deferred();
     const [timer] = h.timers.take();
