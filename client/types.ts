@@ -144,7 +144,14 @@ export interface AutoConfigLayer {
   reserve_tokens?: number;
   min_gain_tokens?: number;
   min_band_turns?: number;
+  /** `"idle"` defers a firing below `hard_ratio` until the conversation rests `idle_seconds` (30–3600). */
+  when?: FiringWhen;
+  idle_seconds?: number;
+  hard_ratio?: number;
 }
+
+/** When a firing below `hard_ratio` happens: right after the turn (D50) or once the conversation rests. */
+export type FiringWhen = "turn" | "idle";
 
 /** How the trigger turns characters into tokens: D50's chars / 4, a fit to reported usage, or the fit once 3 turns carry usage. */
 export type EstimatorSetting = "chars" | "calibrated" | "auto";
@@ -199,6 +206,8 @@ export interface EvaluationProgress {
   evaluated_through: number | null;
   /** The latest turn an evaluation decided on a state holding it (fired or skipped, not `stale`), or null. */
   decided_through: number | null;
+  /** While the newest turn's firing waits for the conversation to rest (`when: "idle"`): when its band is due. */
+  deferred_until?: string;
 }
 
 /** Why an evaluation did not fire. */
@@ -209,7 +218,8 @@ export type SkipReason =
   | "under_threshold"
   | "empty_range"
   | "short_range"
-  | "low_gain";
+  | "low_gain"
+  | "deferred_until_idle";
 
 /** What an evaluation decided: the band it fired, or why it skipped; `turn` is the turn it ran after. */
 export type EvaluationDecision =
@@ -220,6 +230,8 @@ export type EvaluationDecision =
       reason: SkipReason;
       /** With `low_gain`: the estimated tokens the band would have removed. */
       gain_tokens?: number;
+      /** With `deferred_until_idle`: when the idle re-evaluation is due (RFC 3339). */
+      deferred_until?: string;
     };
 
 /** A compaction as listed, with its 1-based position in stream order. */
@@ -333,6 +345,9 @@ export interface EffectiveConfig {
   reserve_tokens: number;
   min_gain_tokens: number;
   min_band_turns: number;
+  when: FiringWhen;
+  idle_seconds: number;
+  hard_ratio: number;
 }
 
 /** A conversation as `GET /v1/conversations` lists it. */
@@ -373,6 +388,8 @@ export interface TimelineTurn {
   skip_reason: SkipReason | null;
   /** With `low_gain`: the estimated tokens the band would have removed. */
   gain_tokens?: number;
+  /** With `deferred_until_idle`: when the idle re-evaluation is due (RFC 3339). */
+  deferred_until?: string;
 }
 
 /** `GET …/timeline`: one entry per stored turn. */

@@ -17,6 +17,12 @@
  * band removing less than `min_gain_tokens` as `low_gain`, except when the
  * estimate plus reserve exceeds the window itself: then D50 fires and the
  * band's `trigger` names the guards it overrode (`guard_overridden`).
+ *
+ * Idle compaction (issue 29, `when: "idle"`): a firing below `hard_ratio`
+ * is deferred (`deferred_until_idle`) until the conversation has rested
+ * `idle_seconds`, when the prompt cache has gone cold anyway; the caller
+ * runs the step again then with `rested_seconds`, and the band's `trigger`
+ * says `when: "idle"` and how long the conversation rested.
  */
 import {
   type Calibration,
@@ -40,6 +46,12 @@ export interface TriggerState {
   readonly context_window: number | undefined;
   /** What the estimator is fitted from; without it, chars / 4. */
   readonly calibration?: Calibration;
+  /**
+   * How long the conversation has rested since its last turn was stored:
+   * absent (0) on the evaluation right after the turn, set on the idle
+   * re-evaluation (the timer, or a replay's rest before the next turn).
+   */
+  readonly rested_seconds?: number;
 }
 
 /** The reasons a decision can skip for, in the order they are checked. */
@@ -51,6 +63,7 @@ export const SKIP_REASONS = [
   "empty_range",
   "short_range",
   "low_gain",
+  "deferred_until_idle",
 ] as const;
 
 /** Why a decision did not fire. */
@@ -71,10 +84,25 @@ interface Measures {
   readonly context_window: number | null;
 }
 
+/** Skip reasons that carry nothing beyond the measures. */
+type PlainSkipReason = Exclude<SkipReason, "low_gain" | "deferred_until_idle">;
+
 /** A decision not to fire, and why. */
 export type SkipDecision =
-  | (Measures & { readonly fire: false; readonly reason: Exclude<SkipReason, "low_gain"> })
-  | LowGainDecision;
+  | (Measures & { readonly fire: false; readonly reason: PlainSkipReason })
+  | LowGainDecision
+  | DeferredDecision;
+
+/** A firing held back until the conversation rests (`when: "idle"`, below `hard_ratio`). */
+export interface DeferredDecision extends Measures {
+  readonly fire: false;
+  readonly reason: "deferred_until_idle";
+  readonly range: TurnRange;
+  readonly threshold: number;
+  readonly context_window: number;
+  /** How much longer the conversation must rest before the re-evaluation fires (seconds). */
+  readonly due_in_seconds: number;
+}
 
 /** A band built and not appended: it would remove fewer than `min_gain_tokens`. */
 export interface LowGainDecision extends Measures {
@@ -94,6 +122,8 @@ export interface FireDecision extends Measures {
   readonly range: TurnRange;
   readonly threshold: number;
   readonly context_window: number;
+  /** Set when the firing waited for the conversation to rest: how long it rested. */
+  readonly idle?: { readonly rested_seconds: number };
 }
 
 /** The outcome of {@link decide}. */
@@ -138,7 +168,9 @@ function shortRange(config: AutoConfig, range: TurnRange): boolean {
  * window is known, `estimated_tokens + reserve_tokens > context_window *
  * trigger_ratio` (strictly), and the rolling range is non-empty; then the
  * range must span `min_band_turns` (`short_range`) unless estimate plus
- * reserve exceeds the window.
+ * reserve exceeds the window. With `when: "idle"`, a firing at or below
+ * `context_window * hard_ratio` is deferred until `rested_seconds` reaches
+ * `idle_seconds`.
  */
 export function decide(state: TriggerState): Decision {
   const { config, turn_count: turnCount } = state;
@@ -153,7 +185,7 @@ export function decide(state: TriggerState): Decision {
     threshold: limits?.threshold ?? null,
     context_window: limits?.window ?? null,
   };
-  const skip = (reason: Exclude<SkipReason, "low_gain">): SkipDecision => ({
+  const skip = (reason: PlainSkipReason): SkipDecision => ({
     fire: false,
     reason,
     ...measures,
@@ -166,14 +198,23 @@ export function decide(state: TriggerState): Decision {
   if (shortRange(config, range) && !exceedsWindow(config, estimatedTokens, limits.window)) {
     return skip("short_range");
   }
-  return {
-    fire: true,
-    reason: "over_threshold",
-    ...measures,
-    range,
-    threshold: limits.threshold,
-    context_window: limits.window,
-  };
+  const firing = { ...measures, range, threshold: limits.threshold, context_window: limits.window };
+  if (
+    config.when === "idle" &&
+    !overThreshold(config, estimatedTokens, limits.window * config.hard_ratio)
+  ) {
+    const rested = state.rested_seconds ?? 0;
+    if (rested < config.idle_seconds) {
+      return {
+        fire: false,
+        reason: "deferred_until_idle",
+        ...firing,
+        due_in_seconds: config.idle_seconds - rested,
+      };
+    }
+    return { fire: true, reason: "over_threshold", ...firing, idle: { rested_seconds: rested } };
+  }
+  return { fire: true, reason: "over_threshold", ...firing };
 }
 
 /** Whether a band's gain is below `min_gain_tokens` (never with the default 0: D50 appends any band). */
@@ -275,6 +316,7 @@ export function buildBand(
     context_window: decision.context_window,
     estimated_tokens_after: estimatedAfter,
     ...estimatorAudit(estimator, config, overridden),
+    ...(decision.idle ? { when: "idle", rested_seconds: decision.idle.rested_seconds } : {}),
     ...(summary ? summaryAudit(summary) : {}),
   };
   return {

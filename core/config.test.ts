@@ -36,6 +36,9 @@ describe("auto configuration", () => {
       reserve_tokens: 0,
       min_gain_tokens: 0,
       min_band_turns: 1,
+      when: "turn",
+      idle_seconds: 300,
+      hard_ratio: 0.95,
     });
     expect(resolveAutoConfig()).toEqual(DEFAULT_AUTO_CONFIG);
   });
@@ -208,7 +211,7 @@ describe("auto configuration", () => {
     [
       { trigger_ration: 0.5 },
       "trigger_ration",
-      "enabled, trigger_ratio, min_turns, rule, estimator, reserve_tokens, min_gain_tokens, min_band_turns",
+      "enabled, trigger_ratio, min_turns, rule, estimator, reserve_tokens, min_gain_tokens, min_band_turns, when, idle_seconds, hard_ratio",
     ],
     [
       { rule: { keepLast: 1 } },

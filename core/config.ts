@@ -62,6 +62,21 @@ const tokenCount = z
   .nonnegative("must be 0 or more")
   .max(Number.MAX_SAFE_INTEGER, "must be at most 9007199254740991");
 
+/**
+ * When a firing below `hard_ratio` happens (issue 29): `turn` right after the
+ * turn that crosses the threshold (D50); `idle` once the conversation has
+ * rested `idle_seconds`, when the prompt cache is cold anyway.
+ */
+export const FiringWhen = z.enum(["turn", "idle"], { error: 'must be "turn" or "idle"' });
+
+/** The shortest and longest rest `idle_seconds` accepts. */
+export const IDLE_SECONDS_RANGE = { min: 30, max: 3600 } as const;
+
+const ratio = z
+  .number({ error: "must be a number in (0, 1]" })
+  .gt(0, "must be greater than 0")
+  .lte(1, "must be at most 1");
+
 /** One layer of `auto.rule`: every key optional. */
 export const RuleLayer = z.strictObject({
   keep_first: turnsToKeep.optional(),
@@ -74,11 +89,7 @@ export const RuleLayer = z.strictObject({
 /** One layer of `conversation.compaction.auto`: every key optional. */
 export const AutoConfigLayer = z.strictObject({
   enabled: z.boolean({ error: "must be true or false" }).optional(),
-  trigger_ratio: z
-    .number({ error: "must be a number in (0, 1]" })
-    .gt(0, "must be greater than 0")
-    .lte(1, "must be at most 1")
-    .optional(),
+  trigger_ratio: ratio.optional(),
   min_turns: turnsToKeep.optional(),
   rule: RuleLayer.optional(),
   estimator: Estimator.optional(),
@@ -89,10 +100,20 @@ export const AutoConfigLayer = z.strictObject({
     .int()
     .min(1, "must be 1 or more")
     .optional(),
+  when: FiringWhen.optional(),
+  idle_seconds: z
+    .number({ error: "must be a whole number of seconds" })
+    .int()
+    .min(IDLE_SECONDS_RANGE.min, `must be at least ${IDLE_SECONDS_RANGE.min}`)
+    .max(IDLE_SECONDS_RANGE.max, `must be at most ${IDLE_SECONDS_RANGE.max}`)
+    .optional(),
+  hard_ratio: ratio.optional(),
 });
 
 /** The parsed value of the `Estimator` schema. */
 export type EstimatorSetting = z.infer<typeof Estimator>;
+/** The parsed value of the `FiringWhen` schema. */
+export type FiringWhen = z.infer<typeof FiringWhen>;
 /** The parsed value of the `ToolCallMode` schema. */
 export type ToolCallMode = z.infer<typeof ToolCallMode>;
 /** The parsed value of the `SummaryRuleConfig` schema. */
@@ -124,6 +145,11 @@ export interface AutoConfig {
   readonly min_gain_tokens: number;
   /** A rolling range spanning fewer turns is not compacted (`short_range`) unless the window is exceeded. */
   readonly min_band_turns: number;
+  /** `idle` defers a firing below `hard_ratio` until the conversation rests `idle_seconds`. */
+  readonly when: FiringWhen;
+  readonly idle_seconds: number;
+  /** Past `context_window * hard_ratio` a band fires at once, whatever `when` says. */
+  readonly hard_ratio: number;
 }
 
 /** The built-in defaults of D50. */
@@ -142,6 +168,9 @@ export const DEFAULT_AUTO_CONFIG: AutoConfig = Object.freeze({
   reserve_tokens: 0,
   min_gain_tokens: 0,
   min_band_turns: 1,
+  when: "turn",
+  idle_seconds: 300,
+  hard_ratio: 0.95,
 });
 
 /** A configuration that failed validation; `messages` name each bad key (one issue each). */
@@ -249,6 +278,9 @@ export function mergeLayers(...layers: readonly AutoConfigLayer[]): AutoConfigLa
     if (layer.reserve_tokens !== undefined) merged.reserve_tokens = layer.reserve_tokens;
     if (layer.min_gain_tokens !== undefined) merged.min_gain_tokens = layer.min_gain_tokens;
     if (layer.min_band_turns !== undefined) merged.min_band_turns = layer.min_band_turns;
+    if (layer.when !== undefined) merged.when = layer.when;
+    if (layer.idle_seconds !== undefined) merged.idle_seconds = layer.idle_seconds;
+    if (layer.hard_ratio !== undefined) merged.hard_ratio = layer.hard_ratio;
     if (layer.rule !== undefined) {
       const rule: RuleLayer = { ...merged.rule };
       for (const [key, value] of Object.entries(layer.rule)) {
@@ -263,7 +295,8 @@ export function mergeLayers(...layers: readonly AutoConfigLayer[]): AutoConfigLa
 /**
  * Resolves layers over the built-in defaults into a complete configuration.
  * A rule left with no policy at all is a {@link ConfigError}: its bands would
- * change nothing yet move the rolling range past their turns for good.
+ * change nothing yet move the rolling range past their turns for good; so is
+ * a `hard_ratio` at or below `trigger_ratio` (nothing could ever be deferred).
  */
 export function resolveAutoConfig(...layers: readonly AutoConfigLayer[]): AutoConfig {
   const merged = mergeLayers(...layers);
@@ -284,7 +317,18 @@ export function resolveAutoConfig(...layers: readonly AutoConfigLayer[]): AutoCo
     reserve_tokens: merged.reserve_tokens ?? defaults.reserve_tokens,
     min_gain_tokens: merged.min_gain_tokens ?? defaults.min_gain_tokens,
     min_band_turns: merged.min_band_turns ?? defaults.min_band_turns,
+    when: merged.when ?? defaults.when,
+    idle_seconds: merged.idle_seconds ?? defaults.idle_seconds,
+    hard_ratio: merged.hard_ratio ?? defaults.hard_ratio,
   };
+  // Checked once the layers merge: the two ratios may come from different layers.
+  // A defaulted hard ratio only matters when `idle` defers, so it is checked then.
+  const hardMatters = merged.hard_ratio !== undefined || resolved.when === "idle";
+  if (hardMatters && resolved.hard_ratio <= resolved.trigger_ratio) {
+    throw new ConfigError([
+      `${AUTO_CONFIG_KEY}.hard_ratio: must be greater than trigger_ratio (${resolved.trigger_ratio}); got ${resolved.hard_ratio}`,
+    ]);
+  }
   if (!resolved.rule.reasoning && !resolved.rule.tool_calls && !resolved.rule.summary) {
     throw new ConfigError([
       `${AUTO_CONFIG_KEY}.rule: sets no policy (reasoning, tool_calls and summary are all off); keep at least one`,

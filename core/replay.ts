@@ -4,6 +4,12 @@
  * compactor would run it (`simulateStream`, `autocompact simulate`). Both
  * run {@link stepAutoCompaction} and estimate through per-turn sizes, so a
  * replay of a long stream stays linear.
+ *
+ * With `when: "idle"` the replay takes the rests from the events'
+ * timestamps: a deferred decision fires, as the service's timer would,
+ * when the rest before the next turn (from this turn's last event to the
+ * next turn's first) reaches `idle_seconds`, and after the last turn (the
+ * stream has ended: the conversation rests from then on).
  */
 
 import {
@@ -85,7 +91,8 @@ function stepInputs(
 }
 
 /**
- * Runs the D50 step once, after the last turn of a stream as stored. With
+ * Runs the D50 step once, after the last turn of a stream as stored, the
+ * conversation resting since its last event until `nowMillis`. With
  * `summarize`, a summary rule summarizes the raw events of the range;
  * without it, it stops at `needs_summary`.
  */
@@ -104,8 +111,12 @@ export function evaluateStream(
     context.nowMillis,
     context.calibration,
   );
+  const last = entries.findLast(isKnown);
+  const lastMillis = last ? Number(timestampNanos(last.timestamp) / 1_000_000n) : context.nowMillis;
+  const rested = Math.max(0, context.nowMillis - lastMillis) / 1000;
   return stepAutoCompaction({
     ...inputs,
+    state: { ...inputs.state, rested_seconds: rested },
     ...(summarize
       ? {
           summarize: (range, rule) =>
@@ -153,6 +164,8 @@ interface TurnBoundary {
   readonly layers: number;
   /** The timestamp (ms) of the last known entry before the boundary. */
   readonly nowMillis: number;
+  /** The rest (ms) from there to the next turn's first entry; `null` after the last turn. */
+  readonly restMillis: number | null;
 }
 
 /**
@@ -169,9 +182,19 @@ export interface PreparedStream {
   readonly layers: readonly AutoConfigLayer[];
 }
 
+/**
+ * Whether a replayed conversation rests long enough after a turn for an idle
+ * timer of `idleSeconds` to fire before the next turn (`tune` weighs the
+ * prompt-cache cost of `when: "idle"` with it).
+ */
+export function restsLongEnough(boundary: Pick<TurnBoundary, "restMillis">, idleSeconds: number) {
+  return boundary.restMillis === null || boundary.restMillis >= idleSeconds * 1000;
+}
+
 /** Splits and measures a stream for {@link replayPrepared}. */
 export function prepareStream(entries: readonly Entry[]): PreparedStream {
-  const boundaries: TurnBoundary[] = [];
+  const boundaries: Omit<TurnBoundary, "restMillis">[] = [];
+  const firsts: number[] = [];
   const compactions: Compaction[] = [];
   const layers: AutoConfigLayer[] = [];
   const names = new Map<string, string>();
@@ -190,16 +213,30 @@ export function prepareStream(entries: readonly Entry[]): PreparedStream {
     turnEntries = [];
     turnEvents = [];
   };
+  let starting = true;
   entries.forEach((entry, index) => {
-    if (entry.type === "turn_start" && turnEvents.length > 0) finishTurn(index);
+    if (entry.type === "turn_start" && turnEvents.length > 0) {
+      finishTurn(index);
+      starting = true;
+    }
     if (entry.type === "compaction") compactions.push(entry as Compaction);
     else turnEntries.push(entry);
     if (entry.type === "config_delta") layers.push(...streamConfigLayers([entry]));
     else if (isConversationEvent(entry)) turnEvents.push(entry);
-    if (isKnown(entry)) lastMillis = Number(timestampNanos(entry.timestamp) / 1_000_000n);
+    if (isKnown(entry)) {
+      lastMillis = Number(timestampNanos(entry.timestamp) / 1_000_000n);
+      if (starting && entry.type !== "compaction") firsts[boundaries.length] = lastMillis;
+      starting = entry.type === "compaction" && starting;
+    }
   });
   if (turnEvents.length > 0) finishTurn(entries.length);
-  return { entries, boundaries, compactions, layers };
+  const rested = boundaries.map((boundary, turn) => {
+    const next = firsts[turn + 1];
+    const restMillis =
+      turn + 1 < boundaries.length && next !== undefined ? next - boundary.nowMillis : null;
+    return { ...boundary, restMillis: restMillis === null ? null : Math.max(0, restMillis) };
+  });
+  return { entries, boundaries: rested, compactions, layers };
 }
 
 /** What the replay saw at one turn boundary (docs/architecture.md §12's `U_t` and `V_t`). */
@@ -301,31 +338,42 @@ export async function replayPrepared(
     }
     // The view's characters with the band the step built (it estimates one band).
     let bandChars = chars;
-    const step = await stepAutoCompaction({
-      state: {
-        config,
-        turn_count: sizes.length,
-        after_last_compaction: coveredThrough + 1,
-        estimated_tokens: tokensFromChars(chars),
-        context_window: contextWindow,
-        ...(context.calibration ? { calibration: context.calibration } : {}),
-      },
-      firing: () => ({
-        // Only the latest-stamped compaction bounds the next band's timestamp.
-        compactions: latest ? [latest.compaction] : [],
-        nowMillis: boundary.nowMillis,
-        estimateWith: (band) => {
-          bandChars = charsWith(band, chars);
-          return tokensFromChars(bandChars);
+    const stepAt = (restedSeconds: number) =>
+      stepAutoCompaction({
+        state: {
+          config: config as AutoConfig,
+          turn_count: sizes.length,
+          after_last_compaction: coveredThrough + 1,
+          estimated_tokens: tokensFromChars(chars),
+          context_window: contextWindow,
+          ...(context.calibration ? { calibration: context.calibration } : {}),
+          ...(restedSeconds > 0 ? { rested_seconds: restedSeconds } : {}),
         },
-      }),
-      ...(summarize
-        ? {
-            summarize: (range: TurnRange, rule: SummaryRuleConfig) =>
-              summarize(range, rawEvents(turns.slice(range.from_turn, range.to_turn + 1)), rule),
-          }
-        : {}),
-    });
+        firing: () => ({
+          // Only the latest-stamped compaction bounds the next band's timestamp.
+          compactions: latest ? [latest.compaction] : [],
+          nowMillis: boundary.nowMillis + restedSeconds * 1000,
+          estimateWith: (band) => {
+            bandChars = charsWith(band, chars);
+            return tokensFromChars(bandChars);
+          },
+        }),
+        ...(summarize
+          ? {
+              summarize: (range: TurnRange, rule: SummaryRuleConfig) =>
+                summarize(range, rawEvents(turns.slice(range.from_turn, range.to_turn + 1)), rule),
+            }
+          : {}),
+      });
+    let step = await stepAt(0);
+    // The idle timer fires at the turn's time plus idle_seconds if the rest lasts that long.
+    if (
+      step.kind === "skip" &&
+      step.decision.reason === "deferred_until_idle" &&
+      restsLongEnough(boundary, config.idle_seconds)
+    ) {
+      step = await stepAt(config.idle_seconds);
+    }
     if (step.kind === "needs_summary") {
       throw new SummaryRequiredError(
         `the auto rule summarizes and fired after turn ${turn}: give a summarizer (a summary is never faked)`,

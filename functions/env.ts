@@ -83,6 +83,8 @@ export function readModelCatalog(
 const EnvSchema = z.object({
   TABLE_NAME: z.string().min(3, "must name the DynamoDB table (3+ characters)"),
   QUEUE_URL: z.string().url("must be the SQS queue URL").optional(),
+  /** The standard queue of the idle timers (the compactor only; functions/queue/idle-timers.ts). */
+  IDLE_TIMER_QUEUE_URL: z.string().url("must be the SQS queue URL").optional(),
   LOG_LEVEL: z
     .enum(["DEBUG", "INFO", "WARN", "ERROR", "debug", "info", "warn", "error"])
     .default("INFO"),
@@ -112,6 +114,7 @@ const EnvSchema = z.object({
 export interface Environment {
   readonly tableName: string;
   readonly queueUrl?: string;
+  readonly idleTimerQueueUrl?: string;
   readonly logLevel: string;
   readonly serviceConfig: AutoConfigLayer;
   readonly catalog?: ModelCatalog;
@@ -160,6 +163,7 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
     serviceConfig,
     summarizer: e.SUMMARIZER,
     ...(e.QUEUE_URL ? { queueUrl: e.QUEUE_URL } : {}),
+    ...(e.IDLE_TIMER_QUEUE_URL ? { idleTimerQueueUrl: e.IDLE_TIMER_QUEUE_URL } : {}),
     ...(catalog ? { catalog } : {}),
     ...(e.BODY_LIMIT_BYTES ? { bodyLimitBytes: e.BODY_LIMIT_BYTES } : {}),
     ...(e.SUMMARY_MODEL_ID ? { summaryModelId: e.SUMMARY_MODEL_ID } : {}),

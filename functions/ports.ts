@@ -119,6 +119,8 @@ export type EvaluationDecision =
       readonly reason: SkipReason;
       /** With `low_gain`: what the band would have removed, in the estimator's tokens. */
       readonly gain_tokens?: number;
+      /** With `deferred_until_idle`: when the idle re-evaluation is due (RFC 3339). */
+      readonly deferred_until?: string;
     };
 
 /** What an evaluation saw: the numbers the timeline shows beside its decision. */
@@ -498,11 +500,28 @@ export interface EvaluationMessage {
    * one): those are evaluated against whatever life the conversation is in.
    */
   readonly incarnation?: string;
+  /**
+   * Set on an idle timer (issue 29): when the conversation's rest began (the
+   * turn's `posted_at_ms`). The timer re-evaluates `turn` if it is still the
+   * newest, with the rest measured from here.
+   */
+  readonly idle_from_ms?: number;
 }
 
 /** The evaluation queue (SQS FIFO in AWS, in-process locally). */
 export interface TurnQueue {
   enqueue(message: EvaluationMessage): Promise<void>;
+}
+
+/**
+ * The idle timers (docs/architecture.md §2, Idle timers): delivers `message`
+ * (an {@link EvaluationMessage} with `idle_from_ms`) to the compactor at
+ * `dueMillis` or later, at least once. A lost timer is replaced by the next
+ * turn's evaluation; a doubled or late one is a no-op, so delivery needs no
+ * more than that.
+ */
+export interface IdleTimers {
+  schedule(message: EvaluationMessage, dueMillis: number): Promise<void>;
 }
 
 /** What a summarizer is asked: the RAW events of a band (never a projected view). */

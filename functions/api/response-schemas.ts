@@ -64,6 +64,10 @@ export const ProgressFields = {
     description:
       "The latest turn an evaluation decided on a stored state holding it (fired or skipped, not `stale`): a view read now reflects it.",
   }),
+  deferred_until: z.string().optional().openapi({
+    description:
+      'With `when: "idle"`, while the newest turn\'s firing is deferred: when its band is due (RFC 3339). The band fires then unless a newer turn comes first; a `compaction.fired` notification says when it did.',
+  }),
 };
 
 /** What keeps automatic compaction from doing its job (core/warnings.ts), on every answer about a conversation's state. */
@@ -101,6 +105,10 @@ export const EvaluationDecisionSchema = z
       reason: z.enum(SKIP_REASONS),
       gain_tokens: z.number().optional().openapi({
         description: "With `low_gain`: the estimated tokens the band would have removed.",
+      }),
+      deferred_until: z.string().optional().openapi({
+        description:
+          "With `deferred_until_idle`: when the idle re-evaluation is due (RFC 3339); the band fires then unless a newer turn comes first.",
       }),
     }),
   ])
@@ -226,6 +234,10 @@ export const TimelineTurn = z
     }),
     gain_tokens: z.number().optional().openapi({
       description: "With `low_gain`: the estimated tokens the band would have removed.",
+    }),
+    deferred_until: z.string().optional().openapi({
+      description:
+        "With `deferred_until_idle`: when the idle re-evaluation is due (RFC 3339); once the idle band fires, the turn shows it under `fired`.",
     }),
   })
   .openapi("TimelineTurn");
@@ -373,6 +385,9 @@ export const EffectiveConfig = z
     reserve_tokens: z.number(),
     min_gain_tokens: z.number(),
     min_band_turns: z.number().int(),
+    when: z.enum(["turn", "idle"]),
+    idle_seconds: z.number().int(),
+    hard_ratio: z.number(),
   })
   .openapi("EffectiveConfig");
 

@@ -9,6 +9,16 @@
  * land (the tombstone bumped the version its write is conditional on). Once
  * the id is created again, the old life's messages name another incarnation
  * than the head's and skip as `stale`, writing nothing.
+ *
+ * Idle compaction (issue 29): a decision `deferred_until_idle` schedules a
+ * timer (before the decision is recorded, so a crash between the two leaves
+ * a timer, never a decision without one), and the timer's message
+ * (`idle_from_ms`) re-evaluates its turn. It does nothing unless its turn is
+ * still the newest and the head's last decision is still that turn's
+ * deferral: a newer turn decides for itself, and once the idle band fired
+ * (or anything else was decided) a duplicate or late timer finds another
+ * decision. Its band has the same key and the same conditional write as
+ * the turn's own.
  */
 import {
   type Band,
@@ -24,12 +34,14 @@ import type { TurnRange } from "../../core/rules.ts";
 import { ConversationLog, type Decision, type RetryPolicy } from "../conversations/log.ts";
 import { autoKey, type ServiceSettings, triggerStateOf } from "../conversations/state.ts";
 import { missingSummarizerError, summarizeBand } from "../conversations/summaries.ts";
-import { CorruptDataError } from "../errors.ts";
+import { CorruptDataError, SetupError } from "../errors.ts";
 import type { DeliverySkip } from "../observability.ts";
 import {
   type Clock,
+  type ConversationHead,
   type ConversationStore,
   type EvaluationMessage,
+  type IdleTimers,
   type StoredCompaction,
   type Summarizer,
   systemClock,
@@ -70,6 +82,14 @@ export interface EvaluatorDeps {
   readonly summarizer?: Summarizer;
   /** How long a band's write that keeps losing races is retried (defaults in {@link ConversationLog}). */
   readonly retry?: RetryPolicy;
+  /** Where deferred decisions schedule their re-evaluation; without it `when: "idle"` cannot defer. */
+  readonly timers?: IdleTimers;
+}
+
+/** Whether the head's last decision is `turn`'s deferral: what a timer of `turn` acts on. */
+function deferredAt(head: ConversationHead, turn: number): boolean {
+  const last = head.last_decision;
+  return last?.turn === turn && last.outcome === "skipped" && last.reason === "deferred_until_idle";
 }
 
 /** Per-message options of {@link evaluateTurn}. */
@@ -122,7 +142,13 @@ async function evaluate(
       return { result: { outcome: "skipped", reason: "unknown_turn" } };
     // A mark lands on the life this head is only (the id may be deleted and created again meanwhile).
     const life = head.incarnation === undefined ? ref : { ...ref, incarnation: head.incarnation };
-    if (head.evaluated_through >= message.turn) {
+    const timer = message.idle_from_ms;
+    // A newer turn was stored since the timer's: that turn's evaluation decides.
+    if (timer !== undefined && message.turn < head.turn_count - 1)
+      return { result: { outcome: "skipped", reason: "stale" } };
+    if (
+      timer === undefined ? head.evaluated_through >= message.turn : !deferredAt(head, message.turn)
+    ) {
       // A band under this turn's key is the one its evaluation fired (a reset may have removed it).
       const fired = (await snapshot.compactions()).find((c) => c.key === autoKey(message.turn));
       return {
@@ -135,7 +161,13 @@ async function evaluate(
     }
     const tenant = await deps.tenants.getTenant(message.tenant);
     const settings = deps.settings ?? {};
-    const state = triggerStateOf(settings, tenant, head);
+    const nowMillis = clock.nowMillis();
+    // The rest starts when the turn was stored; the turn's own evaluation has not rested yet.
+    const restFrom = timer ?? message.posted_at_ms ?? nowMillis;
+    const state = {
+      ...triggerStateOf(settings, tenant, head),
+      ...(timer === undefined ? {} : { rested_seconds: Math.max(0, nowMillis - timer) / 1000 }),
+    };
     // Read only when the trigger fires: the no-fire path costs the head read alone. A firing
     // reads the size records at its band's ends and no band (log.ts Snapshot.charsWithBand).
     const firing = async (range: TurnRange) => {
@@ -174,6 +206,33 @@ async function evaluate(
       estimated_tokens: step.decision.estimated_tokens,
       threshold: step.decision.threshold,
     };
+    if (step.kind === "skip" && step.decision.reason === "deferred_until_idle") {
+      const due = restFrom + state.config.idle_seconds * 1000;
+      if (!deps.timers)
+        throw new SetupError('auto.when is "idle" but this compactor has no idle timers');
+      const { posted_at_ms: _lagStart, ...rest } = message;
+      await deps.timers.schedule({ ...rest, idle_from_ms: restFrom }, due);
+      const deferred_until = new Date(due).toISOString();
+      // A timer's re-deferral (it came early) keeps the turn's recorded decision.
+      if (timer === undefined) {
+        const decision = {
+          turn: message.turn,
+          outcome: "skipped" as const,
+          reason: step.decision.reason,
+          deferred_until,
+        };
+        await log.markEvaluated(life, message.turn, decision, measures);
+      }
+      return {
+        result: { outcome: "skipped", reason: step.decision.reason, decision: step.decision },
+      };
+    }
+    // A timer that finds nothing to fire leaves the turn's decision as it was.
+    if (step.kind === "skip" && timer !== undefined) {
+      return {
+        result: { outcome: "skipped", reason: step.decision.reason, decision: step.decision },
+      };
+    }
     if (step.kind === "skip") {
       await log.markEvaluated(
         life,

@@ -8,11 +8,14 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics } from "@aws-lambda-powertools/metrics";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
+import { SQSClient } from "@aws-sdk/client-sqs";
 import type { SQSHandler } from "aws-lambda";
 import type { ServiceSettings } from "../conversations/state.ts";
 import { readEnvironment } from "../env.ts";
 import { EventBridgePublisher } from "../notifications/eventbridge.ts";
 import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
+import { systemClock } from "../ports.ts";
+import { SqsIdleTimers } from "../queue/idle-timers.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
 import { dynamoClientConfig } from "../store/dynamodb-client.ts";
 import { DynamoTenantDirectory, SECRETS_NOT_READ } from "../store/tenants-dynamodb.ts";
@@ -41,11 +44,22 @@ const settings: ServiceSettings = {
 // Without a summarizer a summary rule fails its message, which is retried and
 // ends in the DLQ: a summary is never faked.
 const summarizer = await summarizerFromEnvironment(env);
+// The idle timers' standard queue: its messages come back to this handler when due.
+const timers =
+  env.idleTimerQueueUrl === undefined
+    ? undefined
+    : new SqsIdleTimers(new SQSClient({}), env.idleTimerQueueUrl, systemClock);
 
 export const handler: SQSHandler = createCompactorHandler({
   evaluate: (message, options) =>
     evaluateTurn(
-      { store, tenants, settings, ...(summarizer ? { summarizer } : {}) },
+      {
+        store,
+        tenants,
+        settings,
+        ...(summarizer ? { summarizer } : {}),
+        ...(timers ? { timers } : {}),
+      },
       message,
       options,
     ),

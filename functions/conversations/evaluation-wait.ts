@@ -31,14 +31,25 @@ export interface EvaluationProgress {
   readonly evaluated_through: number | null;
   /** The latest turn an evaluation decided on a state holding it (fired or skipped, not stale). */
   readonly decided_through: number | null;
+  /**
+   * While the newest turn's decision is an idle deferral (issue 29): when its
+   * band is due. A deferral is a decision, so `after_turn` answers at once.
+   */
+  readonly deferred_until?: string;
 }
 
 /** The progress a head records. */
 export function progressOf(head: ConversationHead): EvaluationProgress {
   const decided = head.decided_through ?? -1;
+  const last = head.last_decision;
+  const deferred =
+    last?.outcome === "skipped" && last.turn === head.turn_count - 1
+      ? last.deferred_until
+      : undefined;
   return {
     evaluated_through: head.evaluated_through < 0 ? null : head.evaluated_through,
     decided_through: decided < 0 ? null : decided,
+    ...(deferred === undefined ? {} : { deferred_until: deferred }),
   };
 }
 

@@ -44,6 +44,8 @@ export interface TimelineTurn {
   readonly skip_reason: SkipReason | null;
   /** With `low_gain`: the estimated tokens the band would have removed. */
   readonly gain_tokens?: number;
+  /** With `deferred_until_idle`: when the idle re-evaluation is due (RFC 3339). */
+  readonly deferred_until?: string;
 }
 
 /**
@@ -89,6 +91,9 @@ export async function conversationTimeline(
         skip_reason: evaluation.outcome === "skipped" ? evaluation.reason : null,
         ...(evaluation.outcome === "skipped" && evaluation.gain_tokens !== undefined
           ? { gain_tokens: evaluation.gain_tokens }
+          : {}),
+        ...(evaluation.outcome === "skipped" && evaluation.deferred_until !== undefined
+          ? { deferred_until: evaluation.deferred_until }
           : {}),
       };
     }

@@ -34,6 +34,7 @@ import { LOCAL_URL_POLICY } from "../notifications/url-safety.ts";
 import { METRICS_NAMESPACE, SERVICE_NAMES } from "../observability.ts";
 import { type Summarizer, systemClock } from "../ports.ts";
 import { FileQueueJournal } from "../queue/file-journal.ts";
+import { QueueIdleTimers } from "../queue/idle-timers.ts";
 import { InProcessQueue } from "../queue/in-process.ts";
 import { dataDirSecretSealer, LocalSecretSealer } from "../secrets/local.ts";
 import { DynamoConversationStore } from "../store/dynamodb.ts";
@@ -231,7 +232,16 @@ async function wire(
         body: safeJson(dead.body),
       }),
   });
-  await queue.ready();
+  // The idle timers: delayed messages of a queue of their own, journaled beside the evaluation queue's.
+  const timerQueue = new InProcessQueue({
+    ...(options.inMemory
+      ? {}
+      : { journal: new FileQueueJournal(join(options.dataDir, "idle-timers.json")) }),
+    name: "autocompact-local-idle-timers",
+    onError: (error) => logger.error("queue.error", { error }),
+  });
+  await Promise.all([queue.ready(), timerQueue.ready()]);
+  const timers = new QueueIdleTimers(timerQueue, systemClock);
   const service = new ConversationService({
     store,
     queue,
@@ -260,6 +270,7 @@ async function wire(
           store,
           tenants,
           settings,
+          timers,
           ...(options.summarizer ? { summarizer: options.summarizer } : {}),
         },
         message,
@@ -275,6 +286,7 @@ async function wire(
     await queue.enqueue(message);
   }
   queue.start(handler);
+  timerQueue.start(handler);
 
   const app = createApp({
     service,
@@ -299,7 +311,7 @@ async function wire(
     stop() {
       stopping ??= (async () => {
         await listener.close();
-        await queue.stop();
+        await Promise.all([queue.stop(), timerQueue.stop()]);
         notifications.stop();
         client.destroy();
         await dynamo.stop();

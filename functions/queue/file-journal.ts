@@ -37,6 +37,8 @@ const QueuedMessageSchema = z
     sent_at: z.number(),
     receive_count: z.number().int().nonnegative(),
     first_received_at: z.number().optional(),
+    /** A delayed message not yet received: hidden until then. */
+    visible_at: z.number().optional(),
     /** Set once the message is on the dead-letter list. */
     dead_lettered_at: z.number().optional(),
   })

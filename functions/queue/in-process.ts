@@ -197,7 +197,12 @@ export class InProcessQueue implements TurnQueue {
   /** Sends any body (tests use it for malformed messages). Resolves once the journal has it. */
   async send(
     body: string,
-    options: { readonly groupId: string; readonly deduplicationId: string },
+    // `delayMs`: hidden until then, as SQS's `DelaySeconds` (the idle timers, functions/queue/idle-timers.ts).
+    options: {
+      readonly groupId: string;
+      readonly deduplicationId: string;
+      readonly delayMs?: number;
+    },
   ): Promise<SendResult> {
     for (const [what, value] of [
       ["group id", options.groupId],
@@ -213,6 +218,7 @@ export class InProcessQueue implements TurnQueue {
     const now = this.#clock.nowMillis();
     if (this.#dedup.seen(options.deduplicationId, now)) return { duplicate: true };
     const slot = this.#push(body, options.groupId, options.deduplicationId, now);
+    if (options.delayMs) slot.visibleAt = now + options.delayMs;
     const until = this.#dedup.record(slot.dedup, now);
     try {
       await this.#append([{ op: "send", message: toQueued(slot) }]);
@@ -537,7 +543,8 @@ export class InProcessQueue implements TurnQueue {
         sentAt: message.sent_at,
         receiveCount: message.receive_count,
         firstReceivedAt: message.first_received_at,
-        visibleAt: 0,
+        // A delay survives a restart; a message that was out is visible again at once.
+        visibleAt: message.receive_count === 0 ? (message.visible_at ?? 0) : 0,
         receipt: undefined,
       });
     }
@@ -572,6 +579,7 @@ function toQueued(slot: Slot): QueuedMessage {
     sent_at: slot.sentAt,
     receive_count: slot.receiveCount,
     ...(slot.firstReceivedAt === undefined ? {} : { first_received_at: slot.firstReceivedAt }),
+    ...(slot.receiveCount === 0 && slot.visibleAt > 0 ? { visible_at: slot.visibleAt } : {}),
   };
 }
 

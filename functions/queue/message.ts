@@ -23,6 +23,8 @@ export const EvaluationMessageBody = z.object({
   posted_at_ms: z.number().int().nonnegative().optional().catch(undefined),
   /** The life of the conversation the turn was stored in (ports.ts `EvaluationMessage`). */
   incarnation: z.string().min(1, "must not be empty").optional(),
+  /** Set on an idle timer: when the rest began (ports.ts `EvaluationMessage`). */
+  idle_from_ms: z.number().int().nonnegative().optional(),
 });
 
 /** The JSON body of a message: exactly `{tenant, conversation, turn}`, and `posted_at_ms` and `incarnation` when set. */
@@ -33,6 +35,7 @@ export function encodeMessageBody(message: EvaluationMessage): string {
     turn: message.turn,
     ...(message.posted_at_ms === undefined ? {} : { posted_at_ms: message.posted_at_ms }),
     ...(message.incarnation === undefined ? {} : { incarnation: message.incarnation }),
+    ...(message.idle_from_ms === undefined ? {} : { idle_from_ms: message.idle_from_ms }),
   });
 }
 
@@ -84,7 +87,9 @@ export function messageGroupId(
  * of before it existed.
  */
 export function messageDeduplicationId(message: EvaluationMessage): string {
-  const { tenant, conversation, turn, incarnation } = message;
+  const { tenant, conversation, turn, incarnation, idle_from_ms: idleFrom } = message;
   const named = incarnation === undefined ? [] : [incarnation];
-  return sha256(JSON.stringify([tenant, conversation, turn, ...named]));
+  // A timer is another message than its turn's evaluation; its due time tells a re-deferral apart.
+  const timer = idleFrom === undefined ? [] : ["idle", idleFrom];
+  return sha256(JSON.stringify([tenant, conversation, turn, ...named, ...timer]));
 }

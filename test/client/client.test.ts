@@ -92,6 +92,9 @@ const DEFAULTS = {
   reserve_tokens: 0,
   min_gain_tokens: 0,
   min_band_turns: 1,
+  when: "turn",
+  idle_seconds: 300,
+  hard_ratio: 0.95,
 };
 
 /** The warnings of {@link ID} here: automatic compaction off (the default), and no model named. */

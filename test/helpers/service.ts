@@ -12,6 +12,7 @@ import type {
   Clock,
   ConversationStore,
   EvaluationMessage,
+  IdleTimers,
   Summarizer,
   SummaryBudgets,
   TurnQueue,
@@ -34,6 +35,17 @@ export class RecordingQueue implements TurnQueue {
   }
   take(): EvaluationMessage[] {
     return this.messages.splice(0);
+  }
+}
+
+/** Idle timers recorded for the test to deliver by hand (or twice, or late). */
+export class RecordingTimers implements IdleTimers {
+  readonly timers: { message: EvaluationMessage; dueMillis: number }[] = [];
+  async schedule(message: EvaluationMessage, dueMillis: number): Promise<void> {
+    this.timers.push({ message, dueMillis });
+  }
+  take(): { message: EvaluationMessage; dueMillis: number }[] {
+    return this.timers.splice(0);
   }
 }
 
@@ -81,6 +93,7 @@ export function harness(
 ) {
   const store = options.store ?? new MemoryConversationStore();
   const queue = new RecordingQueue();
+  const timers = new RecordingTimers();
   const clock = new ManualClock();
   const tenants = new StaticTenantDirectory(
     options.tenants ?? [
@@ -131,6 +144,7 @@ export function harness(
     store,
     tenants,
     clock,
+    timers,
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
@@ -151,7 +165,7 @@ export function harness(
         ? {}
         : { body: typeof body === "string" ? body : JSON.stringify(body) }),
     });
-  return { store, queue, clock, tenants, webhookReceipts, service, app, evaluate, request };
+  return { store, queue, timers, clock, tenants, webhookReceipts, service, app, evaluate, request };
 }
 
 /** Posts turns 0 to `n - 1` of `messageTurns` to `conversation`, failing the test on a refusal. */

@@ -32,6 +32,9 @@ describe("/v1/tenant/config", () => {
         reserve_tokens: 0,
         min_gain_tokens: 0,
         min_band_turns: 1,
+        when: "turn",
+        idle_seconds: 300,
+        hard_ratio: 0.95,
       },
     });
     const put = await h.request("PUT", "/v1/tenant/config", tree({ enabled: true }));

@@ -26,6 +26,7 @@ function describeTurn(
   ];
   if (now !== null) lines.push(`now ${tokens(now)} projected (the next call)`);
   if (row.fired) lines.push(firingText(row, band));
+  else if (row.deferred_until) lines.push(`deferred until idle: due ${row.deferred_until}`);
   else if (row.skip_reason) lines.push(`skipped: ${row.skip_reason}`);
   return lines.join("\n");
 }
@@ -38,7 +39,12 @@ export function firingText(row: TimelineTurn, band: ListedCompaction | undefined
     ? `: ${tokens(band.trigger.estimated_tokens)} tokens over the threshold ${tokens(band.trigger.threshold)} of a ${tokens(band.trigger.context_window)} window, ${tokens(band.trigger.estimated_tokens_after)} after`
     : "";
   const which = fired.position === null ? "a band since removed" : `band #${fired.position}`;
-  return `after turn ${row.turn}, ${which} (${fired.source}) over turns ${fired.from_turn}–${fired.to_turn}${audit}`;
+  // An idle firing (issue 29) says how long the conversation rested first.
+  const rested =
+    band?.trigger?.when === "idle"
+      ? `, fired idle after ${band.trigger.rested_seconds} s at rest`
+      : "";
+  return `after turn ${row.turn}, ${which} (${fired.source}) over turns ${fired.from_turn}–${fired.to_turn}${audit}${rested}`;
 }
 
 /** What the chart needs besides the timeline and the stored bands. */
