@@ -684,6 +684,7 @@ describe("operations", () => {
       "empty_range",
       "short_range",
       "low_gain",
+      "deferred_until_idle",
       "stale",
       "already_evaluated",
       "unknown_turn",

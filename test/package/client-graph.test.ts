@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 describe("autocompact/client's module graph", () => {
-  it("bundles only the client's own files and core/errors.ts", () => {
+  it("bundles only the client's own files, core/errors.ts and core/splice.ts", () => {
     expect(Object.keys(metafile.inputs).sort()).toEqual([
       "client/errors.ts",
       "client/index.ts",
@@ -48,8 +48,10 @@ describe("autocompact/client's module graph", () => {
       "client/paths.ts",
       "client/tenant.ts",
       "client/types.ts",
+      "client/views.ts",
       "client/warnings.ts",
       "core/errors.ts",
+      "core/splice.ts",
     ]);
   });
 

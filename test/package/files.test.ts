@@ -29,8 +29,10 @@ const ALLOWED = [
   // The client and the types of `.`, with their declarations.
   /^dist\/client\/(index|types)\.(js|d\.ts)$/,
   /^dist\/(client|core)\/errors\.d\.ts$/,
-  // What the client's declarations import: its paging, paths, tenant settings, the events' types and the warnings' hook.
-  /^dist\/client\/(pages|paths|tenant|events|warnings)\.d\.ts$/,
+  // What the client's declarations import: its paging, paths, tenant settings, held views, the events' types and the warnings' hook.
+  /^dist\/client\/(pages|paths|tenant|views|events|warnings)\.d\.ts$/,
+  // The splice the held views apply.
+  /^dist\/core\/splice\.d\.ts$/,
 ];
 
 /** Files that must be there. */
