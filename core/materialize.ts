@@ -68,7 +68,11 @@ export function materializeTurns(
   // The turns alone, numbered from 0: the compactions move with them.
   const shifted = compactions
     .filter((c) => c.from_turn <= last && c.to_turn >= first)
-    .map((c) => ({ ...c, from_turn: Math.max(0, c.from_turn - first), to_turn: c.to_turn - first }));
+    .map((c) => ({
+      ...c,
+      from_turn: Math.max(0, c.from_turn - first),
+      to_turn: c.to_turn - first,
+    }));
   const stream = [...turns.flat(), ...shifted];
   const { emitted } = projectWithSources(stream);
   let index = 0;

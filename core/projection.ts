@@ -307,7 +307,7 @@ function projectTracked(entries: readonly Entry[], emitted?: (Entry | undefined)
   if (compactions.length === 0 && !tools.irregular) {
     const turns: TurnOrigin[] = [];
     for (let t = 0; t < turnCount; t++) turns.push({ kept: t });
-    if (emitted) entries.forEach((entry, i) => (emitted[i] = entry));
+    if (emitted) for (const [i, entry] of entries.entries()) emitted[i] = entry;
     return { entries: entries.slice(), turns };
   }
   const policies = resolvePolicies(compactions, turnCount);

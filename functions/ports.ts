@@ -206,6 +206,24 @@ export interface StoredCompaction {
 }
 
 /**
+ * A band's materialized form (core/materialize.ts), written with the band:
+ * its stored turns as the projection reduces them, so the view reads these
+ * instead of the raw turns. It holds while the compactions covering
+ * `from_turn..to_turn` are exactly `covering` (functions/conversations/materialized.ts).
+ */
+export interface MaterializedBand {
+  /** The key of the band it was written with (removed with it). */
+  readonly key: string;
+  readonly from_turn: number;
+  /** The band's last stored turn when it was written (inclusive). */
+  readonly to_turn: number;
+  /** `key@seq` of every compaction covering one of its turns then, sorted. */
+  readonly covering: readonly string[];
+  /** Turns `from_turn..to_turn`, each in its materialized form. */
+  readonly turns: readonly (readonly Entry[])[];
+}
+
+/**
  * The head fields a write sets (the rest stay as they are). `turn_count` and
  * `compactions_version` are set only by the store itself; `evaluated_through`
  * is set by a band's write, whose condition guarantees it only rises.
@@ -310,8 +328,10 @@ export interface ConversationStore {
    * head still has `expected.turn_count` and `expected.compactions_version`;
    * the head gets `compactions_version = expected.compactions_version + 1`
    * and `head`; with an `evaluation` (the compactor's), the size record of
-   * turn `evaluation.turn` keeps it. Atomic (one transaction). Throws
-   * {@link ConditionFailedError} otherwise.
+   * turn `evaluation.turn` keeps it; `materialized` (the band's form, its
+   * `key` the compaction's) is kept with it, or dropped when too large to
+   * store (readers then read the raw turns). Atomic (one transaction).
+   * Throws {@link ConditionFailedError} otherwise.
    */
   addCompaction(
     ref: ConversationRef,
@@ -319,9 +339,17 @@ export interface ConversationStore {
     expected: HeadVersion,
     head: HeadUpdate,
     evaluation?: TurnEvaluation,
+    materialized?: MaterializedBand,
   ): Promise<void>;
 
-  /** Removes compactions by key under the same head condition, atomically, bumping the version. */
+  /** Every kept {@link MaterializedBand} (some may no longer hold), in `from_turn` order. */
+  listMaterialized(ref: ConversationRef): Promise<MaterializedBand[]>;
+
+  /**
+   * Removes compactions by key under the same head condition, atomically,
+   * bumping the version; their materialized forms go too (after it: a
+   * form left behind no longer holds, as its band is gone).
+   */
   removeCompactions(
     ref: ConversationRef,
     keys: readonly string[],

@@ -14,7 +14,9 @@
  * - `bands` counts the compactions by source, for the tenant's list (set
  *   by every compaction write, so a head from before it gets it on the next);
  * - `evaluated_through` only rises (but for a repair that brings it back
- *   to the last turn).
+ *   to the last turn);
+ * - a band is written with its materialized form where its turns allow one
+ *   (materialized.ts), so the view reads the form, not the band's raw turns.
  *
  * Those numbers are defined once, in counters.ts; a `repair_head` write
  * (verify's repair) sets them all from the stored turns and compactions.
@@ -67,6 +69,7 @@ import {
   projectedChars,
   rawChars,
 } from "./counters.ts";
+import { materializeBand } from "./materialized.ts";
 
 /** Compactions removed per transaction (DynamoDB allows 100 items, one is the head). */
 const REMOVE_BATCH = 90;
@@ -386,9 +389,10 @@ export class ConversationLog {
         if (!head) throw new ConditionFailedError("no head to add a compaction to");
         const { decision, measures } = write;
         const added = write.compaction.compaction;
-        const [withBand, latest] = await Promise.all([
+        const [withBand, latest, form] = await Promise.all([
           snapshot.charsWithBand(added),
           snapshot.latestBandTimestamp(),
+          materializeBand(this.#store, ref, head, write.compaction, () => snapshot.compactions()),
         ]);
         const bands = addedCounts(head, write.compaction);
         await this.#store.addCompaction(
@@ -410,6 +414,7 @@ export class ConversationLog {
                 }),
           },
           decision && measures ? { ...decision, ...measures } : undefined,
+          form,
         );
         return;
       }

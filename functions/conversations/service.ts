@@ -44,6 +44,7 @@ import {
   prepareManualCompaction,
   requireHead,
 } from "./manual-compaction.ts";
+import { materializedDrift, readProjectable } from "./materialized.ts";
 import { cursorField, type PageRequest, projectedAnswer, rawPage } from "./paged-reads.ts";
 import {
   type AppendOutcome,
@@ -403,8 +404,10 @@ export class ConversationService {
     codec?: ProviderFormat,
   ) {
     const ref = { tenant: tenant.id, conversation };
+    // A provider format writes from the raw events too; JP entries need only the view.
+    const stream = codec ? readStream : readProjectable;
     return this.#afterHead(ref, wait, async (head) => ({
-      ...projectedAnswer(await readStream(this.#store, ref), head, page, {
+      ...projectedAnswer(await stream(this.#store, ref), head, page, {
         estimator: conversationEstimator(this.#settings, tenant, head),
         ...(codec ? { format: codec } : {}),
       }),
@@ -530,10 +533,11 @@ export class ConversationService {
 
   /**
    * Recomputes the head's counters from the stored turns and compactions,
-   * and each turn's sizes from its events, and reports every number that
-   * differs. With `repair`, a drifted head gets the recomputed counters in
-   * one write conditional on the head it was checked against (the stored
-   * turn sizes are reported, never rewritten).
+   * each turn's sizes from its events and each band's materialized form
+   * that holds from its turns, and reports every number that differs. With
+   * `repair`, a drifted head gets the recomputed counters in one write
+   * conditional on the head it was checked against (the stored turn sizes
+   * and forms are reported, never rewritten).
    */
   async verify(
     tenant: Tenant,
@@ -544,13 +548,18 @@ export class ConversationService {
     type Verified = { drift: Drift[]; repaired: boolean };
     return this.#log.update(ref, "verify", async (snapshot): Promise<Decision<Verified>> => {
       const head = countersOf(requireHead(ref, snapshot.head));
-      const [sizes, compactions, turns] = await Promise.all([
+      const [sizes, compactions, turns, forms] = await Promise.all([
         snapshot.turnSizes(),
         snapshot.compactions(),
         this.#store.readTurns(ref),
+        this.#store.listMaterialized(ref),
       ]);
       const drifted = headDrift(head, expectedCounters(head, sizes, compactions));
-      const drift = [...drifted, ...sizeDrift(sizes, measureStoredTurns(turns))];
+      const drift = [
+        ...drifted,
+        ...sizeDrift(sizes, measureStoredTurns(turns)),
+        ...materializedDrift(forms, compactions, turns),
+      ];
       if (!options.repair || drifted.length === 0) return { result: { drift, repaired: false } };
       return { write: { kind: "repair_head" }, result: { drift, repaired: true } };
     });

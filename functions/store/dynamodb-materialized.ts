@@ -1,0 +1,91 @@
+/**
+ * The materialized forms of bands in the DynamoDB conversation store
+ * (ports.ts `MaterializedBand`): one `MAT#<band key>` item each, its turns
+ * as gzipped JSON, put in the band's own transaction and deleted after the
+ * transaction that removes the band. A form whose compressed turns would not
+ * fit one item is not kept: the view then reads the band's raw turns.
+ */
+import { promisify } from "node:util";
+import { gunzip as gunzipCallback, gzip as gzipCallback } from "node:zlib";
+import { DeleteItemCommand, type TransactWriteItem } from "@aws-sdk/client-dynamodb";
+import { CorruptDataError } from "../errors.ts";
+import type { ConversationRef, MaterializedBand } from "../ports.ts";
+import type { Item } from "./dynamodb-items.ts";
+import { MATERIALIZED_SK_PREFIX, materializedSk, partitionKey } from "./dynamodb-keys.ts";
+import { type DynamoTarget, queryPartition } from "./dynamodb-target.ts";
+
+const gzip = promisify(gzipCallback);
+const gunzip = promisify(gunzipCallback);
+
+/** The most compressed bytes of turns one MAT item holds (items are limited to 400 KB). */
+export const MATERIALIZED_MAX_BYTES = 380 * 1024;
+
+/** The Put of `form`'s MAT item in its band's transaction, or none when it is too large to keep. */
+export async function putMaterialized(
+  target: DynamoTarget,
+  ref: ConversationRef,
+  form: MaterializedBand,
+): Promise<TransactWriteItem[]> {
+  const data = await gzip(Buffer.from(JSON.stringify(form.turns), "utf8"));
+  if (data.length > MATERIALIZED_MAX_BYTES) return [];
+  const item: Item = {
+    pk: { S: partitionKey(ref) },
+    sk: { S: materializedSk(form.key) },
+    key: { S: form.key },
+    from_turn: { N: String(form.from_turn) },
+    to_turn: { N: String(form.to_turn) },
+    covering: { L: form.covering.map((band) => ({ S: band })) },
+    data: { B: data },
+  };
+  // A form left by a band removed under the same key is replaced: it no longer held.
+  return [{ Put: { TableName: target.table, Item: item } }];
+}
+
+/** The port's `listMaterialized` on `target`: one Query of the MAT items. */
+export async function listMaterialized(
+  target: DynamoTarget,
+  ref: ConversationRef,
+): Promise<MaterializedBand[]> {
+  const items = await queryPartition(target, ref, {
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+    ExpressionAttributeValues: { ":prefix": { S: MATERIALIZED_SK_PREFIX } },
+  });
+  const forms = await Promise.all(items.map(fromMaterializedItem));
+  return forms.sort((a, b) => a.from_turn - b.from_turn);
+}
+
+async function fromMaterializedItem(item: Item): Promise<MaterializedBand> {
+  const key = item.key?.S ?? "";
+  try {
+    return {
+      key,
+      from_turn: Number(item.from_turn?.N),
+      to_turn: Number(item.to_turn?.N),
+      covering: (item.covering?.L ?? []).map((band) => band.S ?? ""),
+      turns: JSON.parse((await gunzip(item.data?.B ?? new Uint8Array())).toString("utf8")),
+    };
+  } catch (error) {
+    throw new CorruptDataError(`materialized band ${key} cannot be decoded`, { cause: error });
+  }
+}
+
+/**
+ * Deletes the forms of the bands `keys` (after the transaction that removed
+ * them; one missed by a crash no longer holds, and goes with the conversation).
+ */
+export async function deleteMaterialized(
+  target: DynamoTarget,
+  ref: ConversationRef,
+  keys: readonly string[],
+): Promise<void> {
+  await Promise.all(
+    keys.map((key) =>
+      target.client.send(
+        new DeleteItemCommand({
+          TableName: target.table,
+          Key: { pk: { S: partitionKey(ref) }, sk: { S: materializedSk(key) } },
+        }),
+      ),
+    ),
+  );
+}
