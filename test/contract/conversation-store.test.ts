@@ -6,6 +6,7 @@ import { MemoryConversationStore } from "../../functions/store/memory.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { conversationStoreContract } from "./conversation-store.contract.ts";
 import { idempotencyKeysContract } from "./idempotency-keys.contract.ts";
+import { materializedBandsContract } from "./materialized-bands.contract.ts";
 
 conversationStoreContract(
   "MemoryConversationStore",
@@ -50,4 +51,14 @@ conversationStoreContract(
     return new DynamoConversationStore(client, table, { ...options, queryLimit: 2 });
   },
   { large: false, concurrent: true },
+);
+
+materializedBandsContract("MemoryConversationStore", async () => new MemoryConversationStore());
+materializedBandsContract(
+  "DynamoConversationStore on DynamoDB Local",
+  async () => {
+    const { client, table } = await dynamoTable();
+    return new DynamoConversationStore(client, table);
+  },
+  { runs: 12, concurrent: true },
 );
