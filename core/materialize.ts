@@ -1,5 +1,5 @@
 /**
- * Materialized bands (docs/architecture.md §8 "Materialized bands"): a
+ * Materialized bands (the view, docs/architecture.md §5; issue 28): a
  * band's turns in the form the projection reduces them to, written with the
  * band so a read of the view need not read their raw events.
  *

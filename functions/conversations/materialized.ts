@@ -1,7 +1,6 @@
 /**
- * Materialized bands (docs/architecture.md §8 "Materialized bands"): the
- * projected form of a band's turns (core/materialize.ts), written with the
- * band, so the view reads the head, the bands' forms and the raw turns
+ * Materialized bands: the projected form of a band's turns
+ * (core/materialize.ts states the form), written with the band, so the view reads the head, the bands' forms and the raw turns
  * outside them, and the bytes it reads follow the answer's.
  *
  * A form holds while the compactions covering its turns are exactly the ones
