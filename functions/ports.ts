@@ -342,6 +342,14 @@ export interface ConversationStore {
     materialized?: MaterializedBand,
   ): Promise<void>;
 
+  /**
+   * Keeps `form` (a band's materialized form built after its write, its
+   * `key` the band's) only while the band is still stored under that key
+   * with `seq`, atomically with that check; otherwise, or when too large to
+   * store, keeps nothing. Returns whether it was kept.
+   */
+  addMaterialized(ref: ConversationRef, seq: number, form: MaterializedBand): Promise<boolean>;
+
   /** Every kept {@link MaterializedBand} (some may no longer hold), in `from_turn` order. */
   listMaterialized(ref: ConversationRef): Promise<MaterializedBand[]>;
 

@@ -15,8 +15,9 @@
  *   by every compaction write, so a head from before it gets it on the next);
  * - `evaluated_through` only rises (but for a repair that brings it back
  *   to the last turn);
- * - a band is written with its materialized form where its turns allow one
- *   (materialized.ts), so the view reads the form, not the band's raw turns.
+ * - a band is written with its materialized form when the write carries its
+ *   turns (a summary's) and they allow one (materialized.ts); otherwise the
+ *   view's first read builds it, so a firing reads no turn for it.
  *
  * Those numbers are defined once, in counters.ts; a `repair_head` write
  * (verify's repair) sets them all from the stored turns and compactions.
@@ -123,6 +124,8 @@ export type LogWrite =
       readonly decision?: EvaluationDecision;
       /** With the decision: what the evaluation saw, kept on its turn's size record. */
       readonly measures?: EvaluationMeasures;
+      /** The band's stored turns, when the writer read them (a summary's): its form is built from them. */
+      readonly turns?: readonly StoredTurn[];
     }
   | { readonly kind: "remove_compactions"; readonly keys: readonly string[] }
   /** Verify's repair: the head gets the counters its stored turns and compactions say (counters.ts). */
@@ -392,7 +395,7 @@ export class ConversationLog {
         const [withBand, latest, form] = await Promise.all([
           snapshot.charsWithBand(added),
           snapshot.latestBandTimestamp(),
-          materializeBand(this.#store, ref, head, write.compaction, () => snapshot.compactions()),
+          materializeBand(head, write.compaction, write.turns ?? [], () => snapshot.compactions()),
         ]);
         const bands = addedCounts(head, write.compaction);
         await this.#store.addCompaction(

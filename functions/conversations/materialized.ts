@@ -3,6 +3,10 @@
  * (core/materialize.ts states the form), written with the band, so the view reads the head, the bands' forms and the raw turns
  * outside them, and the bytes it reads follow the answer's.
  *
+ * A band is written with its form when the writer read its turns anyway (a
+ * summary's); any other gets it on the first read of the view that reads its
+ * raw turns, so a firing reads no turn for its form.
+ *
  * A form holds while the compactions covering its turns are exactly the ones
  * it was built under (`covering`, each `key@seq`: a key written again after a
  * removal has another seq). A band added over its turns, or one of them
@@ -46,29 +50,19 @@ export function holds(form: MaterializedBand, compactions: readonly StoredCompac
 }
 
 /**
- * The form to write with `band` (added to a head at `head`): its stored
- * turns under every compaction that will cover them, or `undefined` when a
- * turn's tool calls pair across turns. An automatic band starts past every
- * compaction, so only its own covers its turns and no list is read; any
- * other reads `stored` (every compaction).
+ * The form of `band`'s stored turns `turns` (exactly `from_turn` on, in
+ * order) under `compactions` (every one stored, in stream order, `band`
+ * among them), or `undefined` when a turn's tool calls pair across turns.
  */
-export async function materializeBand(
-  store: ConversationStore,
-  ref: ConversationRef,
-  head: ConversationHead,
+function formOf(
   band: StoredCompaction,
-  stored: () => Promise<readonly StoredCompaction[]>,
-): Promise<MaterializedBand | undefined> {
+  turns: readonly StoredTurn[],
+  compactions: readonly StoredCompaction[],
+): MaterializedBand | undefined {
   const from = band.compaction.from_turn;
-  const to = Math.min(band.compaction.to_turn, head.turn_count - 1);
-  if (from > to) return undefined;
-  const [turns, others] = await Promise.all([
-    store.readTurns(ref, from, to),
-    from > head.max_compacted_turn ? [] : stored(),
-  ]);
-  if (turns.length !== to - from + 1) return undefined;
-  // The new band is the last in stream order: it was written after every other.
-  const covering = coveringOf([...others, band], from, to);
+  const to = from + turns.length - 1;
+  if (turns.length === 0 || turns.some((turn, i) => turn.turn !== from + i)) return undefined;
+  const covering = coveringOf(compactions, from, to);
   const form = materializeTurns(
     turns.map((turn) => turn.events),
     from,
@@ -82,6 +76,56 @@ export async function materializeBand(
     covering: covering.map(bandId).sort(),
     turns: form,
   };
+}
+
+/**
+ * The form to write with `band` (added to a head at `head`) from its turns
+ * the writer already read (`read`: a summary's), or `undefined` when they are
+ * not all its stored turns or a turn's tool calls pair across turns. A band
+ * written with no turns read gets its form on the view's first read of its
+ * raw turns ({@link readProjectable}): a firing reads no turn for it. An
+ * automatic band starts past every compaction, so only its own covers its
+ * turns and no list is read; any other reads `stored` (every compaction).
+ */
+export async function materializeBand(
+  head: ConversationHead,
+  band: StoredCompaction,
+  read: readonly StoredTurn[],
+  stored: () => Promise<readonly StoredCompaction[]>,
+): Promise<MaterializedBand | undefined> {
+  const from = band.compaction.from_turn;
+  const to = Math.min(band.compaction.to_turn, head.turn_count - 1);
+  const turns = read.filter((turn) => turn.turn >= from && turn.turn <= to);
+  if (from > to || turns.length !== to - from + 1) return undefined;
+  const others = from > head.max_compacted_turn ? [] : await stored();
+  // The new band is the last in stream order: it was written after every other.
+  return formOf(band, turns, [...others, band]);
+}
+
+/**
+ * The forms of the bands in `compactions` that have none holding and whose
+ * turns (up to the last of `raw`) are all in `raw`, the turns this read got
+ * raw: built from them, so the next read need not read them.
+ */
+function lazyForms(
+  compactions: readonly StoredCompaction[],
+  forms: readonly MaterializedBand[],
+  raw: ReadonlyMap<number, StoredTurn>,
+  turnCount: number,
+): { seq: number; form: MaterializedBand }[] {
+  return compactions.flatMap((band) => {
+    if (forms.some((form) => form.key === band.key && holds(form, compactions))) return [];
+    const from = band.compaction.from_turn;
+    const to = Math.min(band.compaction.to_turn, turnCount - 1);
+    const turns: StoredTurn[] = [];
+    for (let t = from; t <= to; t++) {
+      const turn = raw.get(t);
+      if (!turn) return [];
+      turns.push(turn);
+    }
+    const form = formOf(band, turns, compactions);
+    return form ? [{ seq: band.seq, form }] : [];
+  });
 }
 
 /** The forms among `forms` that hold, in turn order, none overlapping another. */
@@ -102,7 +146,8 @@ function holding(
  * A stream whose projection is the conversation's view: the raw stream, but
  * for the turns of every form that holds, which are their forms. It reads
  * the compactions, the forms, and the raw turns outside every holding form
- * (one range read per gap between them), nothing else.
+ * (one range read per gap between them), nothing else; it writes the form
+ * of each band whose turns it read raw and that has none holding.
  */
 export async function readProjectable(
   store: ConversationStore,
@@ -129,6 +174,15 @@ export async function readProjectable(
   // A turn missing (never stored) ends the stream, as a read of the raw turns would.
   const end = turns.findIndex((events) => events === undefined);
   const stream = end === -1 ? turns : turns.slice(0, end);
+  // A band with no form yet (a strip firing writes none) gets one from the raw turns read here;
+  // one removed meanwhile keeps none (the store's check).
+  const built = lazyForms(
+    compactions,
+    forms,
+    new Map(raw.map((turn) => [turn.turn, turn])),
+    stream.length,
+  );
+  await Promise.all(built.map(({ seq, form }) => store.addMaterialized(ref, seq, form)));
   return interleave(
     stream.map((events) => events.slice()),
     compactions,

@@ -78,7 +78,7 @@ import {
 } from "./dynamodb-idempotency.ts";
 import { toHead } from "./dynamodb-items.ts";
 import { HEAD_SK, listPartitionKey, partitionKey } from "./dynamodb-keys.ts";
-import { listMaterialized } from "./dynamodb-materialized.ts";
+import { addMaterialized, listMaterialized } from "./dynamodb-materialized.ts";
 import {
   getTurn,
   getTurnSizes,
@@ -191,6 +191,10 @@ export class DynamoConversationStore implements ConversationStore {
 
   addCompaction(...args: Parameters<ConversationStore["addCompaction"]>): Promise<void> {
     return addCompaction(this.#target, ...args);
+  }
+
+  addMaterialized(...args: Parameters<ConversationStore["addMaterialized"]>) {
+    return addMaterialized(this.#target, ...args);
   }
 
   listMaterialized(...args: Parameters<ConversationStore["listMaterialized"]>) {

@@ -200,6 +200,17 @@ export class MemoryConversationStore implements ConversationStore {
     conversation.activeAt = this.#now();
   }
 
+  async addMaterialized(
+    ref: ConversationRef,
+    seq: number,
+    form: MaterializedBand,
+  ): Promise<boolean> {
+    const conversation = this.#get(ref);
+    if (!conversation || conversation.compactions.get(form.key)?.seq !== seq) return false;
+    conversation.materialized.set(form.key, copy(form));
+    return true;
+  }
+
   async listMaterialized(ref: ConversationRef): Promise<MaterializedBand[]> {
     const forms = [...(this.#get(ref)?.materialized.values() ?? [])];
     return copy(forms.sort((a, b) => a.from_turn - b.from_turn));

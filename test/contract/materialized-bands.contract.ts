@@ -121,6 +121,89 @@ export function materializedBandsContract(
       expect(await store.listMaterialized(freshRef())).toEqual([]);
     });
 
+    it("keeps a form added after its band only while the band is stored with that seq", async () => {
+      const store = await makeStore();
+      const ref = await fourTurns(store);
+      const later = form("MAN#1", 0, [[turnStart(0)], [turnStart(1), message("é🚀", 1)]]);
+      await store.addCompaction(
+        ref,
+        band("MAN#1", 0, 1, 1),
+        { turn_count: 4, compactions_version: 0 },
+        {},
+      );
+      expect(await store.listMaterialized(ref)).toEqual([]);
+      expect(await store.addMaterialized(ref, 2, later)).toBe(false);
+      expect(await store.addMaterialized(ref, 1, { ...later, key: "MAN#9" })).toBe(false);
+      expect(await store.addMaterialized(freshRef(), 1, later)).toBe(false);
+      expect(await store.listMaterialized(ref)).toEqual([]);
+      expect(await store.addMaterialized(ref, 1, later)).toBe(true);
+      expect(await store.listMaterialized(ref)).toEqual([later]);
+      await store.removeCompactions(ref, ["MAN#1"], { turn_count: 4, compactions_version: 1 }, {});
+      expect(await store.addMaterialized(ref, 1, later)).toBe(false);
+      expect(await store.listMaterialized(ref)).toEqual([]);
+    });
+
+    it("builds a strip band's form on the view's first read, and none for a band removed meanwhile", async () => {
+      const store = await makeStore();
+      const log = new ConversationLog(store);
+      const ref = freshRef();
+      for (let t = 0; t < 4; t++) {
+        const events = [
+          turnStart(t),
+          request(`q${t}`, t),
+          toolCall(`c${t}`, "grep", { q: t }, t),
+          toolResult(`c${t}`, `found ${t}`, false, t),
+          message(`m${t}`, t),
+        ];
+        await log.update(ref, "append", async () => ({
+          write: { kind: "append_turn", turn: storedTurn(t, events) },
+          result: undefined,
+        }));
+      }
+      const strip = (key: string, from: number, to: number) =>
+        log.update(ref, "band", async (snapshot) => {
+          const seq = (snapshot.head?.compactions_version ?? 0) + 1;
+          const policy = { policy: "strip", request: true, response: true } as const;
+          const value = compaction(from, to, seq, { tool_calls: policy });
+          return {
+            write: {
+              kind: "add_compaction",
+              compaction: { key, after_turn: 3, seq, compaction: value },
+            },
+            result: undefined,
+          };
+        });
+      await strip("MAN#1", 0, 1);
+      // The band's write carried no turns: it keeps no form.
+      expect(await store.listMaterialized(ref)).toEqual([]);
+      const full = project(await readStream(store, ref));
+      expect(project(await readProjectable(store, ref))).toEqual(full);
+      expect(
+        (await store.listMaterialized(ref)).map((f) => [f.key, f.from_turn, f.to_turn]),
+      ).toEqual([["MAN#1", 0, 1]]);
+      expect(project(await readProjectable(store, ref))).toEqual(full);
+      // The race: a band removed between the read of its raw turns and its form's put.
+      await strip("MAN#2", 2, 3);
+      const put = store.addMaterialized.bind(store);
+      const kept: boolean[] = [];
+      store.addMaterialized = async (...args) => {
+        await log.update(ref, "remove", async () => ({
+          write: { kind: "remove_compactions", keys: ["MAN#2"] },
+          result: undefined,
+        }));
+        const added = await put(...args);
+        kept.push(added);
+        return added;
+      };
+      await readProjectable(store, ref);
+      store.addMaterialized = put;
+      expect(kept).toEqual([false]);
+      expect((await store.listMaterialized(ref)).map((f) => f.key)).toEqual(["MAN#1"]);
+      expect(project(await readProjectable(store, ref))).toEqual(
+        project(await readStream(store, ref)),
+      );
+    });
+
     it("reads a stacked band's turns raw again once the band under it is removed", async () => {
       const store = await makeStore();
       const log = new ConversationLog(store);
