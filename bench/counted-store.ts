@@ -9,6 +9,21 @@ import { DynamoConversationStore } from "../functions/store/dynamodb.ts";
 import { createTable } from "../functions/store/dynamodb-table.ts";
 import { StaticTenantDirectory } from "../functions/store/tenants-memory.ts";
 
+/**
+ * The bytes of `items` as JSON, a Binary attribute counted as its own bytes
+ * (as DynamoDB sizes it; `JSON.stringify` would spell a Uint8Array as an
+ * object of its indices, several times its size).
+ */
+function itemBytes(items: unknown): number {
+  let binary = 0;
+  const json = JSON.stringify(items, (_key, value) => {
+    if (!(value instanceof Uint8Array)) return value;
+    binary += value.byteLength;
+    return "";
+  });
+  return Buffer.byteLength(json) + binary;
+}
+
 /** Counts the bytes of items every DynamoDB read returns. */
 export function countReadBytes(client: DynamoDBClient): { bytes: number; requests: number } {
   const counter = { bytes: 0, requests: 0 };
@@ -19,7 +34,7 @@ export function countReadBytes(client: DynamoDBClient): { bytes: number; request
       const items = output.Item ?? output.Items ?? output.Responses;
       if (items !== undefined) {
         counter.requests++;
-        counter.bytes += JSON.stringify(items).length;
+        counter.bytes += itemBytes(items);
       }
       return result;
     },

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: runs every benchmark and prints one JSON line per result.
- * `npm run bench -- core` (or `service`, `cli`, `limits`, `burst`, `calibration`, `firing`, `reads`) runs one group;
+ * `npm run bench -- core` (or `service`, `cli`, `limits`, `burst`, `calibration`, `firing`, `reads`, `projection`) runs one group;
  * `webhook` runs only the webhook latencies of `service`.
  */
 import { benchCore } from "./core.ts";
@@ -16,6 +16,7 @@ const groups: Record<string, () => Promise<Record<string, unknown>[]> | Record<s
     calibration: async () => (await import("./calibration.ts")).benchCalibration(),
     firing: async () => (await import("./firing.ts")).benchFiring(),
     reads: async () => (await import("./conditional-reads.ts")).benchConditionalReads(),
+    projection: async () => (await import("./projection.ts")).benchProjection(),
   };
 
 const wanted = process.argv.slice(2).filter((arg) => arg !== "--");

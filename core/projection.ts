@@ -283,6 +283,23 @@ function streamToolRoles(
  * orphan results never.
  */
 export function project(entries: readonly Entry[]): Projection {
+  return projectTracked(entries);
+}
+
+/**
+ * {@link project}, with what became of each entry: `emitted[i]` is the form
+ * of `entries[i]` in the view (itself, stripped, or `undefined` when the view
+ * drops it; a summary's own entries come from no entry). The materialized
+ * form of a band (core/materialize.ts) is built from it.
+ */
+export function projectWithSources(
+  entries: readonly Entry[],
+): Projection & { readonly emitted: (Entry | undefined)[] } {
+  const emitted: (Entry | undefined)[] = new Array(entries.length).fill(undefined);
+  return { ...projectTracked(entries, emitted), emitted };
+}
+
+function projectTracked(entries: readonly Entry[], emitted?: (Entry | undefined)[]): Projection {
   const { turnOf, turnCount } = indexTurns(entries);
   const compactions = compactionsOf(entries);
   const tools = streamToolRoles(entries, turnOf, turnCount);
@@ -290,6 +307,7 @@ export function project(entries: readonly Entry[]): Projection {
   if (compactions.length === 0 && !tools.irregular) {
     const turns: TurnOrigin[] = [];
     for (let t = 0; t < turnCount; t++) turns.push({ kept: t });
+    if (emitted) for (const [i, entry] of entries.entries()) emitted[i] = entry;
     return { entries: entries.slice(), turns };
   }
   const policies = resolvePolicies(compactions, turnCount);
@@ -326,15 +344,19 @@ export function project(entries: readonly Entry[]): Projection {
     );
   };
 
+  const emit = (i: number, entry: Entry) => {
+    out.push(entry);
+    if (emitted) emitted[i] = entry;
+  };
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as Entry;
     if (!isKnown(entry)) {
-      out.push(entry);
+      emit(i, entry);
       continue;
     }
     if (entry.type === "compaction") continue;
     if (entry.type === "config_delta") {
-      out.push(entry);
+      emit(i, entry);
       continue;
     }
     const turn = turnOf[i] as number;
@@ -344,7 +366,7 @@ export function project(entries: readonly Entry[]): Projection {
       for (let j = i; j < entries.length && turnOf[j] === turn; j++) {
         if (tools.roles[j] !== "carried") continue;
         const projected = carriedResult(entries[j] as ToolCallResponse, turn);
-        if (projected) out.push(projected);
+        if (projected) emit(j, projected);
       }
     }
     enterTurn(turn, entry.timestamp);
@@ -353,14 +375,14 @@ export function project(entries: readonly Entry[]): Projection {
     switch (entry.type) {
       case "chat_response":
         if (entry.reasoning !== undefined && policy.reasoning !== undefined) continue;
-        out.push(entry);
+        emit(i, entry);
         break;
       case "tool_call_request": {
         if (tools.roles[i] === "pending" && !keepsPending(pendingOf, carriedOf, turn, turnCount)) {
           break;
         }
         const projected = projectToolRequest(entry, toolPolicy);
-        if (projected) out.push(projected);
+        if (projected) emit(i, projected);
         break;
       }
       case "tool_call_response": {
@@ -371,11 +393,11 @@ export function project(entries: readonly Entry[]): Projection {
             : role === "orphan"
               ? undefined
               : projectToolResponse(entry, toolPolicy, () => toolNameFor(names, entry.id, turn));
-        if (projected) out.push(projected);
+        if (projected) emit(i, projected);
         break;
       }
       default:
-        out.push(entry);
+        emit(i, entry);
     }
   }
   return { entries: out, turns };

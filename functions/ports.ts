@@ -13,7 +13,8 @@ import type { Compaction, Entry } from "../core/events.ts";
 import type { TurnRange } from "../core/rules.ts";
 import type { RunningTotals, TurnSize } from "../core/sizes.ts";
 
-// The ports of signed webhooks in and notifications out, and of tenants, in files of their own.
+// The ports of signed webhooks in and notifications out, of tenants and of summarizers, in files of their own.
+export * from "./summarizer-ports.ts";
 export * from "./tenant-ports.ts";
 export * from "./webhook-ports.ts";
 
@@ -208,6 +209,24 @@ export interface StoredCompaction {
 }
 
 /**
+ * A band's materialized form (core/materialize.ts), written with the band:
+ * its stored turns as the projection reduces them, so the view reads these
+ * instead of the raw turns. It holds while the compactions covering
+ * `from_turn..to_turn` are exactly `covering` (functions/conversations/materialized.ts).
+ */
+export interface MaterializedBand {
+  /** The key of the band it was written with (removed with it). */
+  readonly key: string;
+  readonly from_turn: number;
+  /** The band's last stored turn when it was written (inclusive). */
+  readonly to_turn: number;
+  /** `key@seq` of every compaction covering one of its turns then, sorted. */
+  readonly covering: readonly string[];
+  /** Turns `from_turn..to_turn`, each in its materialized form. */
+  readonly turns: readonly (readonly Entry[])[];
+}
+
+/**
  * The head fields a write sets (the rest stay as they are). `turn_count` and
  * `compactions_version` are set only by the store itself; `evaluated_through`
  * is set by a band's write, whose condition guarantees it only rises.
@@ -318,8 +337,10 @@ export interface ConversationStore {
    * head still has `expected.turn_count` and `expected.compactions_version`;
    * the head gets `compactions_version = expected.compactions_version + 1`
    * and `head`; with an `evaluation` (the compactor's), the size record of
-   * turn `evaluation.turn` keeps it. Atomic (one transaction). Throws
-   * {@link ConditionFailedError} otherwise.
+   * turn `evaluation.turn` keeps it; `materialized` (the band's form, its
+   * `key` the compaction's) is kept with it, or dropped when too large to
+   * store (readers then read the raw turns). Atomic (one transaction).
+   * Throws {@link ConditionFailedError} otherwise.
    */
   addCompaction(
     ref: ConversationRef,
@@ -327,9 +348,25 @@ export interface ConversationStore {
     expected: HeadVersion,
     head: HeadUpdate,
     evaluation?: TurnEvaluation,
+    materialized?: MaterializedBand,
   ): Promise<void>;
 
-  /** Removes compactions by key under the same head condition, atomically, bumping the version. */
+  /**
+   * Keeps `form` (a band's materialized form built after its write, its
+   * `key` the band's) only while the band is still stored under that key
+   * with `seq`, atomically with that check; otherwise, or when too large to
+   * store, keeps nothing. Returns whether it was kept.
+   */
+  addMaterialized(ref: ConversationRef, seq: number, form: MaterializedBand): Promise<boolean>;
+
+  /** Every kept {@link MaterializedBand} (some may no longer hold), in `from_turn` order. */
+  listMaterialized(ref: ConversationRef): Promise<MaterializedBand[]>;
+
+  /**
+   * Removes compactions by key under the same head condition, atomically,
+   * bumping the version; their materialized forms go too (after it: a
+   * form left behind no longer holds, as its band is gone).
+   */
   removeCompactions(
     ref: ConversationRef,
     keys: readonly string[],
@@ -522,56 +559,6 @@ export interface TurnQueue {
  */
 export interface IdleTimers {
   schedule(message: EvaluationMessage, dueMillis: number): Promise<void>;
-}
-
-/** What a summarizer is asked: the RAW events of a band (never a projected view). */
-export interface SummaryRequest {
-  readonly from_turn: number;
-  readonly to_turn: number;
-  readonly events: readonly Entry[];
-  readonly instructions?: string;
-  readonly model?: string;
-}
-
-/**
- * What a summarizer is asked for `range`: its raw events and the rule's prompt
- * and model (the compactor's and the CLI's requests are built here alike).
- */
-export function summaryRequest(
-  range: TurnRange,
-  events: readonly Entry[],
-  rule: SummaryRuleConfig,
-): SummaryRequest {
-  return {
-    from_turn: range.from_turn,
-    to_turn: range.to_turn,
-    events,
-    ...(rule.instructions ? { instructions: rule.instructions } : {}),
-    ...(rule.model?.id ? { model: rule.model.id } : {}),
-  };
-}
-
-/** A generated summary and what it cost (core's {@link BandSummary}). */
-export type SummaryResult = BandSummary;
-
-/**
- * Generates summaries (Bedrock Converse, or any OpenAI-compatible endpoint).
- * `summarize` resolves with non-blank text or throws ({@link EmptySummaryError}
- * for an empty answer), so callers never check the text again.
- */
-export interface Summarizer {
-  summarize(request: SummaryRequest, options?: SummarizeOptions): Promise<SummaryResult>;
-}
-
-/** Per-call options of {@link Summarizer.summarize}. */
-export interface SummarizeOptions {
-  /**
-   * The caller's deadline (the compactor's, per record): when it aborts, the
-   * request is abandoned and the summary fails as a timeout (`SummarizerError`
-   * with `timeoutMs`, 504), whichever of it and the summarizer's own timeout
-   * comes first.
-   */
-  readonly signal?: AbortSignal;
 }
 
 /** A source of time, injectable for tests. */

@@ -33,7 +33,7 @@ import type { Compaction } from "../../core/events.ts";
 import type { TurnRange } from "../../core/rules.ts";
 import { ConversationLog, type Decision, type RetryPolicy } from "../conversations/log.ts";
 import { autoKey, type ServiceSettings, triggerStateOf } from "../conversations/state.ts";
-import { missingSummarizerError, summarizeBand } from "../conversations/summaries.ts";
+import { missingSummarizerError, summarizeTurns } from "../conversations/summaries.ts";
 import { CorruptDataError, SetupError } from "../errors.ts";
 import type { DeliverySkip } from "../observability.ts";
 import {
@@ -43,6 +43,7 @@ import {
   type EvaluationMessage,
   type IdleTimers,
   type StoredCompaction,
+  type StoredTurn,
   type Summarizer,
   systemClock,
   type TenantDirectory,
@@ -130,7 +131,8 @@ async function evaluate(
   const log = new ConversationLog(deps.store, deps.retry);
   const what = `turn ${message.turn} of ${message.conversation}`;
   // A summary costs a model call: a retry after a lost race reuses it when the band is the same.
-  let cached: { key: string; result: BandSummary } | undefined;
+  // Its turns stay with it: the band's materialized form is built from them (materialized.ts).
+  let cached: { key: string; result: BandSummary; turns: readonly StoredTurn[] } | undefined;
   return log.update(ref, what, async (snapshot): Promise<Decision<EvaluationOutcome>> => {
     const head = snapshot.head;
     if (!head) return { result: { outcome: "skipped", reason: "unknown_turn" } };
@@ -190,9 +192,11 @@ async function evaluate(
             summarize: async (range: TurnRange, rule: SummaryRuleConfig) => {
               const key = JSON.stringify([range, rule]);
               if (cached?.key !== key) {
+                const turns = await deps.store.readTurns(ref, range.from_turn, range.to_turn);
                 cached = {
                   key,
-                  result: await summarizeBand(summarizer, deps.store, ref, range, rule, options),
+                  result: await summarizeTurns(summarizer, turns, range, rule, options),
+                  turns,
                 };
               }
               return cached.result;
@@ -271,6 +275,7 @@ async function evaluate(
           },
         },
         measures,
+        ...(step.summary && cached ? { turns: cached.turns } : {}),
       },
       result: {
         outcome: "fired",

@@ -17,6 +17,7 @@
  * and the stream's, another life) is answered in full, never as a wrong
  * splice.
  */
+
 import { createHash } from "node:crypto";
 import type { Estimator } from "../../core/calibration.ts";
 import { InvalidInputError } from "../../core/errors.ts";
@@ -26,6 +27,7 @@ import { projectedView } from "../../core/formats/view.ts";
 import { type Projection, project, type TurnOrigin } from "../../core/projection.ts";
 import { type Splice, spliceOf } from "../../core/splice.ts";
 import type { ConversationHead, ConversationRef, ConversationStore } from "../ports.ts";
+import { readProjectable } from "./materialized.ts";
 import { ENVELOPE_BYTES, PAGE_BYTES, type PageRequest, projectedAnswer } from "./paged-reads.ts";
 import { interleave } from "./state.ts";
 
@@ -124,18 +126,23 @@ export async function projectedRead(
     );
   }
   const since = page.since === undefined ? undefined : parseSince(page.since);
-  const [turns, compactions] = await Promise.all([
-    store.readTurns(ref),
+  // A JP view asked whole is read from the bands' materialized forms (docs/architecture.md §8); a
+  // provider format writes from the raw events, and a splice needs the raw turns to rebuild the older view.
+  const fromForms = since === undefined && options.format === undefined;
+  const [turns, compactions, projectable] = await Promise.all([
+    fromForms ? undefined : store.readTurns(ref),
     store.listCompactions(ref),
+    fromForms ? readProjectable(store, ref) : undefined,
   ]);
-  const events = turns.map((turn) => turn.events);
-  const raw = interleave(events, compactions);
+  const events = (turns ?? []).map((turn) => turn.events);
+  const raw = projectable ?? interleave(events, compactions);
   const now = wholeView(raw, options.format);
   const answer = projectedAnswer(raw, head, page, { ...options, projection: now.projection });
   // The band set read, which may be newer than the head's (a band landed between the two reads).
   const version = Math.max(head.compactions_version, ...compactions.map((c) => c.seq));
+  const turnCount = turns?.length ?? head.turn_count;
   const tag: ViewTag = {
-    turns: turns.length,
+    turns: turnCount,
     version,
     view: viewHash(head, options.format, now),
     rest: digest(
@@ -144,7 +151,7 @@ export async function projectedRead(
     ),
   };
   const etag = spell(tag);
-  if (since === undefined || since.turns > turns.length) return { ...answer, etag };
+  if (since === undefined || since.turns > turnCount) return { ...answer, etag };
   const before = wholeView(
     interleave(
       events.slice(0, since.turns),

@@ -107,3 +107,18 @@ export function sizeDrift(stored: readonly TurnSize[], measured: readonly TurnSi
       }));
   });
 }
+
+/**
+ * What verify finds against the stored turns: the head's counters that
+ * differ (`head`, the ones a repair rewrites) and, after them, every drifted
+ * size record (`all`).
+ */
+export function storedDrift(
+  head: HeadCounters,
+  sizes: readonly TurnSize[],
+  compactions: readonly StoredCompaction[],
+  turns: readonly StoredTurn[],
+): { head: Drift[]; all: Drift[] } {
+  const drifted = headDrift(head, expectedCounters(head, sizes, compactions));
+  return { head: drifted, all: [...drifted, ...sizeDrift(sizes, measureStoredTurns(turns))] };
+}

@@ -14,7 +14,10 @@
  * - `bands` counts the compactions by source, for the tenant's list (set
  *   by every compaction write, so a head from before it gets it on the next);
  * - `evaluated_through` only rises (but for a repair that brings it back
- *   to the last turn).
+ *   to the last turn);
+ * - a band is written with its materialized form when the write carries its
+ *   turns (a summary's) and they allow one (materialized.ts); otherwise the
+ *   view's first read builds it, so a firing reads no turn for it.
  *
  * Those numbers are defined once, in counters.ts; a `repair_head` write
  * (verify's repair) sets them all from the stored turns and compactions.
@@ -68,6 +71,7 @@ import {
   rawChars,
 } from "./counters.ts";
 import { LastTurns } from "./last-turns.ts";
+import { materializeBand } from "./materialized.ts";
 
 /** Compactions removed per transaction (DynamoDB allows 100 items, one is the head). */
 const REMOVE_BATCH = 90;
@@ -121,6 +125,8 @@ export type LogWrite =
       readonly decision?: EvaluationDecision;
       /** With the decision: what the evaluation saw, kept on its turn's size record. */
       readonly measures?: EvaluationMeasures;
+      /** The band's stored turns, when the writer read them (a summary's): its form is built from them. */
+      readonly turns?: readonly StoredTurn[];
     }
   | { readonly kind: "remove_compactions"; readonly keys: readonly string[] }
   /** Verify's repair: the head gets the counters its stored turns and compactions say (counters.ts). */
@@ -427,9 +433,10 @@ export class ConversationLog {
         if (!head) throw new ConditionFailedError("no head to add a compaction to");
         const { decision, measures } = write;
         const added = write.compaction.compaction;
-        const [withBand, latest] = await Promise.all([
+        const [withBand, latest, form] = await Promise.all([
           snapshot.charsWithBand(added),
           snapshot.latestBandTimestamp(),
+          materializeBand(head, write.compaction, write.turns ?? [], () => snapshot.compactions()),
         ]);
         const bands = addedCounts(head, write.compaction);
         await this.#store.addCompaction(
@@ -451,6 +458,7 @@ export class ConversationLog {
                 }),
           },
           decision && measures ? { ...decision, ...measures } : undefined,
+          form,
         );
         return;
       }

@@ -21,14 +21,7 @@ import {
   type TurnQueue,
 } from "../ports.ts";
 import { projectedRead } from "./conditional-reads.ts";
-import {
-  countersOf,
-  type Drift,
-  expectedCounters,
-  headDrift,
-  measureStoredTurns,
-  sizeDrift,
-} from "./counters.ts";
+import { countersOf, type Drift, storedDrift } from "./counters.ts";
 import {
   awaitDecision,
   type EvaluationWait,
@@ -45,6 +38,7 @@ import {
   prepareManualCompaction,
   requireHead,
 } from "./manual-compaction.ts";
+import { materializedDrift } from "./materialized.ts";
 import { cursorField, type PageRequest, rawPage } from "./paged-reads.ts";
 import {
   type AppendOutcome,
@@ -540,10 +534,11 @@ export class ConversationService {
 
   /**
    * Recomputes the head's counters from the stored turns and compactions,
-   * and each turn's sizes from its events, and reports every number that
-   * differs. With `repair`, a drifted head gets the recomputed counters in
-   * one write conditional on the head it was checked against (the stored
-   * turn sizes are reported, never rewritten).
+   * each turn's sizes from its events and each band's materialized form
+   * that holds from its turns, and reports every number that differs. With
+   * `repair`, a drifted head gets the recomputed counters in one write
+   * conditional on the head it was checked against (the stored turn sizes
+   * and forms are reported, never rewritten).
    */
   async verify(
     tenant: Tenant,
@@ -554,14 +549,16 @@ export class ConversationService {
     type Verified = { drift: Drift[]; repaired: boolean };
     return this.#log.update(ref, "verify", async (snapshot): Promise<Decision<Verified>> => {
       const head = countersOf(requireHead(ref, snapshot.head));
-      const [sizes, compactions, turns] = await Promise.all([
+      const [sizes, compactions, turns, forms] = await Promise.all([
         snapshot.turnSizes(),
         snapshot.compactions(),
         this.#store.readTurns(ref),
+        this.#store.listMaterialized(ref),
       ]);
-      const drifted = headDrift(head, expectedCounters(head, sizes, compactions));
-      const drift = [...drifted, ...sizeDrift(sizes, measureStoredTurns(turns))];
-      if (!options.repair || drifted.length === 0) return { result: { drift, repaired: false } };
+      const stored = storedDrift(head, sizes, compactions, turns);
+      const drift = [...stored.all, ...materializedDrift(forms, compactions, turns)];
+      if (!options.repair || stored.head.length === 0)
+        return { result: { drift, repaired: false } };
       return { write: { kind: "repair_head" }, result: { drift, repaired: true } };
     });
   }

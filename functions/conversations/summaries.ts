@@ -11,6 +11,7 @@ import { SummarizerError } from "../errors.ts";
 import {
   type ConversationRef,
   type ConversationStore,
+  type StoredTurn,
   type SummarizeOptions,
   type Summarizer,
   type SummaryResult,
@@ -39,6 +40,21 @@ export async function summarizeBand(
   options: SummarizeOptions = {},
 ): Promise<SummaryResult> {
   const turns = await store.readTurns(ref, range.from_turn, range.to_turn);
+  return summarizeTurns(summarizer, turns, range, rule, options);
+}
+
+/**
+ * {@link summarizeBand} of turns already read (`turns`: the stored turns of
+ * `range`), for a caller that keeps them (the compactor builds the band's
+ * materialized form from them).
+ */
+export async function summarizeTurns(
+  summarizer: Summarizer,
+  turns: readonly StoredTurn[],
+  range: TurnRange,
+  rule: SummaryRuleConfig,
+  options: SummarizeOptions = {},
+): Promise<SummaryResult> {
   const request = summaryRequest(
     range,
     turns.flatMap((t) => t.events),

@@ -3,7 +3,7 @@
  * `addCompaction` and `removeCompactions`): each one transaction of the CMP
  * items and a head update that bumps `compactions_version`, on the head
  * condition head-condition.ts states; a firing's transaction also keeps the
- * evaluation on its TURN item.
+ * evaluation on its TURN item, and a band's its materialized form (MAT#).
  */
 import type { TransactWriteItem, Update } from "@aws-sdk/client-dynamodb";
 import { PROBLEM_VARIANTS, UnprocessableError } from "../../core/errors.ts";
@@ -18,16 +18,20 @@ import { failedHead } from "./dynamodb-conflicts.ts";
 import { UpdateExpressionBuilder } from "./dynamodb-expressions.ts";
 import { attr, toCompactionItem } from "./dynamodb-items.ts";
 import { compactionSk, HEAD_SK, listPartitionKey, partitionKey, turnSk } from "./dynamodb-keys.ts";
+import { deleteMaterialized, putMaterialized } from "./dynamodb-materialized.ts";
 import { type DynamoTarget, MAX_TRANSACTION_ITEMS, transactWrite } from "./dynamodb-target.ts";
 import { compactionHeadCondition, describeHead } from "./head-condition.ts";
 
 /** The port's `addCompaction` on `target`. */
 export async function addCompaction(
   target: DynamoTarget,
-  ...[ref, compaction, expected, head, evaluation]: Parameters<ConversationStore["addCompaction"]>
+  ...[ref, compaction, expected, head, evaluation, materialized]: Parameters<
+    ConversationStore["addCompaction"]
+  >
 ): Promise<void> {
   const pk = partitionKey(ref);
   const item = await toCompactionItem(pk, compaction);
+  const form = materialized ? await putMaterialized(target, ref, materialized) : [];
   await transactWrite(
     target,
     "AddCompaction",
@@ -41,6 +45,7 @@ export async function addCompaction(
       },
       versionedHeadUpdate(target, ref, expected, head),
       ...(evaluation ? [{ Update: recordEvaluation(target, pk, evaluation) }] : []),
+      ...form,
     ],
     ([put, headReason]) =>
       put?.Code === "ConditionalCheckFailed"
@@ -71,6 +76,7 @@ export async function removeCompactions(
     [...deletes, versionedHeadUpdate(target, ref, expected, head)],
     (reasons) => describeHead(compactionHeadCondition(expected), failedHead(reasons.at(-1))),
   );
+  await deleteMaterialized(target, ref, unique);
 }
 
 /** The write that keeps an evaluation on its turn's TURN item (which must exist). */

@@ -102,6 +102,14 @@ export function chunkRange(first: number, last: number): { low: string; high: st
   return { low: `EVT#${padTurn(first)}#`, high: `EVT#${padTurn(last)}#~` };
 }
 
+/** The prefix of every materialized band's sort key (dynamodb-materialized.ts). */
+export const MATERIALIZED_SK_PREFIX = "MAT#";
+
+/** The sort key of the materialized form of the band stored under `key`. */
+export function materializedSk(key: string): string {
+  return `${MATERIALIZED_SK_PREFIX}${key}`;
+}
+
 /** The sort key of the compaction stored under `key`. */
 export function compactionSk(key: string): string {
   return `${COMPACTION_SK_PREFIX}${key}`;

@@ -28,6 +28,8 @@
  *   or, for a skip, right after the head took the evaluated mark.
  * - `CMP#<compaction key>`: key, after_turn, seq, and the compaction as JSON
  *   (gzipped as Binary when large).
+ * - `MAT#<compaction key>`: the band's materialized form (its turns as the
+ *   projection reduces them, gzipped; dynamodb-materialized.ts).
  * - `FAILURE`: the last failed evaluation (dynamodb-failures.ts).
  * - `IDEM#<Idempotency-Key>`: a manual compaction's request digest and
  *   answer, expiring (dynamodb-idempotency.ts).
@@ -76,6 +78,7 @@ import {
 } from "./dynamodb-idempotency.ts";
 import { toHead } from "./dynamodb-items.ts";
 import { HEAD_SK, listPartitionKey, partitionKey } from "./dynamodb-keys.ts";
+import { addMaterialized, listMaterialized } from "./dynamodb-materialized.ts";
 import {
   getTurn,
   getTurnSizes,
@@ -188,6 +191,14 @@ export class DynamoConversationStore implements ConversationStore {
 
   addCompaction(...args: Parameters<ConversationStore["addCompaction"]>): Promise<void> {
     return addCompaction(this.#target, ...args);
+  }
+
+  addMaterialized(...args: Parameters<ConversationStore["addMaterialized"]>) {
+    return addMaterialized(this.#target, ...args);
+  }
+
+  listMaterialized(...args: Parameters<ConversationStore["listMaterialized"]>) {
+    return listMaterialized(this.#target, ...args);
   }
 
   removeCompactions(...args: Parameters<ConversationStore["removeCompactions"]>): Promise<void> {

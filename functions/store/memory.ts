@@ -24,6 +24,7 @@ import {
   type IdempotencyClaim,
   type IdempotentAnswer,
   type LifeRef,
+  type MaterializedBand,
   type StoredCompaction,
   type StoredTurn,
   type TurnEvaluation,
@@ -48,6 +49,8 @@ interface Conversation {
   head: ConversationHead;
   turns: StoredTurn[];
   compactions: Map<string, StoredCompaction>;
+  /** The bands' materialized forms, by band key (the MAT# items). */
+  materialized: Map<string, MaterializedBand>;
   /** What the evaluation after each turn recorded, by turn (the TURN item's `evaluation`). */
   evaluations: Map<number, TurnEvaluation>;
   /** When it was last active (the list index's sort key). */
@@ -95,6 +98,7 @@ export class MemoryConversationStore implements ConversationStore {
         head: { ...EMPTY_HEAD, incarnation: newIncarnation() },
         turns: [],
         compactions: new Map(),
+        materialized: new Map(),
         evaluations: new Map(),
         activeAt: this.#now(),
       };
@@ -179,6 +183,7 @@ export class MemoryConversationStore implements ConversationStore {
     expected: HeadVersion,
     head: HeadUpdate,
     evaluation?: TurnEvaluation,
+    materialized?: MaterializedBand,
   ): Promise<void> {
     if (this.#get(ref)?.compactions.has(compaction.key)) {
       throw new ConditionFailedError(`compaction ${compaction.key} exists`);
@@ -191,7 +196,24 @@ export class MemoryConversationStore implements ConversationStore {
       compactions_version: expected.compactions_version + 1,
     };
     if (evaluation) conversation.evaluations.set(evaluation.turn, copy(evaluation));
+    if (materialized) conversation.materialized.set(compaction.key, copy(materialized));
     conversation.activeAt = this.#now();
+  }
+
+  async addMaterialized(
+    ref: ConversationRef,
+    seq: number,
+    form: MaterializedBand,
+  ): Promise<boolean> {
+    const conversation = this.#get(ref);
+    if (!conversation || conversation.compactions.get(form.key)?.seq !== seq) return false;
+    conversation.materialized.set(form.key, copy(form));
+    return true;
+  }
+
+  async listMaterialized(ref: ConversationRef): Promise<MaterializedBand[]> {
+    const forms = [...(this.#get(ref)?.materialized.values() ?? [])];
+    return copy(forms.sort((a, b) => a.from_turn - b.from_turn));
   }
 
   async removeCompactions(
@@ -201,7 +223,10 @@ export class MemoryConversationStore implements ConversationStore {
     head: HeadUpdate,
   ): Promise<void> {
     const conversation = this.#meeting(ref, compactionHeadCondition(expected));
-    for (const key of keys) conversation.compactions.delete(key);
+    for (const key of keys) {
+      conversation.compactions.delete(key);
+      conversation.materialized.delete(key);
+    }
     const { removing, ...rest } = {
       ...conversation.head,
       ...copy(head),

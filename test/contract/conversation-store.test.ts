@@ -7,6 +7,7 @@ import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { conversationStoreContract } from "./conversation-store.contract.ts";
 import { idempotencyKeysContract } from "./idempotency-keys.contract.ts";
 import { incarnationContract } from "./incarnation.contract.ts";
+import { materializedBandsContract } from "./materialized-bands.contract.ts";
 
 conversationStoreContract(
   "MemoryConversationStore",
@@ -60,4 +61,14 @@ conversationStoreContract(
     return new DynamoConversationStore(client, table, { ...options, queryLimit: 2 });
   },
   { large: false, concurrent: true },
+);
+
+materializedBandsContract("MemoryConversationStore", async () => new MemoryConversationStore());
+materializedBandsContract(
+  "DynamoConversationStore on DynamoDB Local",
+  async () => {
+    const { client, table } = await dynamoTable();
+    return new DynamoConversationStore(client, table);
+  },
+  { runs: 12, concurrent: true },
 );

@@ -83,6 +83,33 @@ describe.each(STORES)("the compactor under at-least-once delivery (%s)", (_name,
     expect(await autoBands(h.store)).toHaveLength(1);
   });
 
+  it("fires a strip band reading none of its turns; the view's first read keeps the band's form", async () => {
+    const inner = await makeStore();
+    const reads: (number | undefined)[][] = [];
+    const store = overriding(inner, {
+      readTurns: (r, from, to) => {
+        reads.push([from, to]);
+        return inner.readTurns(r, from, to);
+      },
+    });
+    const h = await setup(store);
+    for (let t = 0; t < 20; t++) await h.append(t);
+    h.queue.take();
+    reads.length = 0;
+    expect((await h.evaluate({ tenant: "alice", conversation: "c", turn: 19 })).outcome).toBe(
+      "fired",
+    );
+    expect(reads).toEqual([]);
+    expect(await inner.listMaterialized(ref)).toEqual([]);
+    const first = await h.service.projection(h.tenant, "c");
+    const [band] = await autoBands(inner);
+    const forms = await inner.listMaterialized(ref);
+    expect(forms.map((f) => [f.key, f.from_turn])).toEqual([
+      [band?.key, band?.compaction.from_turn],
+    ]);
+    expect(await h.service.projection(h.tenant, "c")).toEqual(first);
+  });
+
   it("adds one band for two different messages of the same turn (a replay re-enqueued it)", async () => {
     const h = await setup();
     for (let t = 0; t < 20; t++) await h.append(t);

@@ -143,6 +143,9 @@ describe("auto compaction with a summary rule", () => {
     expect(stored).toHaveLength(1);
     const [{ key, compaction }] = stored as [(typeof stored)[number]];
     expect(key).toBe("AUTO#000007");
+    // Written with its form, built from the turns its summary read (no view read yet).
+    const forms = await h.store.listMaterialized({ tenant: "alice", conversation: CONVERSATION });
+    expect(forms.map((f) => [f.key, f.from_turn, f.to_turn])).toEqual([["AUTO#000007", 1, 4]]);
     expect(Object.keys(compaction).sort()).toEqual(
       ["from_turn", "source", "summary", "timestamp", "to_turn", "trigger", "type"].sort(),
     );
