@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import InterleavedSequencer from "./test/setup/sequencer.ts";
 
 // Two projects (docs/architecture.md §11). `unit` needs nothing but Node:
 // core, the formats, the functions' own tests, the CLI run in process, the
@@ -33,6 +34,8 @@ export default defineConfig({
     // (DynamoDB Local, a child process, a server), so four workers keep
     // both cores busy while they wait (docs/architecture.md §11).
     maxWorkers: 4,
+    // Unit files fill the cores while integration suites wait (test/setup/sequencer.ts).
+    sequence: { sequencer: InterleavedSequencer },
     projects: [
       {
         test: {
