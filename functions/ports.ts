@@ -5,12 +5,11 @@
  * contract suite (test/contract/).
  */
 
-import type { BandSummary, SkipReason } from "../core/auto-compaction.ts";
+import type { SkipReason } from "../core/auto-compaction.ts";
 import type { CalibrationSample, TurnUsage } from "../core/calibration.ts";
 import type { ModelInfo } from "../core/catalog.ts";
-import type { AutoConfigLayer, SummaryRuleConfig } from "../core/config.ts";
+import type { AutoConfigLayer } from "../core/config.ts";
 import type { Compaction, Entry } from "../core/events.ts";
-import type { TurnRange } from "../core/rules.ts";
 import type { RunningTotals, TurnSize } from "../core/sizes.ts";
 
 // The ports of signed webhooks in and notifications out, of tenants and of summarizers, in files of their own.

@@ -172,6 +172,7 @@ export async function readProjectable(
   }
   for (const turn of raw) turns[turn.turn] = turn.events;
   // A turn missing (never stored) ends the stream, as a read of the raw turns would.
+  // biome-ignore lint/complexity/useIndexOf: indexOf skips a sparse array's holes, which are the missing turns.
   const end = turns.findIndex((events) => events === undefined);
   const stream = end === -1 ? turns : turns.slice(0, end);
   // A band with no form yet (a strip firing writes none) gets one from the raw turns read here;
