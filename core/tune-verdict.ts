@@ -8,6 +8,7 @@
  * per class of conversation.
  */
 import type { Entry } from "./events.ts";
+import { mulberry32 } from "./random.ts";
 import { type Grid, NUMERIC_KEYS, type TuneConfig } from "./tune-grid.ts";
 
 /** One conversation's figures under one configuration, as the verdict weighs them. */
@@ -79,18 +80,6 @@ export interface VerdictOptions {
   readonly seed?: number;
 }
 
-/** Mulberry32: a small seeded generator, so the bootstrap is deterministic. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The `q` quantile of sorted values (nearest rank). */
 function quantile(sorted: readonly number[], q: number): number {
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
@@ -104,7 +93,7 @@ function resample(
   b: readonly Bill[],
   seed: number,
 ): { a: number; b: number }[] {
-  const next = random(seed);
+  const next = mulberry32(seed);
   const out: { a: number; b: number }[] = [];
   for (let r = 0; r < BOOTSTRAP_RESAMPLES; r++) {
     let sumA = 0;

@@ -5,19 +5,11 @@
  * The same seed always gives the same stream.
  */
 import type { Entry } from "../../core/events.ts";
+import { mulberry32 } from "../../core/random.ts";
 import { formatTimestamp } from "../../core/timestamp.ts";
 
-/** A small, fast, seedable PRNG (mulberry32). */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small, fast, seedable PRNG (core's mulberry32). */
+export const prng = mulberry32;
 
 const WORDS = (
   "the function returns a value when config is parsed and stream events compact turns file path " +
