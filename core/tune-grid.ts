@@ -8,25 +8,32 @@ import type { Calibration } from "./calibration.ts";
 import {
   type AutoConfigLayer,
   DEFAULT_AUTO_CONFIG,
+  FiringWhen,
+  IDLE_SECONDS_RANGE,
   type SummaryRuleConfig,
   ToolCallMode,
 } from "./config.ts";
 import { InvalidInputError } from "./errors.ts";
 import { CHARS_PER_TOKEN } from "./estimate.ts";
 
-/** How `--grid` reads a key's values: whole numbers from `least`, ratios in (0, 1], or words. */
+/** How `--grid` reads a key's values: whole numbers from `least` to `most`, ratios in (0, 1], or words. */
 type KeyValues =
-  | { readonly kind: "whole"; readonly least: number }
+  | { readonly kind: "whole"; readonly least: number; readonly most: number }
   | { readonly kind: "ratio" }
   | { readonly kind: "choice"; readonly words: readonly string[] };
 
 /** Where a configuration applies an extra key: the auto config layer, or the replay's calibration. */
 type Applies = "auto" | "calibration";
 
-const whole = (least = 0): KeyValues => ({ kind: "whole", least });
+const whole = (least = 0, most = Number.POSITIVE_INFINITY): KeyValues => ({
+  kind: "whole",
+  least,
+  most,
+});
 
 /**
- * The grid keys beyond D50's rule, one line each: the guards of issue 26 and
+ * The grid keys beyond D50's rule, one line each: the guards of issue 26,
+ * when a band fires (issue 29: after the turn or once the conversation rests) and
  * the calibration flags (`--tokens-per-char`, `--overhead`). A grid that does
  * not name one leaves it out of its configurations, so `--config`'s value
  * (or the flag's, or D50's default) applies. A new `auto` key is one line
@@ -36,6 +43,13 @@ export const EXTRA_KEYS = [
   { name: "reserve_tokens", values: whole(), applies: "auto" },
   { name: "min_gain_tokens", values: whole(), applies: "auto" },
   { name: "min_band_turns", values: whole(1), applies: "auto" },
+  { name: "when", values: { kind: "choice", words: FiringWhen.options }, applies: "auto" },
+  {
+    name: "idle_seconds",
+    values: whole(IDLE_SECONDS_RANGE.min, IDLE_SECONDS_RANGE.max),
+    applies: "auto",
+  },
+  { name: "hard_ratio", values: { kind: "ratio" }, applies: "auto" },
   { name: "tokens_per_char", values: { kind: "ratio" }, applies: "calibration" },
   { name: "overhead_tokens", values: whole(), applies: "calibration" },
 ] as const satisfies readonly { name: string; values: KeyValues; applies: Applies }[];
@@ -84,7 +98,7 @@ export const NUMERIC_KEYS: readonly {
           {
             name: key.name,
             least: key.values.kind === "whole" ? key.values.least : 0,
-            most: key.values.kind === "whole" ? Number.POSITIVE_INFINITY : 1,
+            most: key.values.kind === "whole" ? key.values.most : 1,
           },
         ],
   ),
@@ -119,7 +133,13 @@ function numberRange(key: string, text: string): number[] {
   return values;
 }
 
-function numbers(key: string, text: string, integer: boolean, least = 0): number[] {
+function numbers(
+  key: string,
+  text: string,
+  integer: boolean,
+  least = 0,
+  most = Number.POSITIVE_INFINITY,
+): number[] {
   let values: number[];
   const span = /^(\d+)\.\.(\d+)$/.exec(text);
   if (span) {
@@ -129,12 +149,17 @@ function numbers(key: string, text: string, integer: boolean, least = 0): number
   else values = text.split(",").map((part) => (part.trim() === "" ? Number.NaN : Number(part)));
   for (const value of values) {
     const ok = integer
-      ? Number.isInteger(value) && value >= least
+      ? Number.isInteger(value) && value >= least && value <= most
       : Number.isFinite(value) && value > 0 && value <= 1;
     if (!ok) {
-      const what = key.endsWith("_tokens") ? "tokens" : "turns";
+      const what = key.endsWith("_tokens")
+        ? "tokens"
+        : key.endsWith("_seconds")
+          ? "seconds"
+          : "turns";
+      const span = most === Number.POSITIVE_INFINITY ? `${least} or more` : `${least} to ${most}`;
       throw new InvalidInputError(
-        `--grid ${key}=${text}: ${integer ? `${what} are whole numbers, ${least} or more` : "a ratio is in (0, 1]"}`,
+        `--grid ${key}=${text}: ${integer ? `${what} are whole numbers, ${span}` : "a ratio is in (0, 1]"}`,
       );
     }
   }
@@ -198,7 +223,9 @@ export function parseGrid(specs: readonly string[], base: Grid = DEFAULT_GRID): 
         grid[extra.name] =
           spec.kind === "choice"
             ? choices(key, text, Object.fromEntries(spec.words.map((word) => [word, word])))
-            : numbers(key, text, spec.kind === "whole", spec.kind === "whole" ? spec.least : 0);
+            : spec.kind === "whole"
+              ? numbers(key, text, true, spec.least, spec.most)
+              : numbers(key, text, false);
       }
     }
   }
@@ -218,6 +245,9 @@ export function expandGrid(grid: Grid, summaryRule: SummaryRuleConfig = {}): Tun
       for (const keep_first of new Set(grid.keep_first)) {
         for (const keep_last of new Set(grid.keep_last)) {
           for (const guards of extraCombinations(grid)) {
+            // A hard ratio at or below the trigger could never defer (resolveAutoConfig refuses it).
+            if (guards.hard_ratio !== undefined && Number(guards.hard_ratio) <= trigger_ratio)
+              continue;
             const base = { trigger_ratio, keep_first, keep_last, ...guards };
             if (summary) {
               configs.push({ ...base, reasoning: null, tool_calls: null, summary: summaryRule });
@@ -240,14 +270,23 @@ export function expandGrid(grid: Grid, summaryRule: SummaryRuleConfig = {}): Tun
   return configs;
 }
 
-/** Every combination of the extra keys a grid names (one empty one when it names none). */
+/** The keys that only matter while a firing waits for a rest: `when = "turn"` never waits. */
+const IDLE_ONLY_KEYS: readonly ExtraKey[] = ["idle_seconds", "hard_ratio"];
+
+/**
+ * Every combination of the extra keys a grid names (one empty one when it
+ * names none). A combination with `when = "turn"` drops the idle-only keys,
+ * so the grid holds that configuration once, not once per rest it ignores.
+ */
 function extraCombinations(grid: Grid): Partial<Record<ExtraKey, number | string>>[] {
   let combinations: Partial<Record<ExtraKey, number | string>>[] = [{}];
   for (const { name } of EXTRA_KEYS) {
     const values = grid[name];
     if (values === undefined) continue;
     combinations = combinations.flatMap((combination) =>
-      [...new Set(values)].map((value) => ({ ...combination, [name]: value })),
+      combination.when === "turn" && IDLE_ONLY_KEYS.includes(name)
+        ? [combination]
+        : [...new Set(values)].map((value) => ({ ...combination, [name]: value })),
     );
   }
   return combinations;

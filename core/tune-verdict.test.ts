@@ -7,6 +7,7 @@ import {
   type Candidate,
   type ConversationClass,
   classify,
+  describeConfig,
   tuneVerdict,
 } from "./tune-verdict.ts";
 
@@ -170,5 +171,23 @@ describe("classes", () => {
     // 40 + 4 + 56 = 100 bytes besides the result.
     expect(classify(turn(100), entryChars)).toBe("tool-heavy");
     expect(classify(turn(99), entryChars)).toBe("chat-heavy");
+  });
+});
+
+describe("describeConfig", () => {
+  it("names every extra key the configuration sets, words as well as numbers", () => {
+    const config: TuneConfig = {
+      trigger_ratio: 0.5,
+      keep_first: 0,
+      keep_last: 1,
+      reasoning: "strip",
+      tool_calls: "omit",
+      summary: null,
+      when: "idle",
+      idle_seconds: 300,
+    };
+    expect(describeConfig(config)).toBe(
+      "trigger_ratio 0.5, keep_first 0, keep_last 1, reasoning strip, tool_calls omit, when idle, idle_seconds 300",
+    );
   });
 });

@@ -9,7 +9,7 @@
  */
 import type { Entry } from "./events.ts";
 import { mulberry32 } from "./random.ts";
-import { type Grid, NUMERIC_KEYS, type TuneConfig } from "./tune-grid.ts";
+import { configExtras, type Grid, NUMERIC_KEYS, type TuneConfig } from "./tune-grid.ts";
 
 /** One conversation's figures under one configuration, as the verdict weighs them. */
 export interface Bill {
@@ -136,11 +136,8 @@ export function describeConfig(config: TuneConfig): string {
   const rule = config.summary
     ? "summary"
     : `reasoning ${config.reasoning ?? "keep"}, tool_calls ${config.tool_calls ?? "keep"}`;
-  const extra = NUMERIC_KEYS.filter(
-    (key) => !["trigger_ratio", "keep_first", "keep_last"].includes(key.name),
-  )
-    .filter((key) => config[key.name] !== undefined)
-    .map((key) => `, ${key.name} ${config[key.name]}`)
+  const extra = Object.entries(configExtras(config))
+    .map(([key, value]) => `, ${key} ${value}`)
     .join("");
   return `trigger_ratio ${config.trigger_ratio}, keep_first ${config.keep_first}, keep_last ${config.keep_last}, ${rule}${extra}`;
 }

@@ -11,7 +11,7 @@ import {
 } from "../test/helpers/builders.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
 import { propertyRuns } from "../test/helpers/property.ts";
-import type { AutoConfigLayer } from "./config.ts";
+import { AutoConfigLayer } from "./config.ts";
 import { InvalidInputError } from "./errors.ts";
 import { estimateView } from "./estimate.ts";
 import type { Entry } from "./events.ts";
@@ -144,7 +144,42 @@ describe("parseGrid and expandGrid", () => {
     expect(expandGrid(parseGrid([]))[0]).not.toHaveProperty("min_band_turns");
   });
 
+  it("varies when a band fires and the rest it waits for, as the auto layer names them", () => {
+    const configs = expandGrid(
+      parseGrid([
+        "trigger_ratio=0.7 keep_first=1 keep_last=2 tool_calls=omit when=turn,idle idle_seconds=300,900",
+      ]),
+    );
+    // "turn" never waits: it is one configuration, whatever rest the grid names.
+    expect(configs.map((c) => [c.when, c.idle_seconds])).toEqual([
+      ["turn", undefined],
+      ["idle", 300],
+      ["idle", 900],
+    ]);
+    expect(configLayer(configs[2] as TuneConfig)).toMatchObject({
+      when: "idle",
+      idle_seconds: 900,
+    });
+    expect(AutoConfigLayer.safeParse(configLayer(configs[2] as TuneConfig)).success).toBe(true);
+  });
+
+  it("leaves out a hard ratio at or below the trigger, which could never defer", () => {
+    const configs = expandGrid(
+      parseGrid([
+        "trigger_ratio=0.7,0.9 keep_first=1 keep_last=2 tool_calls=omit when=idle hard_ratio=0.9,0.95",
+      ]),
+    );
+    expect(configs.map((c) => [c.trigger_ratio, c.hard_ratio])).toEqual([
+      [0.7, 0.9],
+      [0.7, 0.95],
+      [0.9, 0.95],
+    ]);
+  });
+
   it.each([
+    ["when=never", /one of turn, idle/],
+    ["idle_seconds=29", /seconds are whole numbers, 30 to 3600/],
+    ["idle_seconds=3601", /seconds are whole numbers, 30 to 3600/],
     ["ratio=0.5", /KEY one of/],
     ["min_band_turns=0", /turns are whole numbers, 1 or more/],
     ["min_gain_tokens=-1", /tokens are whole numbers, 0 or more/],

@@ -127,6 +127,11 @@ get their own recommendation when it differs.
                            summary        off (default), on: the summary rule
                            reserve_tokens, min_gain_tokens  whole tokens, e.g. 0,8000
                            min_band_turns 1 or more, e.g. 1..4
+                           when           turn, idle (fire after the turn, or once
+                                          the conversation rests idle_seconds)
+                           idle_seconds   30 to 3600, e.g. 300,900
+                           hard_ratio     e.g. 0.85,0.95 (fires at once past it;
+                                          with when=turn these two are not varied)
                            tokens_per_char, overhead_tokens  the calibration flags
                          (not varied unless named: --config's values, the flags',
                          or D50's defaults apply)
