@@ -33,7 +33,12 @@ import {
   typeCheckSnippets,
 } from "../helpers/agent-loops.ts";
 import { anthropicRuleViolations } from "../helpers/anthropic-rules.ts";
-import type { StubReply, StubRequest } from "../helpers/model-stub.ts";
+import {
+  anthropicMessageReply,
+  chatCompletionReply,
+  type StubReply,
+  type StubRequest,
+} from "../helpers/model-stub.ts";
 import { openaiChatMessageErrors } from "../helpers/openai-schema.ts";
 
 let runtime: AgentLoopRuntime;
@@ -107,20 +112,7 @@ function openaiModel(issued: IssuedCall[]): (request: StubRequest) => StubReply 
           refusal: null,
           annotations: [],
         };
-    return {
-      json: {
-        id: `chatcmpl-${n}`,
-        object: "chat.completion",
-        created: 1_764_576_000 + n,
-        model: "gpt-4.1-2025-04-14",
-        choices: [
-          { index: 0, message, logprobs: null, finish_reason: asking ? "tool_calls" : "stop" },
-        ],
-        usage: { prompt_tokens: 1000, completion_tokens: 20, total_tokens: 1020 },
-        service_tier: "default",
-        system_fingerprint: "fp_stub",
-      },
-    };
+    return chatCompletionReply(n, message);
   };
 }
 
@@ -185,23 +177,7 @@ function anthropicModel(issued: IssuedThinking[]): (request: StubRequest) => Stu
       issued.push({ turn, block: thinking, with: { text } });
       content = [thinking, { type: "text", text, citations: null }];
     }
-    return {
-      json: {
-        id: `msg_stub_${n}`,
-        type: "message",
-        role: "assistant",
-        model: "claude-sonnet-4-5-20250929",
-        content,
-        stop_reason: asking ? "tool_use" : "end_turn",
-        stop_sequence: null,
-        usage: {
-          input_tokens: 1000,
-          output_tokens: 40,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
-        },
-      },
-    };
+    return anthropicMessageReply(n, content);
   };
 }
 

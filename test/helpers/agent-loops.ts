@@ -120,9 +120,10 @@ export interface AgentLoopRun {
 /**
  * Runs the snippet `snippet` of docs/integrate.md against `runtime` and a stub model
  * answering with `stub`: checks the format and model it declares, runs it
- * with the env `env` gives for the stub's URL, and checks it printed the last
+ * with the env `env` gives for the stub's URL and `lines` on its stdin (one
+ * turn each, {@link QUESTIONS} unless given), and checks it printed the last
  * answer, enabled compaction for its conversation (and set nothing else), and
- * made two model calls a question.
+ * made `calls` model calls (two a question unless given).
  */
 export async function runAgentLoop(
   runtime: AgentLoopRuntime,
@@ -132,23 +133,27 @@ export async function runAgentLoop(
     readonly model: string;
     readonly stub: StubHandler;
     readonly env: (stubUrl: string) => Record<string, string>;
+    readonly lines?: readonly string[];
+    readonly calls?: number;
   },
 ): Promise<AgentLoopRun> {
+  const lines = options.lines ?? QUESTIONS;
   const stub = await runtime.startStub(options.stub);
   const { file, source } = await runtime.writeSnippet(options.snippet);
   const declaration = declared(source);
   expect([declaration.format, declaration.model]).toEqual([options.format, options.model]);
   const client = runtime.client();
 
-  const stdout = await runSnippet(file, { ...autocompactEnv(runtime), ...options.env(stub.url) });
-  expect(stdout).toContain(answerText(QUESTIONS.length - 1));
+  const env = { ...autocompactEnv(runtime), ...options.env(stub.url) };
+  const stdout = await runSnippet(file, env, lines);
+  expect(stdout).toContain(answerText(lines.length - 1));
   // The snippet turned compaction on itself, and nothing more: the rest is the service layer's.
   expect((await client.getConfig(declaration.id)).conversation).toEqual({
     compaction: { auto: { enabled: true } },
   });
-  const compactions = await settle(client, declaration.id);
+  const compactions = await settle(client, declaration.id, lines.length);
   const requests = stub.requests.map((request) => request.body as Record<string, unknown>);
-  expect(requests).toHaveLength(2 * QUESTIONS.length);
+  expect(requests).toHaveLength(options.calls ?? 2 * lines.length);
   return { id: declaration.id, client, requests, compactions };
 }
 
@@ -197,14 +202,18 @@ export async function typeCheckSnippets(files: readonly string[]): Promise<strin
   );
 }
 
-/** Runs a snippet as a platform would: `npx tsx`, the questions on stdin, the SDKs' own env. */
-async function runSnippet(file: string, env: Record<string, string>): Promise<string> {
+/** Runs a snippet as a platform would: `npx tsx`, `lines` on stdin, the SDKs' own env. */
+async function runSnippet(
+  file: string,
+  env: Record<string, string>,
+  lines: readonly string[],
+): Promise<string> {
   const pending = run("npx", ["tsx", file], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     timeout: 45_000,
   });
-  pending.child.stdin?.end(`${QUESTIONS.join("\n")}\n`);
+  pending.child.stdin?.end(`${lines.join("\n")}\n`);
   try {
     return (await pending).stdout;
   } catch (error) {
@@ -227,11 +236,12 @@ function autocompactEnv(runtime: AgentLoopRuntime): Record<string, string> {
 async function settle(
   client: AutocompactClient,
   conversation: string,
+  turns: number,
 ): Promise<ListedCompaction[]> {
-  const afterTurn = QUESTIONS.length - 1;
+  const afterTurn = turns - 1;
   const summary = await client.conversation(conversation, { afterTurn });
   expect(summary).toMatchObject({
-    turn_count: QUESTIONS.length,
+    turn_count: turns,
     evaluated_through: afterTurn,
     decided_through: afterTurn,
   });

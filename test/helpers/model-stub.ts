@@ -236,40 +236,96 @@ export function responsesAgentModel(options: {
         };
     const output = [reasoning, step];
     options.issued.push({ turn, output });
-    return {
-      json: {
-        id: id("resp"),
-        object: "response",
-        created_at: 1_764_576_000 + n,
-        status: "completed",
-        background: false,
-        error: null,
-        incomplete_details: null,
-        instructions: body.instructions ?? null,
-        max_output_tokens: null,
-        model: "gpt-5-2025-08-07",
-        output,
-        parallel_tool_calls: true,
-        previous_response_id: null,
-        reasoning: { effort: "medium", summary: null },
-        service_tier: "default",
-        store: body.store ?? true,
-        temperature: 1,
-        text: { format: { type: "text" }, verbosity: "medium" },
-        tool_choice: "auto",
-        tools: body.tools ?? [],
-        top_p: 1,
-        truncation: "disabled",
-        usage: {
-          input_tokens: 1000,
-          input_tokens_details: { cached_tokens: 0 },
-          output_tokens: 60,
-          output_tokens_details: { reasoning_tokens: 40 },
-          total_tokens: 1060,
-        },
-        user: null,
-        metadata: {},
+    return responsesReply(body, output, n);
+  };
+}
+
+/** The Responses API's Response object of reply `n` to `body`, holding `output`. */
+export function responsesReply(
+  body: { instructions?: string; store?: boolean; tools?: unknown[] },
+  output: readonly Record<string, unknown>[],
+  n: number,
+): StubReply {
+  return {
+    json: {
+      id: `resp_${randomBytes(24).toString("hex")}`,
+      object: "response",
+      created_at: 1_764_576_000 + n,
+      status: "completed",
+      background: false,
+      error: null,
+      incomplete_details: null,
+      instructions: body.instructions ?? null,
+      max_output_tokens: null,
+      model: "gpt-5-2025-08-07",
+      output,
+      parallel_tool_calls: true,
+      previous_response_id: null,
+      reasoning: { effort: "medium", summary: null },
+      service_tier: "default",
+      store: body.store ?? true,
+      temperature: 1,
+      text: { format: { type: "text" }, verbosity: "medium" },
+      tool_choice: "auto",
+      tools: body.tools ?? [],
+      top_p: 1,
+      truncation: "disabled",
+      usage: {
+        input_tokens: 1000,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 60,
+        output_tokens_details: { reasoning_tokens: 40 },
+        total_tokens: 1060,
       },
-    };
+      user: null,
+      metadata: {},
+    },
+  };
+}
+
+/** The Chat Completions answer of call `n`: `message`, finished by `tool_calls` when it has some. */
+export function chatCompletionReply(
+  n: number,
+  message: { readonly role: string; readonly tool_calls?: unknown },
+): StubReply {
+  return {
+    json: {
+      id: `chatcmpl-${n}`,
+      object: "chat.completion",
+      created: 1_764_576_000 + n,
+      model: "gpt-4.1-2025-04-14",
+      choices: [
+        {
+          index: 0,
+          message,
+          logprobs: null,
+          finish_reason: message.tool_calls ? "tool_calls" : "stop",
+        },
+      ],
+      usage: { prompt_tokens: 1000, completion_tokens: 20, total_tokens: 1020 },
+      service_tier: "default",
+      system_fingerprint: "fp_stub",
+    },
+  };
+}
+
+/** The Messages API's Message of call `n`: `content`, stopped for `tool_use` when it calls a tool. */
+export function anthropicMessageReply(n: number, content: readonly { type: string }[]): StubReply {
+  return {
+    json: {
+      id: `msg_stub_${n}`,
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5-20250929",
+      content,
+      stop_reason: content.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn",
+      stop_sequence: null,
+      usage: {
+        input_tokens: 1000,
+        output_tokens: 40,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
+    },
   };
 }

@@ -8,7 +8,8 @@
  * once in the request; a result answers a call made before it, once; no
  * other message or item comes between a call and its result, except that
  * the calls still unanswered at the very end are pending (the platform is
- * about to append their results). Anthropic's own rules (role alternation,
+ * about to append their results), and not even those in a request sent to
+ * the model (`{complete: true}`: the stub model servers' check). Anthropic's own rules (role alternation,
  * tool_result blocks first in the user message right after the assistant's
  * tool_use) are test/helpers/anthropic-rules.ts.
  */
@@ -45,8 +46,13 @@ class Calls {
   }
 }
 
+/** Whether calls may be left pending at the end: a view may, a request sent to the model may not. */
+export interface PairOptions {
+  readonly complete?: boolean;
+}
+
 /** Chat Completions `messages`: assistant `tool_calls`, then one `tool` message per call. */
-export function chatPairViolations(messages: readonly Json[]): string[] {
+export function chatPairViolations(messages: readonly Json[], options: PairOptions = {}): string[] {
   const calls = new Calls();
   messages.forEach((message, i) => {
     const where = `messages[${i}]`;
@@ -60,6 +66,7 @@ export function chatPairViolations(messages: readonly Json[]): string[] {
       calls.call(String(call.id), `${where}.tool_calls[${j}]`);
     });
   });
+  if (options.complete) calls.other("the end of the request");
   return calls.violations;
 }
 
@@ -89,7 +96,10 @@ function responsesCallId(item: Json): string {
  * An item that holds its call and result both (`web_search_call`, …) is
  * any other item.
  */
-export function responsesPairViolations(input: readonly Json[]): string[] {
+export function responsesPairViolations(
+  input: readonly Json[],
+  options: PairOptions = {},
+): string[] {
   const calls = new Calls();
   input.forEach((item, i) => {
     const where = `input[${i}]`;
@@ -98,6 +108,7 @@ export function responsesPairViolations(input: readonly Json[]): string[] {
     else if (RESPONSES_RESULTS.has(type)) calls.result(responsesCallId(item), where);
     else calls.other(where);
   });
+  if (options.complete) calls.other("the end of the request");
   return calls.violations;
 }
 
