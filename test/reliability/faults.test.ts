@@ -15,6 +15,8 @@
  *    poison is dead-lettered, and only its own conversation waits for it.
  * 4. Duplicate and reordered deliveries during a reset of the compactions,
  *    with the compactor's band write caught in the middle of the reset.
+ * 5. Idle timers (issue 29) delivered early, twice and late: one band, the
+ *    one the turn's own evaluation would have fired.
  *
  * Every scenario checks, against core's `simulateStream`/`evaluateStream` on
  * the same streams: the bands created (exactly the expected), turns lost
@@ -42,9 +44,11 @@ import { ConversationService } from "../../functions/conversations/service.ts";
 import { readStream } from "../../functions/conversations/state.ts";
 import { SummarizerError } from "../../functions/errors.ts";
 import type {
+  Clock,
   ConversationRef,
   ConversationStore,
   EvaluationMessage,
+  IdleTimers,
   Summarizer,
   TurnQueue,
 } from "../../functions/ports.ts";
@@ -63,7 +67,7 @@ import { generateConversation } from "../helpers/conversation.ts";
 import { freshTable, localClient } from "../helpers/dynamodb.ts";
 import { chatCompletion, type ModelStub, startModelStub } from "../helpers/model-stub.ts";
 import { overriding } from "../helpers/overriding.ts";
-import { memoryNotifications } from "../helpers/service.ts";
+import { ManualClock, memoryNotifications, RecordingTimers } from "../helpers/service.ts";
 
 const TENANT = "alice";
 const AUTO: AutoConfigLayer = { enabled: true, trigger_ratio: 0.6 };
@@ -176,6 +180,10 @@ interface StackOptions {
   readonly storms?: ThrottlingStorms;
   /** Wraps the compactor's store (to catch a write in the middle). */
   readonly compactorStore?: (store: ConversationStore) => ConversationStore;
+  /** The api's and the compactor's clock (the system's without it). */
+  readonly clock?: Clock;
+  /** Where deferrals schedule their timers (the test delivers them, as the timer queue would). */
+  readonly timers?: IdleTimers;
 }
 
 /**
@@ -239,6 +247,7 @@ async function startStack(options: StackOptions) {
     queue: forwarder,
     settings,
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const serverErrors: unknown[] = [];
   const app = createApp({
@@ -272,6 +281,8 @@ async function startStack(options: StackOptions) {
             tenants: compactorTenants,
             settings,
             ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+            ...(options.clock ? { clock: options.clock } : {}),
+            ...(options.timers ? { timers: options.timers } : {}),
           },
           message,
           evaluateOptions,
@@ -839,6 +850,91 @@ describe("fault injection", () => {
       });
     } finally {
       gate.release();
+      await s.stop();
+    }
+  }, 60_000);
+  it("idle timers delivered early, twice and late: one band, the one the turn's own evaluation fires", async () => {
+    // Turn 5 of this conversation crosses the threshold at 96% of the window: below hard_ratio.
+    const IDLE: AutoConfigLayer = { ...AUTO, when: "idle", idle_seconds: 300, hard_ratio: 0.99 };
+    const clock = new ManualClock();
+    // The timer transport is the fault: the test delivers each timer as often and when it likes.
+    const timers = new RecordingTimers();
+    const s = await startStack({
+      settings: { config: IDLE },
+      visibilityTimeoutMs: 30_000,
+      clock,
+      timers,
+    });
+    try {
+      // Turn mode's first firing (core's replay), at turn K: the turns up to K are posted, then the conversation rests.
+      const c = await conversation(51, 12);
+      const [first] = c.firings;
+      expect(first).toBeDefined();
+      const K = first?.turn ?? -1;
+      for (let turn = 0; turn <= K; turn++) await s.step(() => s.post("i", c.turns, turn));
+      const postedAt = clock.now;
+      const [timer, ...others] = timers.take();
+      expect(others).toEqual([]);
+      expect(timer).toMatchObject({
+        message: { turn: K, idle_from_ms: postedAt },
+        dueMillis: postedAt + 300_000,
+      });
+      const message = timer?.message as EvaluationMessage;
+      expect(await s.autoBands("i")).toEqual([]);
+      let copies = 0;
+      const deliver = (...bodies: EvaluationMessage[]) =>
+        s.step(async () => {
+          for (const body of bodies) {
+            const id = `timer-copy-${copies++}`;
+            await s.send(encodeMessageBody(body), id, id);
+          }
+        });
+
+      // Early (the rest not over): it defers again, for the same due time, and writes nothing.
+      clock.now = postedAt + 100_000;
+      await deliver(message);
+      const [again, ...more] = timers.take();
+      expect(more).toEqual([]);
+      expect(again).toEqual(timer);
+      // Due: the timer twice and the early one's re-deferral, in one batch.
+      clock.now = postedAt + 300_000;
+      await deliver(message, message, again?.message as EvaluationMessage);
+      // Late: an hour after, a copy SQS kept.
+      clock.now = postedAt + 3_600_000;
+      await deliver(message);
+
+      expect(bandsOf(await s.autoBands("i"))).toEqual(firingsOf([first as (typeof c.firings)[0]]));
+      const [band] = await s.autoBands("i");
+      expect(band?.compaction.trigger).toMatchObject({
+        turn: K,
+        when: "idle",
+        rested_seconds: 300,
+      });
+      const timerOutcomes = s.evaluations
+        .filter((e) => e.message.idle_from_ms !== undefined)
+        .map((e) => (e.outcome && "reason" in e.outcome ? e.outcome.reason : e.outcome?.outcome));
+      expect(timerOutcomes).toEqual([
+        "deferred_until_idle",
+        "fired",
+        "already_evaluated",
+        "already_evaluated",
+        "already_evaluated",
+      ]);
+      expect(s.evaluations.filter((e) => e.outcome?.outcome === "fired")).toHaveLength(1);
+      expect(timers.take()).toEqual([]);
+
+      const figures = await s.figures(1);
+      report["idle timers early, doubled and late"] = { ...figures, timer_deliveries: copies };
+      expect(figures).toMatchObject({
+        turns_posted: K + 1,
+        messages_sent: K + 1 + copies,
+        messages_processed: K + 1 + copies,
+        dead_lettered: 0,
+        bands_created: 1,
+        turns_lost: 0,
+        answers_5xx: 0,
+      });
+    } finally {
       await s.stop();
     }
   }, 60_000);
