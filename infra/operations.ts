@@ -112,6 +112,8 @@ export interface OperationsProps {
   /** The notifications that failed every delivery attempt (docs/architecture.md §16). */
   readonly notificationDeadLetterQueue: Queue;
   readonly notifierFunction: IFunction;
+  /** The idle timers' queue and DLQ (infra/idle-timers.ts). */
+  readonly idleTimers: { readonly queue: Queue; readonly deadLetterQueue: Queue };
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -130,6 +132,7 @@ export class Operations extends Construct {
     readonly api5xx: Alarm;
     readonly notificationsFailed: Alarm;
     readonly notificationsPublishFailed: Alarm;
+    readonly idleTimersFailed: Alarm;
   };
   readonly queries: readonly QueryDefinition[];
 
@@ -221,6 +224,14 @@ export class Operations extends Construct {
       props.notificationDeadLetterQueue,
       "notifications in the DLQ",
     );
+    const timerDlqDepth = messagesIn(props.idleTimers.deadLetterQueue, "timers in the DLQ");
+    // A timer waits out its DelaySeconds as a delayed message, then is visible until received.
+    const timersPending = props.idleTimers.queue.metricApproximateNumberOfMessagesDelayed({
+      statistic: "Maximum",
+      period: ONE_MINUTE,
+      label: "timers not due yet",
+    });
+    const timersDue = messagesIn(props.idleTimers.queue, "timers due, not received yet");
     const api = lambdaMetrics(apiFunction, "api");
     const compactor = lambdaMetrics(compactorFunction, "compactor");
     const notifier = lambdaMetrics(props.notifierFunction, "notifier");
@@ -337,6 +348,11 @@ export class Operations extends Construct {
         publishFailed,
         "Notifications were given up after every publish attempt to EventBridge (the api's reset notifications, the compactor's firing ones, whose records then fail and retry): the bus, its permissions or its quota. Read the notification.publish_failed log lines (tenant, conversation, ids).",
       ),
+      idleTimersFailed: notEmpty(
+        "IdleTimerDeadLetterQueueNotEmpty",
+        timerDlqDepth,
+        "An idle timer failed 5 receives and is in the timer DLQ: its conversation gets no idle band until its next turn is evaluated. Read the compactor's auto_compaction.failed log lines (they carry the turn), fix, then redrive the timer DLQ to the timer queue (a redriven timer fires, or does nothing if a newer turn decided).",
+      ),
     };
 
     // --- dashboard ---
@@ -404,6 +420,10 @@ export class Operations extends Construct {
         width: 8,
         right: notifier.durations,
       }),
+    );
+    this.dashboard.addWidgets(
+      graph("Idle timers: not due, due", [timersPending, timersDue], { width: 12 }),
+      graph("Idle timer DLQ depth", [timerDlqDepth], { width: 12 }),
     );
     this.dashboard.addWidgets(
       new LogQueryWidget({

@@ -1,22 +1,14 @@
 /**
  * The whole service in one stack (docs/architecture.md §2): the table, the FIFO
  * evaluation queue and its DLQ, the api function behind an HTTP API, the
- * compactor on the queue, the notifications' EventBridge bus, queue, DLQ and
- * notifier function (docs/architecture.md §16), and what operators watch
- * (infra/operations.ts).
+ * compactor on the queue, the idle timers' queue (infra/idle-timers.ts), the
+ * notifications' EventBridge bus, queue, DLQ and notifier function
+ * (docs/architecture.md §16), and what operators watch (infra/operations.ts).
  *
  * Environment-agnostic (no `env`, no lookups): one template deploys to any
  * account and region, and `cdk synth` works offline.
  */
-import {
-  CfnOutput,
-  Duration,
-  RemovalPolicy,
-  Stack,
-  type StackProps,
-  Token,
-  Validations,
-} from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
   HttpApi,
@@ -72,9 +64,11 @@ import {
   resolveSettings,
   SettingsError,
 } from "./config.ts";
+import { IdleTimerQueue } from "./idle-timers.ts";
 import { applyLimits } from "./limits.ts";
 import { notificationChannel } from "./notifications.ts";
 import { METRICS_NAMESPACE, Operations, SERVICE_NAMES } from "./operations.ts";
+import { addOutputs } from "./outputs.ts";
 
 export interface AutocompactStackProps extends StackProps {
   /** The deployment's settings (validated; see infra/config.ts and docs/deploy.md). */
@@ -180,6 +174,8 @@ export class AutocompactStack extends Stack {
   readonly table: Table;
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
+  /** The idle timers (`DelaySeconds` messages) the compactor sends itself, and their DLQ. */
+  readonly idleTimers: IdleTimerQueue;
   /** Seals tenants' webhook secrets (envelope encryption; functions/secrets/kms.ts). */
   readonly secretsKey: Key;
   readonly apiFunction: LambdaFunction;
@@ -249,6 +245,7 @@ export class AutocompactStack extends Stack {
     // grants on either function and cannot be throttled by KMS; a customer
     // managed key would add key policy, per-request KMS cost and latency for
     // no confidentiality gain (see docs/deploy.md).
+    const visibilityTimeout = Duration.seconds(settings.compactor.visibilityTimeoutSeconds);
     this.deadLetterQueue = new Queue(this, "DeadLetterQueue", {
       fifo: true,
       encryption: QueueEncryption.SQS_MANAGED,
@@ -265,10 +262,11 @@ export class AutocompactStack extends Stack {
       fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      visibilityTimeout: Duration.seconds(settings.compactor.visibilityTimeoutSeconds),
+      visibilityTimeout,
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 5 },
     });
+    this.idleTimers = new IdleTimerQueue(this, "IdleTimers", { visibilityTimeout });
 
     // --- notifications (docs/architecture.md §16): bus, rule, queue, DLQ ---
     const channel = notificationChannel(this, NOTIFIER_TIMEOUT);
@@ -314,7 +312,11 @@ export class AutocompactStack extends Stack {
       timeout: Duration.seconds(settings.compactor.timeoutSeconds),
       logGroup: this.logGroups.compactor,
       logLevel: settings.logLevel,
-      environment: { ...shared, POWERTOOLS_SERVICE_NAME: SERVICE_NAMES.compactor },
+      environment: {
+        ...shared,
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAMES.compactor,
+        IDLE_TIMER_QUEUE_URL: this.idleTimers.queue.queueUrl,
+      },
     });
     this.notifierFunction = this.serviceFunction("notifier", {
       bundle,
@@ -353,6 +355,7 @@ export class AutocompactStack extends Stack {
         maxConcurrency: settings.compactor.maxConcurrency,
       }),
     ); // grants the compactor consume (receive, delete, change visibility) on the queue only
+    this.idleTimers.connect(this.compactorFunction, settings.compactor);
     this.grantSummarizer(settings);
     // Both publish notifications (firings; resets); only the notifier reads
     // endpoints, opening their secrets (kms:Decrypt) and reading tenant items.
@@ -400,39 +403,12 @@ export class AutocompactStack extends Stack {
       compactorLogGroup: this.logGroups.compactor,
       notificationDeadLetterQueue: this.notificationDeadLetterQueue,
       notifierFunction: this.notifierFunction,
+      idleTimers: this.idleTimers,
     });
 
     this.acknowledgeRules();
 
-    new CfnOutput(this, "ApiUrl", {
-      // No trailing slash: requests go to `${ApiUrl}/v1/…`.
-      value: this.httpApi.apiEndpoint,
-      description: "Base URL of the HTTP API",
-    });
-    new CfnOutput(this, "TableName", {
-      value: this.table.tableName,
-      description:
-        "The table of conversations, tenants and API keys (for `autocompact tenant create --table`)",
-    });
-    new CfnOutput(this, "WebhookSecretsKeyArn", {
-      value: this.secretsKey.keyArn,
-      description:
-        "The KMS key sealing webhook secrets (`autocompact tenant` finds it as alias/autocompact/<TableName>; needs kms:GenerateDataKey and kms:Decrypt)",
-    });
-    new CfnOutput(this, "QueueUrl", { value: this.queue.queueUrl });
-    // `autocompact dlq`: list reads the DLQ by URL, redrive moves from its ARN to the queue's.
-    new CfnOutput(this, "QueueArn", { value: this.queue.queueArn });
-    new CfnOutput(this, "DeadLetterQueueUrl", { value: this.deadLetterQueue.queueUrl });
-    new CfnOutput(this, "DeadLetterQueueArn", { value: this.deadLetterQueue.queueArn });
-    new CfnOutput(this, "CompactorLogGroupName", { value: this.logGroups.compactor.logGroupName });
-    new CfnOutput(this, "EventBusName", {
-      value: this.eventBus.eventBusName,
-      description: "The bus notifications are put on (source autocompact); add rules of your own",
-    });
-    new CfnOutput(this, "NotificationDeadLetterQueueUrl", {
-      value: this.notificationDeadLetterQueue.queueUrl,
-    });
-    new CfnOutput(this, "DashboardName", { value: this.operations.dashboard.dashboardName });
+    addOutputs(this);
   }
 
   /** The environment both functions read (functions/env.ts). */
@@ -569,11 +545,12 @@ export class AutocompactStack extends Stack {
           "SQS event source mappings take no on-failure destination: a message that keeps failing moves to the queue's redrive DLQ, and the DLQ is alarmed.",
       });
     }
-    for (const dlq of [this.deadLetterQueue, this.notificationDeadLetterQueue]) {
+    const dlqs = [this.deadLetterQueue, this.idleTimers.deadLetterQueue];
+    for (const dlq of [...dlqs, this.notificationDeadLetterQueue]) {
       Validations.of(dlq).acknowledge({
         id: "Serverless-SQSRedrivePolicy",
         reason:
-          "This queue is a dead-letter queue (of the evaluation queue, or of the notification queue and rule): its messages are kept for inspection and redrive (alarmed when not empty), not redriven further.",
+          "This queue is a dead-letter queue (of the evaluation queue, the idle timer queue, or the notification queue and rule): its messages are kept for inspection and redrive (alarmed when not empty), not redriven further.",
       });
     }
     Validations.of(this.httpApi).acknowledge({

@@ -123,8 +123,8 @@ describe("queues", () => {
     dlqId = logicalId(s.stack, s.stack.deadLetterQueue);
   });
 
-  it("are both FIFO with SQS-managed SSE (besides the notification queue and its DLQ)", () => {
-    s.template.resourceCountIs("AWS::SQS::Queue", 4);
+  it("are both FIFO with SQS-managed SSE (besides the timer and notification queues and their DLQs)", () => {
+    s.template.resourceCountIs("AWS::SQS::Queue", 6);
     for (const id of [queueId, dlqId]) {
       expect(propsOf(s, id)).toMatchObject({ FifoQueue: true, SqsManagedSseEnabled: true });
     }
@@ -253,7 +253,9 @@ describe("functions", () => {
       ...common,
       POWERTOOLS_SERVICE_NAME: "autocompact-compactor",
       EVENT_BUS_NAME: { Ref: logicalId(s.stack, s.stack.eventBus) },
+      IDLE_TIMER_QUEUE_URL: { Ref: logicalId(s.stack, s.stack.idleTimers.queue) },
     });
+    expect(env(api).IDLE_TIMER_QUEUE_URL).toBeUndefined();
 
     const configured = synth({
       autoConfig: { conversation: { compaction: { auto: { enabled: true, min_turns: 3 } } } },
@@ -315,8 +317,8 @@ describe("functions", () => {
 
 describe("compactor event source", () => {
   it("reports batch item failures with a bounded concurrency", () => {
-    // The compactor's, and the notifier's (test/cdk/notifications.test.ts).
-    s.template.resourceCountIs("AWS::Lambda::EventSourceMapping", 2);
+    // The compactor's two (evaluations, idle timers below), and the notifier's (test/cdk/notifications.test.ts).
+    s.template.resourceCountIs("AWS::Lambda::EventSourceMapping", 3);
     s.template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       EventSourceArn: { "Fn::GetAtt": [logicalId(s.stack, s.stack.queue), "Arn"] },
       FunctionName: { Ref: logicalId(s.stack, s.stack.compactorFunction) },
@@ -479,7 +481,18 @@ describe("IAM", () => {
     expect(api).toContain("sqs:SendMessage");
     expect(api).not.toContain("sqs:ReceiveMessage");
     expect(compactor).toEqual(expect.arrayContaining(["sqs:ReceiveMessage", "sqs:DeleteMessage"]));
-    expect(compactor).not.toContain("sqs:SendMessage");
+    // The compactor sends to the idle timer queue only (see "idle timers" below).
+    const compactorSends = allowStatements(s).filter(
+      (st) =>
+        st.policy ===
+          logicalId(
+            s.stack,
+            s.stack.compactorFunction.role?.node.findChild("DefaultPolicy") as never,
+          ) && asArray(st.Action).includes("sqs:SendMessage"),
+    );
+    expect(compactorSends.map((st) => st.Resource)).toEqual([
+      { "Fn::GetAtt": [logicalId(s.stack, s.stack.idleTimers.queue), "Arn"] },
+    ]);
     for (const actions of [api, compactor]) {
       expect(actions.filter((a) => a.startsWith("dynamodb:")).sort()).toEqual(
         [...TABLE_ACTIONS].sort(),
@@ -750,8 +763,8 @@ describe("operations", () => {
   });
 
   it("alarms on DLQ depth > 0, compactor and api errors, api 5xx, queue age and evaluation lag", () => {
-    // And the notification DLQ's (test/cdk/notifications.test.ts).
-    s.template.resourceCountIs("AWS::CloudWatch::Alarm", 9);
+    // And the notification DLQ's (test/cdk/notifications.test.ts), the timer DLQ's ("idle timers" below).
+    s.template.resourceCountIs("AWS::CloudWatch::Alarm", 10);
     const alarm = (namespace: string, metricName: string, dimension: Props, expected: Props) =>
       s.template.hasResourceProperties("AWS::CloudWatch::Alarm", {
         ...expected,
@@ -879,6 +892,95 @@ describe("operations", () => {
   });
 });
 
+describe("idle timers (issue 29)", () => {
+  const id = (construct: { node: { defaultChild?: unknown } }) => logicalId(s.stack, construct);
+  let timers: string;
+  let timerDlq: string;
+
+  beforeAll(() => {
+    timers = id(s.stack.idleTimers.queue);
+    timerDlq = id(s.stack.idleTimers.deadLetterQueue);
+  });
+
+  it("are a standard queue (DelaySeconds) with SQS-managed SSE, TLS only, and a DLQ after 5 receives", () => {
+    for (const queue of [timers, timerDlq]) {
+      expect(propsOf(s, queue)).toMatchObject({ SqsManagedSseEnabled: true });
+      expect(propsOf(s, queue).FifoQueue).toBeUndefined();
+      s.template.hasResourceProperties("AWS::SQS::QueuePolicy", {
+        Queues: [{ Ref: queue }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: "Deny",
+              Condition: { Bool: { "aws:SecureTransport": "false" } },
+            }),
+          ]),
+        },
+      });
+    }
+    expect(propsOf(s, timers).RedrivePolicy).toEqual({
+      deadLetterTargetArn: { "Fn::GetAtt": [timerDlq, "Arn"] },
+      maxReceiveCount: 5,
+    });
+    expect(propsOf(s, timerDlq).MessageRetentionPeriod).toBe(14 * 24 * 3600);
+    // A timer that fires may summarize: it hides as long as an evaluation message.
+    expect(propsOf(s, timers).VisibilityTimeout).toBe(
+      propsOf(s, id(s.stack.queue)).VisibilityTimeout,
+    );
+  });
+
+  it("are consumed by the compactor, reporting batch item failures, at most 2 invocations at once", () => {
+    s.template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      EventSourceArn: { "Fn::GetAtt": [timers, "Arn"] },
+      FunctionName: { Ref: id(s.stack.compactorFunction) },
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      BatchSize: 10,
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+  });
+
+  it("are sent by the compactor alone (the api schedules none)", () => {
+    const named = (fn: typeof s.stack.apiFunction) => {
+      const policy = id(fn.role?.node.findChild("DefaultPolicy") as never);
+      return allowStatements(s).filter(
+        (st) => st.policy === policy && JSON.stringify(st.Resource).includes(`"${timers}"`),
+      );
+    };
+    expect(named(s.stack.compactorFunction).flatMap((st) => asArray(st.Action))).toEqual(
+      expect.arrayContaining(["sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage"]),
+    );
+    expect(named(s.stack.apiFunction)).toEqual([]);
+    expect(named(s.stack.notifierFunction)).toEqual([]);
+  });
+
+  it("alarm when a timer is dead-lettered, graph pending timers and the DLQ, and output the DLQ's URL", () => {
+    s.template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      AlarmName: Match.stringLikeRegexp("-IdleTimerDeadLetterQueueNotEmpty$"),
+      Threshold: 0,
+      ComparisonOperator: "GreaterThanThreshold",
+      TreatMissingData: "notBreaching",
+      Metrics: [
+        Match.objectLike({
+          MetricStat: Match.objectLike({
+            Metric: {
+              Namespace: "AWS/SQS",
+              MetricName: "ApproximateNumberOfMessagesVisible",
+              Dimensions: [{ Name: "QueueName", Value: { "Fn::GetAtt": [timerDlq, "QueueName"] } }],
+            },
+          }),
+        }),
+      ],
+    });
+    const [resource] = Object.values(resourcesOf(s, "AWS::CloudWatch::Dashboard"));
+    const dashboard = JSON.stringify(resource?.Properties?.DashboardBody);
+    for (const part of ["Idle timers: not due, due", "Idle timer DLQ depth", timers, timerDlq]) {
+      expect(dashboard).toContain(part);
+    }
+    expect(dashboard).toContain('\\"AWS/SQS\\",\\"ApproximateNumberOfMessagesDelayed\\"');
+    expect(s.json.Outputs?.IdleTimerDeadLetterQueueUrl).toMatchObject({ Value: { Ref: timerDlq } });
+  });
+});
+
 describe("outputs", () => {
   it("give `autocompact dlq` the DLQ's URL and ARN and the evaluation queue's ARN", () => {
     const value = (name: string) =>
@@ -906,6 +1008,7 @@ describe("outputs", () => {
         "DeadLetterQueueArn",
         "DeadLetterQueueUrl",
         "EventBusName",
+        "IdleTimerDeadLetterQueueUrl",
         "NotificationDeadLetterQueueUrl",
         "QueueArn",
         "QueueUrl",

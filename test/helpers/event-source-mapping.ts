@@ -1,5 +1,6 @@
 /**
- * Lambda's SQS event source mapping, played against a FIFO queue on moto as
+ * Lambda's SQS event source mapping, played against a FIFO queue on moto (or
+ * a standard one, the idle timers', where group and deduplication ids are none) as
  * AWS documents it for a function with `ReportBatchItemFailures`
  * (infra/stack.ts maps the compactor so):
  *
@@ -226,7 +227,8 @@ export class EventSourceMapping {
       deduplicationId: record.attributes.MessageDeduplicationId ?? "",
       sentAt: Number(record.attributes.SentTimestamp),
     };
-    if (!this.#seen.has(delivered.messageId)) {
+    // A standard queue's messages (the idle timers') have no deduplication id: SQS drops none.
+    if (delivered.deduplicationId !== "" && !this.#seen.has(delivered.messageId)) {
       const earlier = [...this.#seen.values()].some(
         (seen) =>
           seen.deduplicationId === delivered.deduplicationId &&

@@ -3,7 +3,8 @@
  * `AUTOCOMPACT_TEST_MOTO_ENDPOINT` names), SDK clients for it, and fresh
  * resources per suite: an evaluation queue pair as the stack declares it (a
  * FIFO queue whose redrive policy sends a message to a FIFO dead-letter
- * queue after `maxReceiveCount` receives), KMS keys, an EventBridge bus.
+ * queue after `maxReceiveCount` receives), the idle timers' standard queue
+ * pair, KMS keys, an EventBridge bus.
  */
 import { randomUUID } from "node:crypto";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
@@ -111,6 +112,35 @@ export async function freshEvaluationQueues(
     deadLetterQueueArn,
     sourceQueueArn: await queueArn(client, queueUrl),
   };
+}
+
+/** The idle timer queue and its DLQ, as infra/idle-timers.ts declares them: standard queues. */
+export interface IdleTimerQueues {
+  readonly queueUrl: string;
+  readonly deadLetterQueueUrl: string;
+}
+
+/** Creates a standard queue (per-message `DelaySeconds`) with a standard DLQ behind it. */
+export async function freshIdleTimerQueues(
+  client: SQSClient,
+  options: QueueOptions,
+): Promise<IdleTimerQueues> {
+  const name = uniqueName("idle-timers");
+  const dlq = await client.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
+  const deadLetterQueueUrl = dlq.QueueUrl as string;
+  const queue = await client.send(
+    new CreateQueueCommand({
+      QueueName: name,
+      Attributes: {
+        VisibilityTimeout: String(options.visibilityTimeoutSeconds),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: await queueArn(client, deadLetterQueueUrl),
+          maxReceiveCount: options.maxReceiveCount,
+        }),
+      },
+    }),
+  );
+  return { queueUrl: queue.QueueUrl as string, deadLetterQueueUrl };
 }
 
 /**
