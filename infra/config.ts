@@ -21,6 +21,7 @@ import {
 import { InvalidInputError } from "../core/errors.ts";
 import { issueLines } from "../core/issues.ts";
 import { DEFAULT_SUMMARY_TIMEOUT_MS } from "../functions/summarizers/common.ts";
+import { IDLE_TIMER_MAX_CONCURRENCY } from "./idle-timers.ts";
 
 /** Log levels of the Lambdas (Powertools Logger and Lambda's application log level). */
 export const LOG_LEVELS = ["DEBUG", "INFO", "WARN", "ERROR"] as const;
@@ -98,7 +99,7 @@ export interface AutocompactSettingsInput {
   readonly compactorBatchSize?: unknown;
   /** The compactor's timeout in seconds (default 60, or enough for a summary per record). */
   readonly compactorTimeoutSeconds?: unknown;
-  /** Reserved concurrency of the compactor (default: compactorMaxConcurrency; at least it). */
+  /** Reserved concurrency of the compactor (default and least: compactorMaxConcurrency + the idle timers' 2). */
   readonly compactorReservedConcurrency?: unknown;
   /** Reserved concurrency of the notifier, and its event source's most concurrent invocations (2..1000, default 5). */
   readonly notifierReservedConcurrency?: unknown;
@@ -429,12 +430,14 @@ export function resolveSettings(input: AutocompactSettingsInput = {}): Autocompa
     );
   }
 
-  // Below the event source's concurrency, Lambda throttles its polls, and a
-  // throttled message's receives count towards the dead-letter queue.
-  const compactorReserved = s.compactorReservedConcurrency ?? s.compactorMaxConcurrency;
-  if (compactorReserved < s.compactorMaxConcurrency) {
+  // Below its two event sources' concurrency (the evaluations' and the idle
+  // timers'), Lambda throttles their polls, and a throttled message's
+  // receives count towards its dead-letter queue.
+  const compactorSources = s.compactorMaxConcurrency + IDLE_TIMER_MAX_CONCURRENCY;
+  const compactorReserved = s.compactorReservedConcurrency ?? compactorSources;
+  if (compactorReserved < compactorSources) {
     issues.push(
-      `compactorReservedConcurrency: must be at least compactorMaxConcurrency (${s.compactorMaxConcurrency}), or throttled messages head for the dead-letter queue`,
+      `compactorReservedConcurrency: must be at least compactorMaxConcurrency + ${IDLE_TIMER_MAX_CONCURRENCY} for the idle timers (${compactorSources}), or throttled messages head for the dead-letter queue`,
     );
   }
 

@@ -124,8 +124,9 @@ describe("settings: values from -c (strings)", () => {
       batchSize: 4,
       timeoutSeconds: 120,
       visibilityTimeoutSeconds: 720,
-      // The reservation defaults to the event source's concurrency.
-      reservedConcurrency: 5,
+      // The reservation defaults to both event sources' concurrency: the
+      // turn queue's 5 and the idle timers' 2.
+      reservedConcurrency: 7,
     });
     expect(settings.notifier).toEqual({ reservedConcurrency: 5 });
     expect(settings.tenantLimitsEnvironment).toEqual({});

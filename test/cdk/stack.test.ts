@@ -340,8 +340,8 @@ describe("concurrency and tenant limits", () => {
   const reserved = (synthed: Synthesized, fn: { node: { defaultChild?: unknown } }) =>
     properties(synthed, fn).ReservedConcurrentExecutions;
 
-  it("reserves 10 for the compactor and 5 for the notifier, its event source at most 5", () => {
-    expect(reserved(s, s.stack.compactorFunction)).toBe(10);
+  it("reserves 12 for the compactor (10 evaluations, 2 idle timers) and 5 for the notifier, its event source at most 5", () => {
+    expect(reserved(s, s.stack.compactorFunction)).toBe(12);
     expect(reserved(s, s.stack.notifierFunction)).toBe(5);
     expect(reserved(s, s.stack.apiFunction)).toBeUndefined();
     s.template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
@@ -362,9 +362,10 @@ describe("concurrency and tenant limits", () => {
       FunctionName: { Ref: logicalId(tuned.stack, tuned.stack.notifierFunction) },
       ScalingConfig: { MaximumConcurrency: 3 },
     });
-    expect(() => synth({ compactorMaxConcurrency: 20, compactorReservedConcurrency: 10 })).toThrow(
-      "compactorReservedConcurrency: must be at least compactorMaxConcurrency (20), or throttled messages head for the dead-letter queue",
+    expect(() => synth({ compactorMaxConcurrency: 20, compactorReservedConcurrency: 21 })).toThrow(
+      "compactorReservedConcurrency: must be at least compactorMaxConcurrency + 2 for the idle timers (22), or throttled messages head for the dead-letter queue",
     );
+    expect(reserved(synth({ compactorMaxConcurrency: 20 }), s.stack.compactorFunction)).toBe(22);
   });
 
   it("passes the tenant limit defaults set to the api's environment, and none otherwise", () => {
