@@ -386,6 +386,31 @@ describe("ConversationLog", () => {
     expect((error as ContentionError).cause).toBeInstanceOf(ConditionFailedError);
   });
 
+  it("decides once more from a fresh read when a decision that outlasted the budget loses its race", async () => {
+    // A summary can take longer than the budget; the race it lost may have made
+    // the write needless (a newer turn, a new life), which only a re-read can tell.
+    const store = new MemoryConversationStore();
+    await store.appendTurn(ref, turn(0), { compactions_version: 0 }, { projected_chars: 200 });
+    vi.spyOn(store, "addCompaction").mockRejectedValueOnce(new ConditionFailedError("lost"));
+    let clock = 0;
+    const log = new ConversationLog(store, {
+      budgetMs: 3_000,
+      sleep: async () => {},
+      now: () => clock,
+    });
+    const decisions: string[] = [];
+    const result = await log.update(ref, "add", async () => {
+      if (decisions.push("decided") > 1) return { result: "stale" };
+      clock += 10_000;
+      return {
+        write: { kind: "add_compaction", compaction: band("MAN#1", 0, 0, 0, 1) },
+        result: "landed",
+      };
+    });
+    expect(result).toBe("stale");
+    expect(decisions).toEqual(["decided", "decided"]);
+  });
+
   it("passes any other failure through at once, without retrying", async () => {
     const store = new MemoryConversationStore();
     const boom = new Error("disk on fire");

@@ -260,7 +260,8 @@ export class ConversationLog {
    * Reads the head, asks `decide`, and applies the write it returns,
    * conditional on that head; a lost race decides again from a fresh read.
    * `what` names the operation in the {@link ContentionError} that ends a
-   * retry budget spent on lost races.
+   * retry budget spent on lost races (after the first, which always
+   * decides again).
    */
   async update<T>(
     ref: ConversationRef,
@@ -278,7 +279,10 @@ export class ConversationLog {
         return decision.result;
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;
-        if (this.#now() - started >= this.#budgetMs) {
+        // The first loss always decides again: a decision that outlasted the
+        // budget (a summary) may have lost to a change that needs no write.
+        const spent = this.#now() - started >= this.#budgetMs;
+        if (spent && attempt > 1) {
           throw new ContentionError(`${what}: too many concurrent writes, retry the request`, {
             attempts: attempt,
             cause: error,
