@@ -169,8 +169,17 @@ describe("the evaluation queue on SQS FIFO (moto)", () => {
     expect(await head(s, "b")).toMatchObject({ turn_count: 2, evaluated_through: 1 });
     // What `autocompact dlq list` prints for it: the DLQ's message, beside the
     // failure the compactor recorded on the conversation (SQS keeps no error text).
-    const dead = await s.deadLetters.list();
-    expect(dead).toHaveLength(1);
+    // moto moves the poison inside a receive, out of the queue and then into
+    // the DLQ (a threaded server): the queue can read empty a moment before
+    // the DLQ holds it, so the listing is awaited, as an operator would retry.
+    let dead: RawDeadLetter[] = [];
+    await vi.waitFor(
+      async () => {
+        dead = await s.deadLetters.list();
+        expect(dead).toHaveLength(1);
+      },
+      { timeout: 10_000, interval: 200 },
+    );
     const entry = await describeDeadLetter(dead[0] as RawDeadLetter, s.lastFailure);
     expect(entry).toMatchObject({
       tenant: TENANT,
