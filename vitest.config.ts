@@ -34,7 +34,8 @@ export default defineConfig({
     // (DynamoDB Local, a child process, a server), so four workers keep
     // both cores busy while they wait (docs/architecture.md §11).
     maxWorkers: 4,
-    // Unit files fill the cores while integration suites wait (test/setup/sequencer.ts).
+    // In one run of both projects (`npx vitest run`; `npm test` runs them one
+    // after the other), unit files fill the cores while integration suites wait (test/setup/sequencer.ts).
     sequence: { sequencer: InterleavedSequencer },
     projects: [
       {
