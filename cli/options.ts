@@ -14,11 +14,13 @@ import {
 } from "../core/catalog.ts";
 import { type AutoConfigLayer, ConfigError, parseConfigTree } from "../core/config.ts";
 import { InvalidInputError } from "../core/errors.ts";
+import type { Entry } from "../core/events.ts";
 import { issueLines } from "../core/issues.ts";
+import type { SummarizeBand } from "../core/replay.ts";
 import { timestampNanos } from "../core/timestamp.ts";
-import { type OptionsConfig, UsageError } from "./command.ts";
-import { FORMAT_OPTION } from "./input.ts";
-import { SUMMARIZER_OPTIONS } from "./summarizer.ts";
+import { type Io, type OptionsConfig, UsageError } from "./command.ts";
+import { FORMAT_OPTION, type InputFlags, loadStream } from "./input.ts";
+import { SUMMARIZER_OPTIONS, type SummarizerValues, summarizeFromOptions } from "./summarizer.ts";
 
 /** `--config` (repeatable) and `--enable`. */
 export const CONFIG_OPTIONS = {
@@ -256,3 +258,28 @@ export function nowMillis(value: string | undefined, clock: () => number): numbe
 /** The stderr note when nothing can fire because the feature is off. */
 export const DISABLED_NOTE =
   "automatic compaction is disabled (the D50 default): pass --enable or a --config that enables it";
+
+/**
+ * What a replaying command (`evaluate`, `simulate`) reads from its options
+ * and input, in the order its errors are reported: calibration, summarizer,
+ * config layers, then the stream.
+ */
+export async function replayInputs(
+  values: InputFlags &
+    SummarizerValues &
+    Parameters<typeof calibrationOf>[0] &
+    Parameters<typeof configLayers>[0],
+  positionals: readonly string[],
+  io: Io,
+): Promise<{
+  calibration: Calibration | undefined;
+  summarize: SummarizeBand | undefined;
+  layers: AutoConfigLayer[];
+  entries: Entry[];
+}> {
+  const calibration = calibrationOf(values);
+  const summarize = await summarizeFromOptions(values, io.env);
+  const layers = await configLayers(values);
+  const entries = await loadStream(positionals, values, io);
+  return { calibration, summarize, layers, entries };
+}

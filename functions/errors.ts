@@ -10,6 +10,16 @@ import { AutocompactError, type ErrorOptions } from "../core/errors.ts";
 
 const INTERNAL = { status: 500, slug: "internal", title: "Internal error" } as const;
 
+/**
+ * An internal fault (500): its own class names what went wrong in the logs,
+ * and the client is told only "Internal error".
+ */
+abstract class InternalError extends AutocompactError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, INTERNAL, options);
+  }
+}
+
 /** The problem variant of an {@link UnauthorizedError} for a missing or wrong webhook signature. */
 export const INVALID_SIGNATURE = { slug: "invalid-signature", title: "Invalid webhook signature" };
 
@@ -176,11 +186,8 @@ export class EmptySummaryError extends SummarizerError {
 }
 
 /** A conditional write lost a race or found different state: re-read and decide again. */
-export class ConditionFailedError extends AutocompactError {
+export class ConditionFailedError extends InternalError {
   override readonly name = "ConditionFailedError";
-  constructor(message: string, options: ErrorOptions = {}) {
-    super(message, INTERNAL, options);
-  }
 }
 
 /**
@@ -188,15 +195,12 @@ export class ConditionFailedError extends AutocompactError {
  * matching their hash, a queue journal that is not JSON). Never expected:
  * it means the data was changed outside autocompact.
  */
-export class CorruptDataError extends AutocompactError {
+export class CorruptDataError extends InternalError {
   override readonly name = "CorruptDataError";
-  constructor(message: string, options: ErrorOptions = {}) {
-    super(message, INTERNAL, options);
-  }
 }
 
 /** The in-process or SQS queue could not take, keep or hand over a message. */
-export class QueueError extends AutocompactError {
+export class QueueError extends InternalError {
   override readonly name = "QueueError";
   /** The message ends with the cause's name and message, so one log line says why. */
   constructor(message: string, options: ErrorOptions = {}) {
@@ -205,7 +209,7 @@ export class QueueError extends AutocompactError {
       cause === undefined
         ? ""
         : ` (${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)})`;
-    super(`${message}${why}`, INTERNAL, options);
+    super(`${message}${why}`, options);
   }
 }
 
@@ -244,11 +248,8 @@ export class IdempotencyConflictError extends AutocompactError {
  * (the message names it), Java missing for DynamoDB Local, or DynamoDB Local
  * not answering. Said in one line, never with a stack trace.
  */
-export class SetupError extends AutocompactError {
+export class SetupError extends InternalError {
   override readonly name = "SetupError";
-  constructor(message: string, options: ErrorOptions = {}) {
-    super(message, INTERNAL, options);
-  }
 }
 
 /**

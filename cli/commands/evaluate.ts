@@ -1,20 +1,19 @@
 /** `autocompact evaluate`: the D50 trigger decision on a stream as stored. */
 import { evaluateStream } from "../../core/replay.ts";
 import { defineCommand, EXIT, write } from "../command.ts";
-import { INPUT_HELP, loadStream } from "../input.ts";
+import { INPUT_HELP } from "../input.ts";
 import {
   CALIBRATION_HELP,
   CALIBRATION_OPTIONS,
   CONFIG_HELP,
-  calibrationOf,
-  configLayers,
   DISABLED_NOTE,
   MODEL_HELP,
   modelInfo,
   nowMillis,
   REPLAY_OPTIONS,
+  replayInputs,
 } from "../options.ts";
-import { SUMMARIZER_HELP, SUMMARIZER_HINT, summarizeFromOptions } from "../summarizer.ts";
+import { SUMMARIZER_HELP, SUMMARIZER_HINT } from "../summarizer.ts";
 
 const OPTIONS = { ...REPLAY_OPTIONS, ...CALIBRATION_OPTIONS, now: { type: "string" } } as const;
 
@@ -68,10 +67,7 @@ summary, 2 bad usage.`;
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
   const model = modelInfo(values);
   const now = nowMillis(values.now, io.now);
-  const calibration = calibrationOf(values);
-  const summarize = await summarizeFromOptions(values, io.env);
-  const layers = await configLayers(values);
-  const entries = await loadStream(positionals, values, io);
+  const { calibration, summarize, layers, entries } = await replayInputs(values, positionals, io);
   const context = {
     layers,
     nowMillis: now,

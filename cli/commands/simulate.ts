@@ -3,19 +3,18 @@ import { writeFile } from "node:fs/promises";
 import { InvalidInputError, SummaryRequiredError } from "../../core/errors.ts";
 import { configForStream, simulateStream } from "../../core/replay.ts";
 import { defineCommand, EXIT, UsageError, write } from "../command.ts";
-import { INPUT_HELP, loadStream } from "../input.ts";
+import { INPUT_HELP } from "../input.ts";
 import {
   CALIBRATION_HELP,
   CALIBRATION_OPTIONS,
   CONFIG_HELP,
-  calibrationOf,
-  configLayers,
   DISABLED_NOTE,
   MODEL_HELP,
   REPLAY_OPTIONS,
+  replayInputs,
   requiredContextWindow,
 } from "../options.ts";
-import { SUMMARIZER_HELP, SUMMARIZER_HINT, summarizeFromOptions } from "../summarizer.ts";
+import { SUMMARIZER_HELP, SUMMARIZER_HINT } from "../summarizer.ts";
 
 const OPTIONS = { ...REPLAY_OPTIONS, ...CALIBRATION_OPTIONS, out: { type: "string" } } as const;
 
@@ -67,11 +66,8 @@ summarizer, or its summary failed), 2 bad usage.`;
 
 export const command = defineCommand(USAGE, OPTIONS, async ({ values, positionals }, io) => {
   const contextWindow = requiredContextWindow(values);
-  const calibration = calibrationOf(values);
   if (values.out === "") throw new UsageError("--out needs a file path");
-  const summarize = await summarizeFromOptions(values, io.env);
-  const layers = await configLayers(values);
-  const entries = await loadStream(positionals, values, io);
+  const { calibration, summarize, layers, entries } = await replayInputs(values, positionals, io);
   let simulation: Awaited<ReturnType<typeof simulateStream>>;
   try {
     simulation = await simulateStream(entries, {

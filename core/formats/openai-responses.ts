@@ -252,14 +252,19 @@ class TurnEvents {
     this.system = new LeadingSystem(dropSystem, SYSTEM_REFUSAL);
   }
 
+  /** An item that is not an output: the leading system prompts and outputs are behind us. */
+  #item(): void {
+    this.system.other();
+    this.leading = false;
+  }
+
   message(item: ResponsesMessage, original: Json, at: MessagePath): void {
     const { timestamp } = this;
     if (item.role === "system" || item.role === "developer") {
       this.system.system(at, item.role);
       return;
     }
-    this.system.other();
-    this.leading = false;
+    this.#item();
     const parts: readonly { type: string; text?: unknown }[] =
       typeof item.content === "string" ? [] : item.content;
     const text = textOf(item.content);
@@ -283,8 +288,7 @@ class TurnEvents {
   }
 
   reasoning(item: ResponsesReasoning, original: Json): void {
-    this.system.other();
-    this.leading = false;
+    this.#item();
     const response: ChatResponse = {
       type: "chat_response",
       timestamp: this.timestamp,
@@ -294,8 +298,7 @@ class TurnEvents {
   }
 
   call(item: ResponsesFunctionCall, original: Json, at: MessagePath): void {
-    this.system.other();
-    this.leading = false;
+    this.#item();
     const earlier = this.calls.get(item.call_id);
     if (earlier !== undefined) {
       throw invalidMessage(
@@ -319,8 +322,7 @@ class TurnEvents {
 
   /** An item reference: the assistant's text that names it, the item verbatim. */
   reference(item: ResponsesItemReference, original: Json): void {
-    this.system.other();
-    this.leading = false;
+    this.#item();
     const response: ChatResponse = {
       type: "chat_response",
       timestamp: this.timestamp,
