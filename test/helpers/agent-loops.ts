@@ -202,13 +202,17 @@ export async function typeCheckSnippets(files: readonly string[]): Promise<strin
   );
 }
 
-/** Runs a snippet as a platform would: `npx tsx`, `lines` on stdin, the SDKs' own env. */
+/**
+ * Runs a snippet as a platform would, under tsx's loader (what `npx tsx`
+ * runs, without npm's and tsx's launcher processes: a second of CPU each
+ * run), `lines` on stdin, the SDKs' own env.
+ */
 async function runSnippet(
   file: string,
   env: Record<string, string>,
   lines: readonly string[],
 ): Promise<string> {
-  const pending = run("npx", ["tsx", file], {
+  const pending = run(process.execPath, ["--import", "tsx", file], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     timeout: 45_000,
