@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { compactedStreamArb, compactionArb, streamArb } from "../test/helpers/arbitraries.ts";
 import {
   compaction,
+  message,
+  reasoning,
   request,
   toolCall,
   toolResult,
@@ -12,10 +14,13 @@ import {
 import { generateConversation } from "../test/helpers/conversation.ts";
 import { propertyRuns } from "../test/helpers/property.ts";
 import { estimateStream } from "./estimate.ts";
+import type { Compaction, Entry } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
 import type { RunningTotals, TurnSize } from "./sizes.ts";
 import {
   bandEndTurns,
+  crossesTurns,
+  EMPTY_TURN_SIZE,
   measureStream,
   projectedCharsFromSizes,
   projectedCharsWithBand,
@@ -137,7 +142,7 @@ describe("per-turn sizes", () => {
           expect(withBand).toBe(estimateStream([...stream, ...existing, band]).chars);
         },
       ),
-      propertyRuns(500),
+      propertyRuns(200),
     );
   });
 
@@ -161,5 +166,113 @@ describe("per-turn sizes", () => {
       [3, 'grep{"q":"1"}'.length, "out".length],
     ]);
     expect(totals[2]?.linked_responses_stripped).toBe("[compacted] grep: success".length);
+  });
+});
+
+/** The estimate with `band` from the totals at its ends, as the compactor computes it. */
+function charsWithBand(stream: Entry[], band: Compaction): number {
+  const sizes = measureStream(stream);
+  const totals = runningTotalsOf(sizes);
+  return projectedCharsWithBand(
+    projectedCharsFromSizes(sizes, compactionsOf(stream)),
+    sizes.length,
+    band,
+    (t) => ({ size: sizes[t] as TurnSize, totals: totals[t] as RunningTotals }),
+  );
+}
+
+/** A call in turn 0 answered in turn 1, with reasoning around it. */
+const carriedCallStream = (): Entry[] => [
+  turnStart(0),
+  request("look it up"),
+  reasoning("which file holds it"),
+  toolCall("c1", "grep", { pattern: "needle" }),
+  turnStart(1),
+  toolResult("c1", "needle found in src/lib.rs"),
+  message("It is in src/lib.rs."),
+  request("thanks"),
+];
+
+describe("tool pairs across turns in the estimate", () => {
+  it("names the turns with pending calls, carried results or orphans", () => {
+    expect(crossesTurns(EMPTY_TURN_SIZE)).toBe(false);
+    expect(crossesTurns({ ...EMPTY_TURN_SIZE, pending_calls: 0, carried_results: 0 })).toBe(false);
+    expect(crossesTurns({ ...EMPTY_TURN_SIZE, pending_calls: 1 })).toBe(true);
+    expect(crossesTurns({ ...EMPTY_TURN_SIZE, carried_results: 2 })).toBe(true);
+    expect(crossesTurns({ ...EMPTY_TURN_SIZE, orphan_results: 1 })).toBe(true);
+    // Counts that would cancel out if subtracted.
+    expect(crossesTurns({ ...EMPTY_TURN_SIZE, pending_calls: 1, carried_results: 1 })).toBe(true);
+    expect(crossesTurns({ ...EMPTY_TURN_SIZE, carried_results: 1, orphan_results: 1 })).toBe(true);
+  });
+
+  it("reads the turns on either side of a band's ends, within the stream", () => {
+    expect(bandEndTurns({ from_turn: 2, to_turn: 4 }, 10)).toEqual([1, 2, 4, 5]);
+    expect(bandEndTurns({ from_turn: 0, to_turn: 3 }, 4)).toEqual([0, 3]);
+    expect(bandEndTurns({ from_turn: 3, to_turn: 3 }, 10)).toEqual([2, 3, 4]);
+    expect(bandEndTurns({ from_turn: 0, to_turn: 0 }, 1)).toEqual([0]);
+    // A band reaching past the stream ends at its last turn; one wholly past it reads nothing.
+    expect(bandEndTurns({ from_turn: 1, to_turn: 9 }, 3)).toEqual([0, 1, 2]);
+    expect(bandEndTurns({ from_turn: 5, to_turn: 9 }, 3)).toEqual([]);
+  });
+
+  it("drop a call the next turn does not answer, as the projection does", () => {
+    const stream = [
+      turnStart(0),
+      request("look it up"),
+      toolCall("c1", "grep", { pattern: "needle" }),
+      turnStart(1),
+      request("never mind"),
+    ];
+    expect(projectedCharsFromSizes(measureStream(stream), [])).toBe(estimateStream(stream).chars);
+    expect(estimateStream(stream).chars).toBe("look it up".length + "never mind".length);
+  });
+
+  it("keep a band's reasoning unless it strips it, from the totals at its ends", () => {
+    const stream = carriedCallStream();
+    for (const policies of [
+      { tool_calls: { policy: "strip", request: true, response: true } },
+      { reasoning: "strip" },
+    ] as const) {
+      const band = compaction(0, 0, 1e9, policies);
+      expect(charsWithBand(stream, band)).toBe(estimateStream([...stream, band]).chars);
+    }
+  });
+
+  it("strip the requests of calls a band's turn carries into the next turn, apart from their results", () => {
+    const stream = carriedCallStream();
+    for (const [request, response] of [
+      [true, false],
+      [false, true],
+    ] as const) {
+      const band = compaction(0, 0, 1e9, { tool_calls: { policy: "strip", request, response } });
+      expect(charsWithBand(stream, band)).toBe(estimateStream([...stream, band]).chars);
+    }
+  });
+});
+
+describe("the estimate with a band, from the totals at its ends", () => {
+  const policies = [
+    { tool_calls: { policy: "strip", request: true, response: false } },
+    { tool_calls: { policy: "strip", request: false, response: true } },
+    { tool_calls: { policy: "omit" } },
+    { reasoning: "strip" },
+    { summary: { summary: "turns so far" } },
+  ] as const;
+
+  it("equals the full projection's for a band in the middle of a generated conversation", () => {
+    const stream = generateConversation({ seed: 11, turns: 12, crossTurnRate: 0.5 });
+    for (const policy of policies) {
+      const band = compaction(2, 7, 1e9, policy);
+      expect(charsWithBand(stream, band)).toBe(estimateStream([...stream, band]).chars);
+    }
+  });
+
+  it("keeps the last turn's pending call under the band's request policy", () => {
+    const stream = [...carriedCallStream(), toolCall("c2", "read_file", { path: "src/lib.rs" })];
+    expect(measureStream(stream)[1]).toMatchObject({ pending_calls: 1 });
+    for (const policy of policies) {
+      const band = compaction(1, 1, 1e9, policy);
+      expect(charsWithBand(stream, band)).toBe(estimateStream([...stream, band]).chars);
+    }
   });
 });

@@ -278,15 +278,12 @@ export function runningTotals(previous: TotaledSize | undefined, size: TurnSize)
 
 /** Every turn's running totals, in turn order. */
 export function runningTotalsOf(sizes: readonly TurnSize[]): RunningTotals[] {
-  const out: RunningTotals[] = [];
-  sizes.forEach((size, t) => {
-    const previous = sizes[t - 1];
-    const before = out[t - 1];
-    out.push(
-      runningTotals(previous && before ? { size: previous, totals: before } : undefined, size),
-    );
+  let previous: TotaledSize | undefined;
+  return sizes.map((size) => {
+    const totals = runningTotals(previous, size);
+    previous = { size, totals };
+    return totals;
   });
-  return out;
 }
 
 /**
@@ -301,8 +298,9 @@ export function bandEndTurns(
   const first = range.from_turn;
   const last = Math.min(range.to_turn, turnCount - 1);
   if (first > last) return [];
+  // In ascending order already: a set drops the repeats of a one-turn band.
   const turns = new Set([first - 1, first, last, last + 1]);
-  return [...turns].filter((t) => t >= 0 && t < turnCount).sort((a, b) => a - b);
+  return [...turns].filter((t) => t >= 0 && t < turnCount);
 }
 
 /**
@@ -333,8 +331,9 @@ export function projectedCharsWithBand(
   const links = between(totals(last + 1 < turnCount ? last + 1 : last), totals(first));
   // The last turn's pending calls stay (keepsPending): no next turn links them yet.
   const tail = last === turnCount - 1 ? at(last).size : undefined;
-  const tailRequests = (tail?.pending_calls ?? 0) > 0 ? (tail?.pending_requests ?? 0) : 0;
-  const tailStripped = (tail?.pending_calls ?? 0) > 0 ? (tail?.pending_requests_stripped ?? 0) : 0;
+  // Pending requests are counted only on a turn with pending calls (measureTurn).
+  const tailRequests = tail?.pending_requests ?? 0;
+  const tailStripped = tail?.pending_requests_stripped ?? 0;
   const before =
     own.text +
     own.reasoning +
