@@ -249,6 +249,7 @@ describe("tuneConversation", () => {
           model: { context_window: 60_000 },
         });
         expect(metrics.firing_turns).toEqual(simulated.firings.map((f) => f.turn));
+        expect(riskOf(metrics)).toEqual(riskOfFirings(simulated.firings));
       }
     }
   });
@@ -275,6 +276,36 @@ describe("tuneConversation", () => {
     expect(metrics.peak_tokens).toBe(600);
   });
 });
+
+/** The risk counts tune reports for one conversation. */
+function riskOf(metrics: ConversationMetrics) {
+  const { firings, still_over_firings, one_turn_bands, longest_firing_run } = metrics;
+  return { firings, still_over_firings, one_turn_bands, longest_firing_run };
+}
+
+/** The same counts, recounted from simulate's firings. */
+function riskOfFirings(
+  firings: readonly {
+    turn: number;
+    from_turn: number;
+    to_turn: number;
+    estimated_tokens_after: number;
+    threshold: number;
+  }[],
+) {
+  let run = 0;
+  let longest = 0;
+  firings.forEach((f, i) => {
+    run = i > 0 && firings[i - 1]?.turn === f.turn - 1 ? run + 1 : 1;
+    longest = Math.max(longest, run);
+  });
+  return {
+    firings: firings.length,
+    still_over_firings: firings.filter((f) => f.estimated_tokens_after > f.threshold).length,
+    one_turn_bands: firings.filter((f) => f.from_turn === f.to_turn).length,
+    longest_firing_run: longest,
+  };
+}
 
 /** `n` turns each holding one tool response of `payload` characters. */
 function toolHeavy(n: number, payload: number): Entry[] {
@@ -449,6 +480,64 @@ describe("rankResults", () => {
     // 2000 written at 1.25 x $2, 4000 read at 0.1 x $2, 100 out at $10, 300 + 30 summary at $1 / $5.
     expect(summary.dollars).toBeCloseTo((5000 + 800 + 1000 + 300 + 150) / 1e6, 12);
     expect(summary.retention).toBe(0.5);
+  });
+});
+
+describe("summing a configuration's conversations", () => {
+  const metrics = (scale: number, longest: number, peak: number) => ({
+    turns: 10 * scale,
+    firings: 2 * scale,
+    firing_turns: [],
+    peak_tokens: peak,
+    overflow_turns: 3 * scale,
+    input_tokens: 5000 * scale,
+    cache_miss_tokens: 1000 * scale,
+    summary_input_tokens: 0,
+    summary_output_tokens: 0,
+    calls: 12 * scale,
+    cache_read_tokens: 4000 * scale,
+    cache_write_tokens: 2000 * scale,
+    output_tokens: 100 * scale,
+    overflow_calls: 4 * scale,
+    retention_sum: 6 * scale,
+    still_over_firings: 5 * scale,
+    one_turn_bands: 7 * scale,
+    longest_firing_run: longest,
+  });
+
+  it("adds every count over the conversations and keeps the longest run and the peak", () => {
+    const summary = summarizeConfig(
+      MECHANICAL,
+      [metrics(1, 4, 600), metrics(2, 3, 800)],
+      1000,
+      0.1,
+      {
+        profile: PRICING_PROFILES["anthropic-5m"],
+        prices: { input: 2, output: 10, summary_input: 1, summary_output: 5, source: "test" },
+      },
+    );
+    expect(summary).toMatchObject({
+      conversations: 2,
+      turns: 30,
+      firings: 6,
+      peak_utilization: 0.8,
+      overflow_turns: 9,
+      input_tokens: 15000,
+      cache_miss_tokens: 3000,
+      calls: 36,
+      cache_read_tokens: 12000,
+      cache_write_tokens: 6000,
+      output_tokens: 300,
+      overflow_calls: 12,
+      still_over_firings: 15,
+      one_turn_bands: 21,
+      longest_firing_run: 4,
+      retention: 0.5,
+      pareto: false,
+      recommended: false,
+    });
+    // No summary rule: no summary tokens at all.
+    expect(summary).not.toHaveProperty("summary_input_tokens");
   });
 });
 
