@@ -551,6 +551,20 @@ describe("summaries while tuning", () => {
     expect(summary.output_tokens).toBe(25);
   });
 
+  it("keeps one summary per range and rule, and no more", async () => {
+    const calls: string[] = [];
+    const summarize = cachedSummaries(async (range, _raw, rule) => {
+      calls.push(`${range.from_turn}..${range.to_turn} ${JSON.stringify(rule)}`);
+      return { text: `summary ${calls.length}`, model: "m", latency_ms: 0 };
+    });
+    const first = await summarize({ from_turn: 0, to_turn: 3 }, [], {});
+    expect(await summarize({ from_turn: 0, to_turn: 3 }, [], {})).toBe(first);
+    await summarize({ from_turn: 0, to_turn: 4 }, [], {});
+    await summarize({ from_turn: 1, to_turn: 3 }, [], {});
+    await summarize({ from_turn: 0, to_turn: 3 }, [], { instructions: "shorter" });
+    expect(calls).toEqual(["0..3 {}", "0..4 {}", "1..3 {}", '0..3 {"instructions":"shorter"}']);
+  });
+
   it("summarizes each band once across configurations", async () => {
     const stream = toolHeavy(20, 8_000);
     const calls: string[] = [];

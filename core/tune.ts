@@ -372,7 +372,7 @@ export const STAND_IN_MODEL = "stand-in (estimate)";
 export const standInSummary: SummarizeBand = async (_range, rawEvents) => {
   const raw = estimateView(rawEvents);
   const length = Math.max(1, Math.round(raw.chars * STAND_IN_SUMMARY_RATIO));
-  const text = "stand-in summary ".repeat(Math.ceil(length / 17)).slice(0, length);
+  const text = "".padEnd(length, "stand-in summary ");
   return {
     text,
     model: STAND_IN_MODEL,
