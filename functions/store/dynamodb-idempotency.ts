@@ -30,9 +30,9 @@ import {
 import { ConditionFailedError, CorruptDataError } from "../errors.ts";
 import type {
   ConversationRef,
+  ConversationStore,
   IdempotencyClaim,
   IdempotencyRecord,
-  IdempotentAnswer,
 } from "../ports.ts";
 import { isConditionFailure } from "./dynamodb-conflicts.ts";
 import { idempotencySk, partitionKey } from "./dynamodb-keys.ts";
@@ -66,11 +66,9 @@ function recordOf(item: Record<string, AttributeValue>, where: string): Idempote
 
 export async function claimIdempotencyKey(
   target: DynamoTarget,
-  ref: ConversationRef,
-  key: string,
-  digest: string,
-  nowSeconds: number,
-  expiresAtSeconds: number,
+  ...[ref, key, digest, nowSeconds, expiresAtSeconds]: Parameters<
+    ConversationStore["claimIdempotencyKey"]
+  >
 ): Promise<IdempotencyClaim> {
   const Key = keyOf(ref, key);
   try {
@@ -101,11 +99,9 @@ export async function claimIdempotencyKey(
 
 export async function finishIdempotencyKey(
   target: DynamoTarget,
-  ref: ConversationRef,
-  key: string,
-  digest: string,
-  answer: IdempotentAnswer,
-  expiresAtSeconds: number,
+  ...[ref, key, digest, answer, expiresAtSeconds]: Parameters<
+    ConversationStore["finishIdempotencyKey"]
+  >
 ): Promise<void> {
   const body = gzipSync(answer.body === undefined ? "" : JSON.stringify(answer.body));
   try {
@@ -134,9 +130,7 @@ export async function finishIdempotencyKey(
 
 export async function releaseIdempotencyKey(
   target: DynamoTarget,
-  ref: ConversationRef,
-  key: string,
-  digest: string,
+  ...[ref, key, digest]: Parameters<ConversationStore["releaseIdempotencyKey"]>
 ): Promise<void> {
   try {
     await target.client.send(

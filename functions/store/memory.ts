@@ -178,12 +178,9 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   async addCompaction(
-    ref: ConversationRef,
-    compaction: StoredCompaction,
-    expected: HeadVersion,
-    head: HeadUpdate,
-    evaluation?: TurnEvaluation,
-    materialized?: MaterializedBand,
+    ...[ref, compaction, expected, head, evaluation, materialized]: Parameters<
+      ConversationStore["addCompaction"]
+    >
   ): Promise<void> {
     if (this.#get(ref)?.compactions.has(compaction.key)) {
       throw new ConditionFailedError(`compaction ${compaction.key} exists`);
