@@ -29,6 +29,12 @@ const shared = {
 
 export default defineConfig({
   test: {
+    // Transformed modules kept on disk (node_modules/.experimental-vitest-cache),
+    // keyed by their content: a run transforms only what changed since the last
+    // (in `npm test`, the unit project reuses what integration transformed).
+    // Measured over `vitest run --project unit`: transform 6.2 s against 10.5 s
+    // summed, 129 s CPU against 140 s. Vitest's own, still experimental.
+    experimental: { fsModuleCache: true },
     // Vitest's default is one worker per core less one: a single worker on
     // this project's 2-core machines. The integration suites mostly wait
     // (DynamoDB Local, a child process, a server), so four workers keep
