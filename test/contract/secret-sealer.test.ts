@@ -4,8 +4,7 @@
  * the encryption context, as KMS does); then what is particular to each.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   DecryptCommand,
@@ -24,6 +23,7 @@ import {
   LocalSecretSealer,
   SECRETS_KEY_FILE,
 } from "../../functions/secrets/local.ts";
+import { scratchDir } from "../helpers/scratch.ts";
 import { secretSealerContract } from "./secret-sealer.contract.ts";
 
 const KEY_ARN = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
@@ -121,7 +121,7 @@ describe("KmsSecretSealer", () => {
 
 describe("the local key file", () => {
   it("is created once per data directory, 0600, base64 of 32 bytes, and found again by the CLI", async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), "sealer-")), "data");
+    const dir = join(scratchDir("sealer-"), "data");
     const service = dataDirSecretSealer(dir);
     const path = join(dir, SECRETS_KEY_FILE);
     expect(statSync(path).mode & 0o777).toBe(0o600);
@@ -139,7 +139,7 @@ describe("the local key file", () => {
   });
 
   it("replaced: secrets sealed under the old key are refused by name; a broken or missing file is a setup error", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "sealer-"));
+    const dir = scratchDir("sealer-");
     const path = join(dir, SECRETS_KEY_FILE);
     const sealed = await dataDirSecretSealer(dir).seal("whsec_c2VjcmV0", "acme");
     writeFileSync(path, `${randomBytes(32).toString("base64")}\n`);

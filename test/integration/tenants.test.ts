@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/api/app.ts";
 import { ConversationService } from "../../functions/conversations/service.ts";
 import { ConditionFailedError } from "../../functions/errors.ts";
@@ -13,10 +13,13 @@ import { DynamoTenantDirectory } from "../../functions/store/tenants-dynamodb.ts
 import { MemoryWebhookReceipts } from "../../functions/store/webhook-receipts-memory.ts";
 import { runCli } from "../helpers/cli.ts";
 import { freshTable, localAwsEnv, localClient, localEndpoint } from "../helpers/dynamodb.ts";
+import { scratchDir } from "../helpers/scratch.ts";
 import { memoryNotifications, RecordingQueue } from "../helpers/service.ts";
 
 /** The suite's secrets key file (the CLI seals with it through --secrets-key-file). */
-const keyFile = join(mkdtempSync(join(tmpdir(), "tenants-key-")), "webhook-secrets.key");
+const keyDir = mkdtempSync(join(tmpdir(), "tenants-key-"));
+const keyFile = join(keyDir, "webhook-secrets.key");
+afterAll(() => rmSync(keyDir, { recursive: true, force: true }));
 const sealer = fileSecretSealer(keyFile, { create: true });
 
 /** Runs the CLI in process with `input` on stdin, against the run's DynamoDB Local. */
@@ -92,7 +95,7 @@ describe("tenants in DynamoDB", () => {
     const client = localClient();
     const table = await freshTable(client, "tenant-settings-cli");
     const base = ["--table", table, "--endpoint", localEndpoint()];
-    const dir = mkdtempSync(join(tmpdir(), "tenant-settings-"));
+    const dir = scratchDir("tenant-settings-");
     const toml = join(dir, "tenant.toml");
     writeFileSync(toml, "[conversation.compaction.auto]\nenabled = true\ntrigger_ratio = 0.6\n");
     const created = await cli([

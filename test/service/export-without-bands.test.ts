@@ -6,12 +6,12 @@
  */
 import { writeFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bigToolTurn } from "../helpers/builders.ts";
 import { NO_MODEL_LINE, offLine, runCli } from "../helpers/cli.ts";
+import { scratchDir } from "../helpers/scratch.ts";
 import { ALICE_KEY, harness } from "../helpers/service.ts";
 
 let server: ReturnType<typeof serve>;
@@ -70,8 +70,9 @@ describe("exporting a conversation to replay it", () => {
   });
 
   it("has simulate say that its input already holds compactions, and not when it holds none", async () => {
-    const withBands = join(tmpdir(), `autocompact-export-${process.pid}-bands.json`);
-    const turnsOnly = join(tmpdir(), `autocompact-export-${process.pid}-turns.json`);
+    const dir = scratchDir("autocompact-export-");
+    const withBands = join(dir, "bands.json");
+    const turnsOnly = join(dir, "turns.json");
     await writeFile(withBands, (await print()).stdout);
     await writeFile(turnsOnly, (await print("--without-compactions")).stdout);
     const simulate = (file: string) =>
