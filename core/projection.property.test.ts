@@ -17,7 +17,7 @@ import { parseStream } from "./events.ts";
 import { compactionsOf, project } from "./projection.ts";
 import { measureStream, projectedCharsFromSizes } from "./sizes.ts";
 
-const runs = propertyRuns(400);
+const runs = propertyRuns(200);
 
 describe("projection properties", () => {
   it("never throws and consumes every compaction", () => {
@@ -84,7 +84,7 @@ describe("projection properties", () => {
       fc.property(stackedStreamArb(), (stream) => {
         expect(project(stream).entries).toEqual(referenceProject(stream));
       }),
-      propertyRuns(1_000),
+      propertyRuns(500),
     );
   });
 

@@ -13,7 +13,7 @@ import type { AiSdkMessage } from "./ai-sdk.schema.ts";
 import { aiSdk } from "./ai-sdk.ts";
 import { projectedView, rawView } from "./view.ts";
 
-const runs = propertyRuns(300);
+const runs = propertyRuns(150);
 
 /** The stored stream of a conversation posted turn by turn. */
 function post(turns: readonly AiSdkMessage[][]): Entry[] {

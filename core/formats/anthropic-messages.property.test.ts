@@ -18,7 +18,7 @@ import type { AnthropicMessage } from "./anthropic-messages.schema.ts";
 import { anthropicMessages } from "./anthropic-messages.ts";
 import { projectedView, rawView } from "./view.ts";
 
-const runs = propertyRuns(300);
+const runs = propertyRuns(150);
 
 /** The stored stream of a conversation posted turn by turn. */
 function post(turns: readonly AnthropicMessage[][]): Entry[] {

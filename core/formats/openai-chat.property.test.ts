@@ -12,7 +12,7 @@ import type { ChatMessage } from "./openai-chat.schema.ts";
 import { openaiChat } from "./openai-chat.ts";
 import { projectedView, rawView } from "./view.ts";
 
-const runs = propertyRuns(300);
+const runs = propertyRuns(150);
 const NEXT_QUESTION = { role: "user", content: "And now?" } as const;
 
 /** Each turn converted at its own time, the streams concatenated. */

@@ -12,7 +12,7 @@ import type { ResponsesItem } from "./openai-responses.schema.ts";
 import { openaiResponses } from "./openai-responses.ts";
 import { projectedView, rawView } from "./view.ts";
 
-const runs = propertyRuns(300);
+const runs = propertyRuns(150);
 
 /** Each turn converted at its own time, the streams concatenated. */
 function streamOf(turns: readonly ResponsesItem[][]): Entry[] {
