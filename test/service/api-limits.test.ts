@@ -4,8 +4,8 @@
  * `/problems/rate-limited` with `Retry-After`, per tenant; identical dry runs
  * on an unchanged conversation call the summarizer once; a tenant over its
  * summary tokens of the day gets 429 `/problems/summary-budget` until the
- * next UTC midnight. The clock is the harness's manual one; expectations
- * are literals.
+ * next UTC midnight. The clock is the harness's manual one, and a wait's
+ * pauses pass only when a test lets them; expectations are literals.
  */
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "../../functions/keys.ts";
@@ -37,6 +37,39 @@ function countingSummarizer() {
     },
   };
   return { calls, summarizer };
+}
+
+/**
+ * A wait's pauses, each held until the test lets it pass; passing one moves
+ * the harness clock by its length, as the harness's own pause does. Waits
+ * then last no real time, and nothing moves while a test looks.
+ */
+function heldPauses() {
+  const pending: Array<{ ms: number; pass: () => void }> = [];
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+  return {
+    sleep: (ms: number) => new Promise<void>((pass) => pending.push({ ms, pass })),
+    /** Resolves once `count` pauses are held (a read has reached its wait). */
+    async held(count: number): Promise<void> {
+      while (pending.length < count) await tick();
+    },
+    /** Lets pauses pass, in the order they began, until `read` answers. */
+    async runOut(read: Promise<Response>, clock: { now: number }): Promise<Response> {
+      let answered = false;
+      void read.finally(() => {
+        answered = true;
+      });
+      while (!answered) {
+        const pause = pending.shift();
+        if (pause) {
+          clock.now += pause.ms;
+          pause.pass();
+        }
+        await tick();
+      }
+      return read;
+    },
+  };
 }
 
 describe("the request rate", () => {
@@ -89,13 +122,13 @@ describe("the request rate", () => {
 
 describe("waiting reads", () => {
   it("holds at most the tenant's cap at once; another tenant's and a read without wait still answer", async () => {
-    const h = harness({ limits: { ...LIMITS, burst: 100 } });
+    const pauses = heldPauses();
+    const h = harness({ limits: { ...LIMITS, burst: 100 }, sleep: pauses.sleep });
     await postMessageTurns(h.request, "c1", 1);
     await postMessageTurns((m, p, b) => h.request(m, p, b, BOB_KEY), "c1", 1);
     h.queue.take();
     const held = h.request("GET", "/v1/conversations/c1/projection?after_turn=0&wait=3");
-    // Let the held read reach its wait.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await pauses.held(1);
     const refused = await h.request("GET", "/v1/conversations/c1/projection?after_turn=0&wait=5");
     expect(refused.status).toBe(429);
     // The held read's 3 s run out in 3 s on the harness clock.
@@ -106,38 +139,39 @@ describe("waiting reads", () => {
       retry_after: 3,
     });
     // Bob waits (and runs out: nothing evaluates), alice reads without a wait.
-    expect(
-      (
-        await h.request(
-          "GET",
-          "/v1/conversations/c1/projection?after_turn=0&wait=1",
-          undefined,
-          BOB_KEY,
-        )
-      ).status,
-    ).toBe(503);
+    const bobs = h.request(
+      "GET",
+      "/v1/conversations/c1/projection?after_turn=0&wait=1",
+      undefined,
+      BOB_KEY,
+    );
+    expect((await pauses.runOut(bobs, h.clock)).status).toBe(503);
     expect((await h.request("GET", "/v1/conversations/c1/projection")).status).toBe(200);
     // The held read ends (its wait runs out on the harness clock); its place is free again.
-    expect((await held).status).toBe(503);
+    expect((await pauses.runOut(held, h.clock)).status).toBe(503);
     const again = h.request("GET", "/v1/conversations/c1/projection?after_turn=0&wait=1");
-    expect((await again).status).toBe(503);
-  }, 15_000);
+    expect((await pauses.runOut(again, h.clock)).status).toBe(503);
+  });
 });
 
 describe("the two limits together", () => {
   it("refuses a waiting read over the cap without taking a token from the bucket", async () => {
-    const h = harness({ limits: { requests_per_second: 1, burst: 3, waiting_reads: 1 } });
+    const pauses = heldPauses();
+    const h = harness({
+      limits: { requests_per_second: 1, burst: 3, waiting_reads: 1 },
+      sleep: pauses.sleep,
+    });
     await postMessageTurns(h.request, "c1", 1); // token 1
     h.queue.take();
     const held = h.request("GET", "/v1/conversations/c1/projection?after_turn=0&wait=1"); // 2
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await pauses.held(1);
     for (let i = 0; i < 3; i++) {
       const refused = await h.request("GET", "/v1/conversations/c1/projection?after_turn=0&wait=1");
       expect((await problem(refused)).limit).toBe("waiting_reads");
     }
     expect((await h.request("GET", "/v1/conversations/c1")).status).toBe(200); // 3
     expect((await h.request("GET", "/v1/conversations/c1")).status).toBe(429);
-    expect((await held).status).toBe(503);
+    expect((await pauses.runOut(held, h.clock)).status).toBe(503);
   });
 });
 
