@@ -98,6 +98,27 @@ const msg = {
   ],
 };
 
+const webSearch = {
+  type: "web_search_call",
+  id: "ws_1",
+  status: "completed",
+  action: { type: "search", query: "x" },
+};
+const computerCall = {
+  type: "computer_call",
+  id: "cu_1",
+  call_id: "call_c",
+  status: "completed",
+  pending_safety_checks: [],
+  action: { type: "screenshot" },
+};
+const computerOutput = {
+  type: "computer_call_output",
+  call_id: "call_c",
+  output: { type: "computer_screenshot", image_url: "https://example.com/s.png" },
+};
+const reference = { type: "item_reference", id: "msg_0" };
+
 function streamOf(...turns: unknown[][]): Entry[] {
   return turns.flatMap(
     (input, t) => openaiResponses.toEvents(input, { timestamp: at(t), dropSystem: false }).events,
@@ -498,6 +519,23 @@ describe("openaiResponses.toEvents: refusals", () => {
       );
     refusedAfter(rs, "system");
     refusedAfter(fcall("c", "f", "{}"), "developer");
+    // An output answering the previous turn's call, and a hosted item, are other items too.
+    refusedAfter(output("c", "x"), "system");
+    refusedAfter(webSearch, "developer");
+  });
+
+  it("ends the leading outputs at a hosted call, not at a hosted output", () => {
+    // A computer call is a request: an output after it must answer a call of this turn.
+    expectInvalid(
+      [computerCall, output("prev", "x")],
+      "input[1].call_id",
+      'orphan function_call_output: no function_call with call_id "prev" comes before it in this turn',
+    );
+    // A computer call's output answers the previous turn, as a function_call_output may.
+    expect(events([computerOutput, output("prev", "x")]).map((e) => e.type)).toEqual([
+      "tool_call_response",
+      "tool_call_response",
+    ]);
   });
 
   it("answers with the issue's JSON pointer", () => {
@@ -783,5 +821,49 @@ describe("openaiResponses under compaction", () => {
       { role: "assistant", content: "Read a." },
     ]);
     expect(input.slice(2)).toEqual(turns[1]);
+  });
+});
+
+describe("openaiResponses item references", () => {
+  it("reads a reference as assistant text naming the item, the item kept verbatim", () => {
+    expect(events([user("hi"), reference])).toEqual([
+      { type: "chat_request", timestamp: T, content: "hi" },
+      {
+        type: "chat_response",
+        timestamp: T,
+        message: "[item reference msg_0]",
+        metadata: { "openai-responses": { reference } },
+      },
+    ]);
+  });
+
+  it("gives the reference back as posted", () => {
+    expect(openaiResponses.fromView(rawView(streamOf([user("hi"), reference])))).toEqual([
+      user("hi"),
+      reference,
+    ]);
+  });
+
+  it("writes the text where the turn loses its item ids or the text is no longer the reference's", () => {
+    const stripped = [
+      ...streamOf([user("hi"), rs, reference]),
+      compaction(0, 0, 10, { reasoning: "strip" }),
+    ];
+    expect(openaiResponses.fromView(projectedView(stripped))).toEqual([
+      user("hi"),
+      { role: "assistant", content: "[item reference msg_0]" },
+    ]);
+    const edited: Entry[] = [
+      turnStart(0),
+      {
+        type: "chat_response",
+        timestamp: at(0),
+        message: "Edited.",
+        metadata: { "openai-responses": { reference } },
+      },
+    ];
+    expect(openaiResponses.fromView(rawView(edited))).toEqual([
+      { role: "assistant", content: "Edited." },
+    ]);
   });
 });
