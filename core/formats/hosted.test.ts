@@ -259,6 +259,10 @@ const RESPONSES_ITEMS: Record<string, unknown>[] = [
   { type: "compaction", encrypted_content: "enc" },
 ];
 
+/** How Chat writes RESPONSES_ITEMS[0], the web search. */
+const SEARCH_TEXT =
+  '[hosted tool call web_search ws_1] {"action":{"type":"search","query":"x"}}\n[hosted tool result ws_1]';
+
 describe("Responses hosted and built-in tool items", () => {
   it("are valid input items by OpenAI's published schema (the fixtures below are real bodies)", () => {
     expect(
@@ -434,6 +438,66 @@ describe("in another format", () => {
         content:
           '[hosted tool call web_search ws_1] {"action":{"type":"search","query":"x"}}\n[hosted tool result ws_1]',
       },
+    ]);
+  });
+
+  it("writes the text in Chat before the assistant message a later call joins", () => {
+    const joined = post(openaiResponses, [
+      { role: "user", content: "go" },
+      { role: "assistant", content: "Searching." },
+      RESPONSES_ITEMS[0],
+      { type: "function_call", call_id: "f1", name: "read", arguments: "{}" },
+    ]);
+    expect(openaiChat.fromView(rawView(joined))).toEqual([
+      { role: "user", content: "go" },
+      { role: "assistant", content: SEARCH_TEXT },
+      {
+        role: "assistant",
+        content: "Searching.",
+        tool_calls: [{ id: "f1", type: "function", function: { name: "read", arguments: "{}" } }],
+      },
+    ]);
+  });
+
+  it("writes the text in Chat after answered calls, and before a call run with one pending", () => {
+    const calls = [
+      { type: "function_call", call_id: "f1", name: "read", arguments: "{}" },
+      { type: "function_call", call_id: "f2", name: "read", arguments: "{}" },
+    ];
+    const chatCalls = {
+      role: "assistant",
+      content: null,
+      tool_calls: ["f1", "f2"].map((id) => ({
+        id,
+        type: "function",
+        function: { name: "read", arguments: "{}" },
+      })),
+    };
+    const answered = post(openaiResponses, [
+      { role: "user", content: "go" },
+      ...calls,
+      { type: "function_call_output", call_id: "f1", output: "a" },
+      { type: "function_call_output", call_id: "f2", output: "b" },
+      RESPONSES_ITEMS[0],
+    ]);
+    expect(openaiChat.fromView(rawView(answered))).toEqual([
+      { role: "user", content: "go" },
+      chatCalls,
+      { role: "tool", tool_call_id: "f1", content: "a" },
+      { role: "tool", tool_call_id: "f2", content: "b" },
+      { role: "assistant", content: SEARCH_TEXT },
+    ]);
+    const onePending = post(openaiResponses, [
+      { role: "user", content: "go" },
+      ...calls,
+      { type: "function_call_output", call_id: "f1", output: "a" },
+      RESPONSES_ITEMS[0],
+    ]);
+    expect(openaiChat.fromView(rawView(onePending))).toEqual([
+      { role: "user", content: "go" },
+      { role: "assistant", content: SEARCH_TEXT },
+      chatCalls,
+      { role: "tool", tool_call_id: "f1", content: "a" },
     ]);
   });
 

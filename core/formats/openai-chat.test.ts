@@ -1113,3 +1113,45 @@ describe("openaiChat: edge cases found by mutation testing", () => {
     });
   });
 });
+
+describe("openaiChat custom tool calls", () => {
+  const custom = { id: "c1", type: "custom", custom: { name: "grammar", input: "a b" }, k: 1 };
+  const posted = [user("parse"), { role: "assistant", content: null, tool_calls: [custom] }];
+
+  it("holds the free-form input as arguments.input, the call marked custom", () => {
+    const [, request] = events(posted);
+    expect(request).toEqual({
+      type: "tool_call_request",
+      timestamp: T,
+      id: "c1",
+      name: "grammar",
+      arguments: { input: "a b" },
+      ...meta({ custom: true, call: { k: 1 } }),
+    });
+  });
+
+  it("refuses a custom object with more than name and input", () => {
+    expectInvalid(
+      [{ role: "assistant", tool_calls: [{ ...custom, custom: { ...custom.custom, extra: 1 } }] }],
+      "messages[0].tool_calls[0].custom.extra",
+      "a custom tool call's custom object takes name and input only",
+    );
+  });
+
+  it("gives the call back as posted, and a stripped call with its arguments as the input text", () => {
+    expect(openaiChat.fromView(rawView(streamOf(posted)))).toEqual(posted);
+    const stripped = [
+      ...streamOf(posted),
+      compaction(0, 0, 10, { tool_calls: { policy: "strip", request: true, response: true } }),
+    ];
+    expect(openaiChat.fromView(projectedView(stripped))).toEqual([
+      user("parse"),
+      {
+        role: "assistant",
+        content: null,
+        // A stripped call is no longer the posted one: its extra fields stay behind.
+        tool_calls: [{ id: "c1", type: "custom", custom: { name: "grammar", input: "{}" } }],
+      },
+    ]);
+  });
+});

@@ -522,6 +522,7 @@ describe("openaiResponses.toEvents: refusals", () => {
     // An output answering the previous turn's call, and a hosted item, are other items too.
     refusedAfter(output("c", "x"), "system");
     refusedAfter(webSearch, "developer");
+    refusedAfter(reference, "system");
   });
 
   it("ends the leading outputs at a hosted call, not at a hosted output", () => {
