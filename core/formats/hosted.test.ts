@@ -447,6 +447,7 @@ describe("in another format", () => {
       { role: "assistant", content: "Searching." },
       RESPONSES_ITEMS[0],
       { type: "function_call", call_id: "f1", name: "read", arguments: "{}" },
+      { type: "function_call_output", call_id: "f1", output: "a" },
     ]);
     expect(openaiChat.fromView(rawView(joined))).toEqual([
       { role: "user", content: "go" },
@@ -456,18 +457,40 @@ describe("in another format", () => {
         content: "Searching.",
         tool_calls: [{ id: "f1", type: "function", function: { name: "read", arguments: "{}" } }],
       },
+      { role: "tool", tool_call_id: "f1", content: "a" },
+    ]);
+  });
+
+  it("writes the text in Chat as the assistant message a call joins when none is open", () => {
+    const joining = post(openaiResponses, [
+      { role: "user", content: "go" },
+      RESPONSES_ITEMS[0],
+      { type: "function_call", call_id: "f1", name: "read", arguments: "{}" },
+      { type: "function_call_output", call_id: "f1", output: "a" },
+    ]);
+    expect(openaiChat.fromView(rawView(joining))).toEqual([
+      { role: "user", content: "go" },
+      {
+        role: "assistant",
+        content: SEARCH_TEXT,
+        tool_calls: [{ id: "f1", type: "function", function: { name: "read", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "f1", content: "a" },
     ]);
   });
 
   it("writes the text in Chat after answered calls, and before a call run with one pending", () => {
-    const calls = [
-      { type: "function_call", call_id: "f1", name: "read", arguments: "{}" },
-      { type: "function_call", call_id: "f2", name: "read", arguments: "{}" },
-    ];
+    const ids = ["f1", "f2", "f3"];
+    const calls = ids.map((id) => ({
+      type: "function_call",
+      call_id: id,
+      name: "read",
+      arguments: "{}",
+    }));
     const chatCalls = {
       role: "assistant",
       content: null,
-      tool_calls: ["f1", "f2"].map((id) => ({
+      tool_calls: ids.map((id) => ({
         id,
         type: "function",
         function: { name: "read", arguments: "{}" },
@@ -478,6 +501,7 @@ describe("in another format", () => {
       ...calls,
       { type: "function_call_output", call_id: "f1", output: "a" },
       { type: "function_call_output", call_id: "f2", output: "b" },
+      { type: "function_call_output", call_id: "f3", output: "c" },
       RESPONSES_ITEMS[0],
     ]);
     expect(openaiChat.fromView(rawView(answered))).toEqual([
@@ -485,12 +509,14 @@ describe("in another format", () => {
       chatCalls,
       { role: "tool", tool_call_id: "f1", content: "a" },
       { role: "tool", tool_call_id: "f2", content: "b" },
+      { role: "tool", tool_call_id: "f3", content: "c" },
       { role: "assistant", content: SEARCH_TEXT },
     ]);
     const onePending = post(openaiResponses, [
       { role: "user", content: "go" },
       ...calls,
       { type: "function_call_output", call_id: "f1", output: "a" },
+      { type: "function_call_output", call_id: "f2", output: "b" },
       RESPONSES_ITEMS[0],
     ]);
     expect(openaiChat.fromView(rawView(onePending))).toEqual([
@@ -498,6 +524,7 @@ describe("in another format", () => {
       { role: "assistant", content: SEARCH_TEXT },
       chatCalls,
       { role: "tool", tool_call_id: "f1", content: "a" },
+      { role: "tool", tool_call_id: "f2", content: "b" },
     ]);
   });
 
