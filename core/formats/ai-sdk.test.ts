@@ -677,3 +677,65 @@ describe("aiSdk", () => {
     });
   });
 });
+
+describe("aiSdk leading results and tool approvals", () => {
+  const ask = (approvalId: string, toolCallId: string) => ({
+    type: "tool-approval-request",
+    approvalId,
+    toolCallId,
+  });
+  const answer = (approvalId: string, approved: boolean) => ({
+    type: "tool-approval-response",
+    approvalId,
+    approved,
+  });
+
+  it("takes results for the previous turn's calls before any other message, and only there", () => {
+    const { events } = convert([tool(result("p1")), tool(result("p2")), user("next")]);
+    expect(events.map((e) => e.type)).toEqual([
+      "turn_start",
+      "tool_call_response",
+      "tool_call_response",
+      "chat_request",
+    ]);
+    expect(bad([user("next"), tool(result("p1"))]).detail).toMatch(
+      /^messages\[1\]\.content\[0\]\.toolCallId: orphan tool result: no tool call "p1" comes before it in this turn/,
+    );
+  });
+
+  it("gives approvals back where they were posted: a message of their own, or parts before the result", () => {
+    const apart = [
+      user("go"),
+      assistant([call("c1"), ask("a1", "c1")]),
+      tool(answer("a1", true)),
+      tool(result("c1")),
+    ];
+    expect(roundTrip(apart)).toEqual(apart);
+    const together = [
+      user("go"),
+      assistant([call("c1"), ask("a1", "c1")]),
+      tool(answer("a1", false), result("c1")),
+    ];
+    expect(roundTrip(together)).toEqual(together);
+  });
+
+  it("carries the request on its call and the responses on the result after them", () => {
+    const { events } = convert([
+      user("go"),
+      assistant([call("c1"), ask("a1", "c1")]),
+      tool(answer("a1", true)),
+      tool(result("c1")),
+    ]);
+    expect(events[2]?.metadata).toEqual({ [META]: { approval: ask("a1", "c1") } });
+    expect(events[3]?.metadata).toEqual({
+      // A tool message after a tool message comes back apart (split).
+      [META]: { split: true, approvals: { messages: [tool(answer("a1", true))] } },
+    });
+  });
+
+  it("takes an approval request for a provider-executed call", () => {
+    const hosted = { ...call("h1", { q: "x" }, "web_search"), providerExecuted: true };
+    const posted = [user("go"), assistant([hosted, ask("a1", "h1")])];
+    expect(roundTrip(posted)).toEqual(posted);
+  });
+});
