@@ -54,7 +54,8 @@ function heldPauses() {
       while (pending.length < count) await tick();
     },
     /** Lets pauses pass, in the order they began, until `read` answers. */
-    async runOut(read: Promise<Response>, clock: { now: number }): Promise<Response> {
+    async runOut(answer: Response | Promise<Response>, clock: { now: number }): Promise<Response> {
+      const read = Promise.resolve(answer);
       let answered = false;
       void read.finally(() => {
         answered = true;
