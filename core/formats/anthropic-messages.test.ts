@@ -929,3 +929,24 @@ describe("anthropicMessages: edge cases found by mutation testing", () => {
     ]);
   });
 });
+
+describe("anthropicMessages: openings and search results", () => {
+  it("opens a view that starts with an assistant message with a user message saying so", () => {
+    const stream: Entry[] = [turnStart(0), message("Hello.")];
+    expect(anthropicMessages.fromView(rawView(stream))).toEqual([
+      { role: "user", content: "[conversation continues]" },
+      { role: "assistant", content: "Hello." },
+    ]);
+  });
+
+  it("reads a search result as its text", () => {
+    const found = {
+      type: "search_result",
+      source: "https://example.com/w",
+      title: "W",
+      content: [{ type: "text", text: "found" }],
+    };
+    const { events } = convert([user([{ type: "text", text: "see" }, found])]);
+    expect(events[1]).toMatchObject({ type: "chat_request", content: "see\nfound" });
+  });
+});
