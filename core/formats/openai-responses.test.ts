@@ -10,6 +10,7 @@ import {
   turnStart,
 } from "../../test/helpers/builders.ts";
 import { openaiResponsesInputErrors } from "../../test/helpers/openai-schema.ts";
+import { RESPONSES_ITEMS } from "../../test/helpers/responses-hosted-items.ts";
 import { AutocompactError, InvalidInputError, UnprocessableError } from "../errors.ts";
 import type { Entry } from "../events.ts";
 import { providerFormat } from "./index.ts";
@@ -98,25 +99,8 @@ const msg = {
   ],
 };
 
-const webSearch = {
-  type: "web_search_call",
-  id: "ws_1",
-  status: "completed",
-  action: { type: "search", query: "x" },
-};
-const computerCall = {
-  type: "computer_call",
-  id: "cu_1",
-  call_id: "call_c",
-  status: "completed",
-  pending_safety_checks: [],
-  action: { type: "screenshot" },
-};
-const computerOutput = {
-  type: "computer_call_output",
-  call_id: "call_c",
-  output: { type: "computer_screenshot", image_url: "https://example.com/s.png" },
-};
+// A web search (a whole hosted item), a computer call and its output.
+const [webSearch, computerCall, computerOutput] = [0, 6, 7].map((i) => RESPONSES_ITEMS[i]);
 const reference = { type: "item_reference", id: "msg_0" };
 
 function streamOf(...turns: unknown[][]): Entry[] {
