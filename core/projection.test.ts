@@ -14,7 +14,16 @@ import {
   visible,
 } from "../test/helpers/builders.ts";
 import type { ChatResponse, Entry, ToolCallRequest, ToolCallResponse } from "./events.ts";
-import { project } from "./projection.ts";
+import {
+  keepsCarried,
+  keepsPending,
+  project,
+  projectWithSources,
+  strippedResponseContent,
+  toolNameFor,
+  toolNamesById,
+  toolRoles,
+} from "./projection.ts";
 import { indexTurns } from "./turns.ts";
 
 const strip = { policy: "strip", request: true, response: true } as const;
@@ -470,5 +479,74 @@ describe("tool pairs across turns (docs/architecture.md §5)", () => {
     const { entries } = project(stream);
     expect(toolRequests(entries)).toEqual([]);
     expect(toolResponses(entries)).toEqual([]);
+  });
+});
+
+describe("the tool-pair rules, one by one", () => {
+  const counts =
+    (byTurn: Record<number, number>) =>
+    (t: number): number =>
+      byTurn[t] ?? 0;
+
+  it("keeps no pending calls of a turn that has none, even the last", () => {
+    expect(keepsPending(counts({}), counts({}), 2, 3)).toBe(false);
+    expect(keepsPending(counts({ 2: 1 }), counts({}), 2, 3)).toBe(true);
+    expect(keepsPending(counts({ 1: 2 }), counts({ 2: 2 }), 1, 3)).toBe(true);
+    expect(keepsPending(counts({ 1: 2 }), counts({ 2: 1 }), 1, 3)).toBe(false);
+  });
+
+  it("keeps no carried results in a turn that has none, nor in turn 0, which follows no turn", () => {
+    expect(keepsCarried(counts({ 0: 0 }), counts({ 1: 0 }), 1)).toBe(false);
+    expect(keepsCarried(counts({ [-1]: 1 }), counts({ 0: 1 }), 0)).toBe(false);
+    expect(keepsCarried(counts({ 0: 1 }), counts({ 1: 1 }), 1)).toBe(true);
+  });
+
+  it("names a stripped result after the latest request of its id up to its turn, or unknown", () => {
+    const stream = [
+      turnStart(0),
+      toolCall("a", "first", {}),
+      turnStart(1),
+      toolCall("a", "second", {}),
+      turnStart(2),
+      toolCall("b", "later", {}),
+    ];
+    const names = toolNamesById(stream, indexTurns(stream).turnOf);
+    expect(toolNameFor(names, "a", 0)).toBe("first");
+    expect(toolNameFor(names, "a", 1)).toBe("second");
+    expect(toolNameFor(names, "b", 1)).toBeUndefined();
+    expect(toolNameFor(names, "missing", 2)).toBeUndefined();
+    expect(strippedResponseContent(undefined, false)).toBe("[compacted] unknown: success");
+  });
+
+  it("gives the first event of a turn its role too, and reads ids only off tool events", () => {
+    const answered = [toolCall("a", "f", {}), toolResult("a", "ok")];
+    expect(toolRoles(answered, () => false)).toEqual(["paired", "paired"]);
+    // An event of a later JP version that happens to carry an `id` answers nothing.
+    const future = { type: "tool_call_echo", timestamp: at(0), id: "a" } as unknown as Entry;
+    expect(toolRoles([toolCall("a", "f", {}), future], () => false)).toEqual([
+      "pending",
+      undefined,
+    ]);
+  });
+
+  it("carries a result only to a call some earlier turn requested, not to an earlier result's id", () => {
+    const stream = [
+      turnStart(0),
+      request("go"),
+      toolResult("x", "stray"),
+      toolCall("y", "f", {}),
+      turnStart(1),
+      toolResult("x", "stray again"),
+      toolResult("y", "answer"),
+      message("done"),
+    ];
+    expect(toolResponses(project(stream).entries).map((e) => e.content)).toEqual(["answer"]);
+  });
+
+  it("tells, for every entry, what the view made of it, dropped entries included", () => {
+    const stream = [...twoTurnStream(), compaction(0, 0, 10, { reasoning: "strip" })];
+    const { emitted } = projectWithSources(stream);
+    expect(emitted).toHaveLength(stream.length);
+    expect(emitted.at(-1)).toBeUndefined();
   });
 });

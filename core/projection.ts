@@ -248,16 +248,19 @@ function streamToolRoles(
   const pending = new Int32Array(turnCount + 1);
   const carried = new Int32Array(turnCount + 1);
   const earlier = new Set<string>();
+  // Stryker disable next-line BooleanLiteral: `irregular` only opens the fast path of projectTracked, which gives the same view.
   let irregular = false;
   for (let start = 0; start < entries.length; ) {
     const turn = turnOf[start] as number;
     let end = start;
-    while (end < entries.length && turnOf[end] === turn) end++;
+    // `turnOf` ends with the stream: past its end the index is undefined, which ends the turn.
+    while (turnOf[end] === turn) end++;
     const events = entries.slice(start, end);
     const own = toolRoles(events, (id) => earlier.has(id));
     own.forEach((role) => {
       if (role === "pending") pending[turn] = (pending[turn] ?? 0) + 1;
       if (role === "carried") carried[turn] = (carried[turn] ?? 0) + 1;
+      // Stryker disable next-line ConditionalExpression,LogicalOperator,StringLiteral: the fast path's flag (above).
       if (role !== undefined && role !== "paired") irregular = true;
     });
     roles.push(...own);
@@ -363,7 +366,7 @@ function projectTracked(entries: readonly Entry[], emitted?: (Entry | undefined)
     const policy = policies[turn] as TurnPolicies;
     if (turn > emittedThroughTurn && policy.summary !== undefined) {
       // A summarized turn's carried results answer calls before it: they go first.
-      for (let j = i; j < entries.length && turnOf[j] === turn; j++) {
+      for (let j = i; turnOf[j] === turn; j++) {
         if (tools.roles[j] !== "carried") continue;
         const projected = carriedResult(entries[j] as ToolCallResponse, turn);
         if (projected) emit(j, projected);

@@ -5,8 +5,10 @@ import {
   compaction,
   configDelta,
   message,
+  messageTurn,
   reasoning,
   request,
+  toolCall,
   turnStart,
 } from "../test/helpers/builders.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
@@ -188,6 +190,28 @@ describe("simulateStream on hand-made streams", () => {
       [4, 3, 3, 700, 600],
       [5, 4, 4, 800, 700],
     ]);
+  });
+
+  it("counts a last turn's unanswered call, which the view keeps, and drops it once the next turn leaves it unanswered", async () => {
+    const call = toolCall("c", "deploy", { env: "prod", notes: "x".repeat(400) }, 20);
+    const stream = [
+      ...messageTurn(0),
+      turnStart(10),
+      request("deploy?", 10),
+      call,
+      turnStart(30),
+      request("never mind", 30),
+      message("ok", 30),
+    ];
+    const estimates: number[] = [];
+    await simulateStream(stream, {
+      model: WINDOW,
+      onTurn: (turn) => estimates.push(turn.estimated_tokens),
+    });
+    const upTo = (end: number) => estimateStream(stream.slice(0, end)).estimated_tokens;
+    expect(estimates).toEqual([upTo(3), upTo(6), upTo(9)]);
+    expect(upTo(6) - upTo(5)).toBeGreaterThan(100);
+    expect(upTo(9)).toBeLessThan(upTo(6));
   });
 
   it("passes entries it does not know through, without reading a timestamp from them", async () => {

@@ -33,7 +33,7 @@ import { tokensFromChars } from "./estimate.ts";
 import { type Compaction, type Entry, isKnown } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
 import { afterLastCompaction, type TurnRange } from "./rules.ts";
-import { measureTurn, projectedCharsFromSizes, type TurnSize } from "./sizes.ts";
+import { crossesTurns, measureTurn, projectedCharsFromSizes, type TurnSize } from "./sizes.ts";
 import { timestampNanos } from "./timestamp.ts";
 import { isConversationEvent, splitTurns } from "./turns.ts";
 
@@ -305,8 +305,12 @@ export async function replayPrepared(
   };
   // The view's characters with `band` appended. A band over turns no compaction reaches
   // yet wins every policy it sets there (it is stamped last): only its own turns change.
+  // Tool events that pair across turns (docs/architecture.md §5 "Tool pairs") make a turn's
+  // view depend on its neighbours, which the shortcuts below do not look at.
+  const crosses = (from: number, to: number) =>
+    sizes.slice(Math.max(0, from), to + 1).some(crossesTurns);
   const charsWith = (band: Compaction, before: number) => {
-    if (coveredThrough >= band.from_turn) {
+    if (coveredThrough >= band.from_turn || crosses(band.from_turn, band.to_turn + 1)) {
       return projectedCharsFromSizes(sizes, [...compactions, band]);
     }
     const own = sizes.slice(band.from_turn, band.to_turn + 1);
@@ -325,7 +329,7 @@ export async function replayPrepared(
       changed = true;
     }
     const chars =
-      changed || coveredThrough >= turn
+      changed || coveredThrough >= turn || crosses(turn - 1, turn)
         ? projectedCharsFromSizes(sizes, compactions)
         : viewChars + rawChars(boundary.size);
     // The config changes only where the stream carries a config delta.
