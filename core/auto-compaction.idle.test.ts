@@ -39,6 +39,10 @@ describe("the D50 step with when: idle", () => {
     });
     const fired = await step({}, { rested_seconds: 300 });
     if (fired.kind !== "fire") throw new Error("expected a firing");
+    expect(fired.decision).toMatchObject({
+      reason: "over_threshold",
+      idle: { rested_seconds: 300 },
+    });
     expect(fired.band.compaction.trigger).toEqual({
       turn: 12,
       estimated_tokens: 160_000,

@@ -80,6 +80,12 @@ describe("auto configuration", () => {
     });
   });
 
+  it("sets no key a layer leaves out, not even to undefined (the firing keys too)", () => {
+    expect(
+      mergeLayers({ when: "idle", idle_seconds: 60, hard_ratio: 0.9 }, { enabled: true }),
+    ).toStrictEqual({ when: "idle", idle_seconds: 60, hard_ratio: 0.9, enabled: true });
+  });
+
   it("lets a later layer clear a rule policy with null", () => {
     const config = resolveAutoConfig(
       { rule: { summary: { instructions: "x" } } },
