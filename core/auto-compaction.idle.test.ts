@@ -54,6 +54,22 @@ describe("the D50 step with when: idle", () => {
     });
   });
 
+  it("names a calibrated estimator and its line in the band's trigger", async () => {
+    const fired = await step(
+      {},
+      {
+        rested_seconds: 300,
+        calibration: { kind: "fixed", tokens_per_char: 0.3, overhead_tokens: 1_200 },
+      },
+    );
+    if (fired.kind !== "fire") throw new Error("expected a firing");
+    expect(fired.band.compaction.trigger).toMatchObject({
+      estimator: "calibrated",
+      tokens_per_char: 0.3,
+      overhead_tokens: 1_200,
+    });
+  });
+
   it("fires at once past context_window * hard_ratio, as D50 does", async () => {
     // 0.75 * 200,000 = 150,000 < 160,000 = 0.8 * 200,000: past a hard ratio of 0.79, not 0.8.
     const hard = await step({ hard_ratio: 0.79 });

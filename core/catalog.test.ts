@@ -101,6 +101,9 @@ describe("the current models of the pinned SDKs", () => {
     expect(contextWindowOf("claude-haiku-4-5@20251001")).toBe(200_000);
     expect(contextWindowOf("llama3.1:8b")).toBe(131_072);
     expect(contextWindowOf("qwen3-coder:30b")).toBe(262_144);
+    // Only the leading vendor and region dots go: a dot inside the name stays.
+    expect(contextWindowOf("x-beta.max", { "x-max": 9 })).toBeUndefined();
+    expect(contextWindowOf("eu.x-max", { "x-max": 9 })).toBe(9);
   });
 
   it.each([

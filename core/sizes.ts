@@ -157,7 +157,9 @@ export function projectedCharsFromSizes(
   compactions: readonly Compaction[],
 ): number {
   const policies = resolvePolicies(compactions, sizes.length);
+  // Stryker disable next-line OptionalChaining: keepsPending and keepsCarried ask only for turns that exist.
   const pending = (t: number) => sizes[t]?.pending_calls ?? 0;
+  // Stryker disable next-line OptionalChaining: as above.
   const carried = (t: number) => sizes[t]?.carried_results ?? 0;
   let chars = 0;
   for (let t = 0; t < sizes.length; t++) {
@@ -176,6 +178,7 @@ export function projectedCharsFromSizes(
     }
     const { summary, reasoning, tool_calls } = policies[t] as TurnPolicies;
     if (summary !== undefined) {
+      // Stryker disable next-line ArithmeticOperator: `t + 1` counts each summarized run once too, at its last turn.
       if (policies[t - 1]?.summary !== summary) {
         chars += SUMMARY_REQUEST_CHARS + utf8Length(summaryTextOf(summary));
       }
@@ -266,9 +269,11 @@ export function runningTotals(previous: TotaledSize | undefined, size: TurnSize)
     tool_requests_stripped: base.tool_requests_stripped + size.tool_requests_stripped,
     tool_responses: base.tool_responses + size.tool_responses,
     tool_responses_stripped: base.tool_responses_stripped + size.tool_responses_stripped,
+    // Stryker disable next-line OptionalChaining: `linked` implies a previous turn.
     linked_requests: base.linked_requests + (linked ? (previous?.size.pending_requests ?? 0) : 0),
     linked_requests_stripped:
       base.linked_requests_stripped +
+      // Stryker disable next-line OptionalChaining: `linked` implies a previous turn.
       (linked ? (previous?.size.pending_requests_stripped ?? 0) : 0),
     linked_responses: base.linked_responses + (linked ? (size.carried_responses ?? 0) : 0),
     linked_responses_stripped:
