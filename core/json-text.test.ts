@@ -1,7 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { propertyRuns } from "../test/helpers/property.ts";
-import { describeJsonTextIssue, jsonTextIssues, numberProblem } from "./json-text.ts";
+import {
+  describeJsonTextIssue,
+  jsonTextIssues,
+  lossyBodyError,
+  numberProblem,
+} from "./json-text.ts";
 
 describe("jsonTextIssues", () => {
   it("finds a duplicate key at its object, whatever the nesting", () => {
@@ -95,7 +100,52 @@ describe("jsonTextIssues", () => {
   });
 });
 
+describe("jsonTextIssues on the text between tokens", () => {
+  it("counts array items by their commas only, whatever the spaces and literals between", () => {
+    expect(jsonTextIssues("[true, null ,\n 1e999]")).toEqual([
+      { problem: "non-finite", path: [2], token: "1e999" },
+    ]);
+  });
+
+  it("reads no string value as a key, at the root or in an object", () => {
+    expect(jsonTextIssues('"a"')).toEqual([]);
+    expect(jsonTextIssues('{"a":"a","b":"a"}')).toEqual([]);
+  });
+});
+
+describe("lossyBodyError", () => {
+  it("is the located 400 of a body with issues, each with its JSON pointer", () => {
+    const error = lossyBodyError('{"a":[1,{"b":1e999}],"a":2}');
+    expect(error?.status).toBe(400);
+    expect(error?.message).toBe(
+      'the request body would not be kept as sent: a[1].b: 1e999 is beyond a 64-bit float\'s range (JSON readers take it as Infinity or refuse it): send it as a string; a: duplicate key "a": keys must be unique within an object (a JSON reader keeps only one of them)',
+    );
+    expect(error?.issues).toEqual([
+      {
+        pointer: "/a/1/b",
+        detail:
+          "1e999 is beyond a 64-bit float's range (JSON readers take it as Infinity or refuse it): send it as a string",
+      },
+      {
+        pointer: "/a",
+        detail:
+          'duplicate key "a": keys must be unique within an object (a JSON reader keeps only one of them)',
+      },
+    ]);
+  });
+
+  it("is undefined for a body JSON.parse keeps as sent", () => {
+    expect(lossyBodyError('{"a":[1,2.5,{"b":null}]}')).toBeUndefined();
+  });
+});
+
 describe("numberProblem", () => {
+  it("compares values, not spellings: zeros and exponents written another way", () => {
+    for (const literal of ["1.2300e-5", "1.0500", "5e-1", "1e2", "0.00120e1", "120e-2"]) {
+      expect(numberProblem(literal)).toBeUndefined();
+    }
+  });
+
   it("takes every spelling of a float's own value", () => {
     for (const literal of ["0", "-0", "0.0", "1.0", "1E2", "0.1", "0.30000000000000004", "1e308"]) {
       expect(numberProblem(literal)).toBeUndefined();
