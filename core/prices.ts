@@ -65,16 +65,22 @@ export interface Prices {
   readonly source: string;
 }
 
+/** The entry of `model`, or of the longest base id a dated snapshot extends (`gpt-5-mini-…` is `gpt-5-mini`, not `gpt-5`). */
+function tableEntry(model: string): PriceEntry | undefined {
+  let found = PRICE_TABLE.find((p) => p.id === model);
+  if (found) return found;
+  for (const p of PRICE_TABLE) {
+    if (model.startsWith(`${p.id}-`) && p.id.length > (found?.id.length ?? 0)) found = p;
+  }
+  return found;
+}
+
 /**
  * The table's prices for `model` (its entry, or a dated snapshot's base id's;
  * the table's first entry when it lists neither), the summarizer at the same prices.
  */
 export function tablePrices(model: string | undefined): Prices {
-  const found =
-    model === undefined
-      ? undefined
-      : (PRICE_TABLE.find((p) => p.id === model) ??
-        PRICE_TABLE.find((p) => model.startsWith(`${p.id}-`)));
+  const found = model === undefined ? undefined : tableEntry(model);
   const chosen = found ?? (PRICE_TABLE[0] as PriceEntry);
   const note = found || model === undefined ? "" : ` (${model} is not in the table)`;
   return {

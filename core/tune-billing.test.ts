@@ -174,11 +174,33 @@ describe("prices", () => {
     );
     expect(() => parsePrices("input=3")).toThrow(/output=USD/);
     expect(() => parsePrices("input=-1,output=2")).toThrow(/0 or more/);
+    expect(parsePrices("input=0,output=0")).toMatchObject({ input: 0, output: 0 });
+    for (const bad of [
+      "cached=1,input=1,output=2",
+      "input,output=2",
+      "input= ,output=2",
+      "input=x,output=2",
+    ]) {
+      expect(() => parsePrices(bad)).toThrow(/^--prices "[^"]+": expected input=USD,output=USD/);
+    }
+    expect(() => parsePrices("output=2")).toThrow("--prices needs input=USD and output=USD");
+  });
+
+  it("prices a dated snapshot as its longest base id in the table", () => {
+    expect(tablePrices("gpt-5-mini")).toMatchObject({ input: 0.25, output: 2 });
+    expect(tablePrices("gpt-5-mini-2025-08-07")).toMatchObject({ input: 0.25, output: 2 });
+    expect(tablePrices("gpt-4o-mini-2024-07-18")).toMatchObject({ input: 0.15, output: 0.6 });
+    expect(tablePrices("gpt-4.1-mini-2025-04-14")).toMatchObject({ input: 0.4, output: 1.6 });
+    expect(tablePrices("gpt-5-2025-08-07")).toMatchObject({ input: 1.25, output: 10 });
   });
 
   it("takes a dated snapshot's base id from the table and falls back to its first entry, saying so", () => {
     expect(tablePrices("claude-opus-4-1-20250805")).toMatchObject({ input: 15, output: 75 });
     expect(tablePrices("acme-1").source).toMatch(/acme-1 is not in the table/);
     expect(tablePrices(undefined)).toMatchObject({ input: 3, output: 15 });
+    expect(tablePrices(undefined).source).not.toMatch(/not in the table/);
+    expect(tablePrices("gpt-4o").source).toBe(
+      "gpt-4o as read 2025-11 from https://openai.com/api/pricing/ (input, output; Standard tier)",
+    );
   });
 });
