@@ -160,6 +160,22 @@ describe("simulateStream with when: idle", () => {
     });
   });
 
+  it("fires after a rest of exactly idle_seconds, and after the last turn, which nothing follows", async () => {
+    // Turn 7 ends at 421 s; turn 8 starts 300 s later, to the second.
+    const exact = STARTS.map((s, t) => (t < 8 ? s : s - 1_020 + 721));
+    const idle = await simulateStream(stream(exact), {
+      layers: [{ ...LAYER, when: "idle" }],
+      model: MODEL,
+    });
+    expect(idle.firings[0]).toMatchObject({ turn: 7 });
+    // Six turns: the crossing turn is the last; its timer fires 300 s after its last event (301 s).
+    const last = await simulateStream(stream(STARTS.slice(0, 6)), {
+      layers: [{ ...LAYER, when: "idle" }],
+      model: MODEL,
+    });
+    expect(last.firings.map((f) => [f.turn, f.compaction.timestamp])).toEqual([[5, at(601)]]);
+  });
+
   it("fires at once past hard_ratio when the conversation never rests", async () => {
     const busy = STARTS.map((_, t) => t * 60);
     const idle = await simulateStream(stream(busy), {
