@@ -9,7 +9,7 @@ import type { Entry } from "./events.ts";
 import { PRICING_PROFILES, type PricingName, parsePrices, tablePrices } from "./prices.ts";
 import { prepareStream } from "./replay.ts";
 import { conversationDollars, tuneConversation } from "./tune.ts";
-import { turnCalls } from "./tune-billing.ts";
+import { CallMeter, dollars, turnCalls } from "./tune-billing.ts";
 import type { TuneConfig } from "./tune-grid.ts";
 
 const QUIET: TuneConfig = {
@@ -85,6 +85,44 @@ describe("calls", () => {
       [4, 5, 0],
       [29, 1, 4000],
     ]);
+  });
+});
+
+describe("CallMeter and dollars on hand-counted numbers", () => {
+  // 4 characters a token plus an overhead of 5; a prefix is cached from 35 tokens on.
+  const profile = { name: "openai", write: 1, read: 0.1, lifetime_s: 600, min_tokens: 35 } as const;
+  const tokens = (chars: number) => chars / 4 + 5;
+
+  it("bills input, cache, output without the overhead, overflow at the window and retention", () => {
+    const meter = new CallMeter(profile, 55, tokens, true);
+    // Turn 0: one call on a 200-character view: 55 tokens, at the window, not over it.
+    meter.turn([{ inputChars: 0, outputChars: 40, atMs: 0 }], 200, 0, 240);
+    // Turn 1: a band left 120 characters, all carried: 35 tokens read, exactly the minimum.
+    meter.turn([{ inputChars: 0, outputChars: 0, atMs: 1_000 }], 120, 120, 0);
+    expect(meter.totals).toEqual({
+      calls: 2,
+      cache_read_tokens: 35,
+      cache_write_tokens: 55,
+      output_tokens: 10,
+      overflow_calls: 0,
+      // The first call has no history yet (1); the second keeps 120 of 240 characters.
+      retention_sum: 1.5,
+    });
+    expect(meter.inputs).toEqual([55, 35]);
+    expect(new CallMeter(profile, 55, tokens).inputs).toBeUndefined();
+  });
+
+  it("prices each kind of token at its own rate", () => {
+    const bill = {
+      cache_write_tokens: 1e6,
+      cache_read_tokens: 2e6,
+      output_tokens: 3e6,
+      summary_input_tokens: 4e6,
+      summary_output_tokens: 5e6,
+    };
+    const prices = { input: 2, output: 3, summary_input: 5, summary_output: 7 };
+    // 1 × 1.25 × 2 + 2 × 0.1 × 2 + 3 × 3 + 4 × 5 + 5 × 7
+    expect(dollars(bill, prices, PRICING_PROFILES["anthropic-5m"])).toBeCloseTo(66.9, 10);
   });
 });
 
