@@ -4,7 +4,15 @@
  * (chars / 4 tokens), not from the code under test.
  */
 import { describe, expect, it } from "vitest";
-import { message, request, toolCall, toolResult, turnStart } from "../test/helpers/builders.ts";
+import {
+  at,
+  configDelta,
+  message,
+  request,
+  toolCall,
+  toolResult,
+  turnStart,
+} from "../test/helpers/builders.ts";
 import type { Entry } from "./events.ts";
 import { PRICING_PROFILES, type PricingName, parsePrices, tablePrices } from "./prices.ts";
 import { prepareStream } from "./replay.ts";
@@ -110,6 +118,33 @@ describe("CallMeter and dollars on hand-counted numbers", () => {
     });
     expect(meter.inputs).toEqual([55, 35]);
     expect(new CallMeter(profile, 55, tokens).inputs).toBeUndefined();
+    // An empty view of an empty history keeps all of it.
+    const empty = new CallMeter(profile, 55, tokens);
+    empty.turn([{ inputChars: 0, outputChars: 4, atMs: 0 }], 0, 0, 0);
+    expect(empty.totals.retention_sum).toBe(1);
+  });
+
+  it("opens a call at a turn's first response, at a request after a response, never at a config change", () => {
+    const shape = (entries: Entry[]) =>
+      turnCalls(
+        entries,
+        entries.map(() => 1),
+      ).map((c) => [c.inputChars, c.outputChars]);
+    expect(shape([message("a", 1)])).toEqual([[0, 1]]);
+    expect(shape([request("q", 1), message("a", 2), request("again", 3), message("b", 4)])).toEqual(
+      [
+        [1, 1],
+        [3, 1],
+      ],
+    );
+    const delta = configDelta({ assistant: { model: { id: "openai/gpt-4o" } } }, 3);
+    expect(shape([request("q", 1), message("a", 2), delta, message("b", 4)])).toEqual([[1, 2]]);
+  });
+
+  it("dates a call by the last known event before it, never by an entry it does not know", () => {
+    const future = { type: "future_thing" } as unknown as Entry;
+    const calls = turnCalls([request("q", 1), future, message("a", 2)], [1, 0, 1]);
+    expect(calls.map((c) => c.atMs - Date.parse(at(1)))).toEqual([0]);
   });
 
   it("prices each kind of token at its own rate", () => {
