@@ -33,7 +33,7 @@ import { tokensFromChars } from "./estimate.ts";
 import { type Compaction, type Entry, isKnown } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
 import { afterLastCompaction, type TurnRange } from "./rules.ts";
-import { crossesTurns, measureTurn, projectedCharsFromSizes, type TurnSize } from "./sizes.ts";
+import { crossesWithin, measureTurn, projectedCharsFromSizes, type TurnSize } from "./sizes.ts";
 import { timestampNanos } from "./timestamp.ts";
 import { isConversationEvent, splitTurns } from "./turns.ts";
 
@@ -307,8 +307,7 @@ export async function replayPrepared(
   // yet wins every policy it sets there (it is stamped last): only its own turns change.
   // Tool events that pair across turns (docs/architecture.md §5 "Tool pairs") make a turn's
   // view depend on its neighbours, which the shortcuts below do not look at.
-  const crosses = (from: number, to: number) =>
-    sizes.slice(Math.max(0, from), to + 1).some(crossesTurns);
+  const crosses = (from: number, to: number) => crossesWithin(sizes, from, to);
   const charsWith = (band: Compaction, before: number) => {
     if (coveredThrough >= band.from_turn || crosses(band.from_turn, band.to_turn + 1)) {
       return projectedCharsFromSizes(sizes, [...compactions, band]);

@@ -20,6 +20,7 @@ import type { RunningTotals, TurnSize } from "./sizes.ts";
 import {
   bandEndTurns,
   crossesTurns,
+  crossesWithin,
   EMPTY_TURN_SIZE,
   measureStream,
   projectedCharsFromSizes,
@@ -203,6 +204,12 @@ describe("tool pairs across turns in the estimate", () => {
     // Counts that would cancel out if subtracted.
     expect(crossesTurns({ ...EMPTY_TURN_SIZE, pending_calls: 1, carried_results: 1 })).toBe(true);
     expect(crossesTurns({ ...EMPTY_TURN_SIZE, carried_results: 1, orphan_results: 1 })).toBe(true);
+    // A range of turns, clamped to the turns there are.
+    const sizes = [EMPTY_TURN_SIZE, { ...EMPTY_TURN_SIZE, pending_calls: 1 }, EMPTY_TURN_SIZE];
+    expect(crossesWithin(sizes, -1, 0)).toBe(false);
+    expect(crossesWithin(sizes, 0, 1)).toBe(true);
+    expect(crossesWithin(sizes, 1, 1)).toBe(true);
+    expect(crossesWithin(sizes, 2, 3)).toBe(false);
   });
 
   it("reads the turns on either side of a band's ends, within the stream", () => {

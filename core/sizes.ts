@@ -58,6 +58,15 @@ export function crossesTurns(size: TurnSize): boolean {
   return (size.pending_calls ?? 0) + (size.carried_results ?? 0) + (size.orphan_results ?? 0) > 0;
 }
 
+/**
+ * Whether a turn in `from..to` (clamped to the turns there are) crosses
+ * turns: its view then depends on the turns beside it, so a view kept
+ * incrementally must be projected from scratch there.
+ */
+export function crossesWithin(sizes: readonly TurnSize[], from: number, to: number): boolean {
+  return sizes.slice(Math.max(0, from), to + 1).some(crossesTurns);
+}
+
 /** A turn with nothing provider-visible. */
 export const EMPTY_TURN_SIZE: TurnSize = Object.freeze({
   text: 0,

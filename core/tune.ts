@@ -29,7 +29,7 @@ import {
   type SummarizeBand,
 } from "./replay.ts";
 import type { TurnRange } from "./rules.ts";
-import { crossesTurns } from "./sizes.ts";
+import { crossesWithin, type TurnSize } from "./sizes.ts";
 import { CallMeter, dollars, type TurnCall, turnCalls } from "./tune-billing.ts";
 import { configCalibration, configLayer, type TuneConfig } from "./tune-grid.ts";
 
@@ -96,6 +96,7 @@ export interface ConversationMetrics {
  */
 class ViewTracker {
   private readonly turnChars: readonly (readonly number[])[];
+  private readonly sizes: readonly TurnSize[];
   private view: Entry[] = [];
   /** `chars[i]`: characters of `view[0..i)`. */
   private chars: number[] = [0];
@@ -105,6 +106,7 @@ class ViewTracker {
 
   constructor(private readonly prepared: PreparedStream) {
     this.turnChars = turnCharsOf(prepared);
+    this.sizes = prepared.boundaries.map((boundary) => boundary.size);
   }
 
   /** Characters of the view as it stands (after the last step's evaluation). */
@@ -165,11 +167,7 @@ class ViewTracker {
    * incremental paths do not look at, so those steps project from scratch.
    */
   private crossesAt(from: number, to: number): boolean {
-    for (let k = Math.max(0, from); k <= to; k++) {
-      const size = this.prepared.boundaries[k]?.size;
-      if (size && crossesTurns(size)) return true;
-    }
-    return false;
+    return crossesWithin(this.sizes, from, to);
   }
 
   /** Replaces the view from `start` on with `tail`, `incoming` being the turn's own events; returns {@link step}'s prefixes. */
