@@ -94,15 +94,14 @@ export function hostedBlockEvent(
   return meta.write(response, { hosted: original });
 }
 
-/** The stored block of a hosted event when it is still one the API takes for that event. */
-function storedBlock(viewEvent: ViewEvent, hosted: Json | true): HostedBlock | undefined {
-  if (hosted === true) return undefined;
+/** A hosted event's stored block is still one the API takes for that event (never `true`: no block). */
+function usableBlock(viewEvent: ViewEvent, hosted: Json | true): boolean {
   const block = valid(HostedBlock, hosted);
+  if (block === undefined) return false;
   const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
-  if (block === undefined) return undefined;
   const id = block.type === "server_tool_use" ? block.id : block.tool_use_id;
   const kind = block.type === "server_tool_use" ? "tool_call_request" : "tool_call_response";
-  return id === event.id && kind === event.type ? (hosted as HostedBlock) : undefined;
+  return id === event.id && kind === event.type;
 }
 
 /** How a view's hosted events are written in the Messages format. */
@@ -113,20 +112,17 @@ export interface HostedWriter {
 
 /** The writer of `view`'s hosted events: verbatim while a call and its result are intact, else text. */
 export function hostedWriter(view: ProviderView): HostedWriter {
-  const verbatim = verbatimHosted(
-    view,
-    NAME,
-    (viewEvent, hosted) => storedBlock(viewEvent, hosted) !== undefined,
-  );
+  const verbatim = verbatimHosted(view, NAME, usableBlock);
   return {
     blockOf(viewEvent) {
       const hosted = hostedOf(viewEvent.event);
       if (hosted === undefined) return undefined;
-      const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
-      if (hosted.format === NAME && verbatim.has(viewEvent) && hosted.hosted !== true) {
-        return hosted.hosted;
-      }
-      return { type: "text", text: hostedText(event) };
+      // Only this format's events with a usable block are verbatim: a block, never `true`.
+      if (verbatim.has(viewEvent)) return hosted.hosted as Json;
+      return {
+        type: "text",
+        text: hostedText(viewEvent.event as ToolCallRequest | ToolCallResponse),
+      };
     },
   };
 }
