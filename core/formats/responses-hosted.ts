@@ -153,8 +153,9 @@ export function hostedItemEvents(
   const spec = SPECS[item.type] as Spec;
   const { kind, id: own } = pairing(item);
   const id = own ?? `${item.type}:${timestamp}:${at.at(-1)}`;
-  const name =
-    spec.name ?? (typeof item.name === "string" ? item.name : item.type.replace(/_call$/, ""));
+  // An MCP or custom tool's item names its tool; an output taken whole (it lacks its id) has no
+  // tool name to take, so its own `name` or its type.
+  const name = spec.name ?? (typeof item.name === "string" ? item.name : item.type);
   const request = (): ToolCallRequest => {
     const args = without(item, ["type", "id", ...spec.ids, "status", ...spec.result]);
     refuseNonFinite(args, at);
@@ -174,9 +175,8 @@ export function hostedItemEvents(
       },
       { hosted },
     );
-  if (kind === "call") return [request()];
-  if (kind === "output") return [response(item)];
-  return [request(), response(true)];
+  if (kind === "whole") return [request(), response(true)];
+  return kind === "call" ? [request()] : [response(item)];
 }
 
 /** The events a stored item of `hosted` stands for still match `viewEvent`: same id, same kind. */
@@ -213,7 +213,8 @@ export function hostedItems(view: ProviderView): HostedItems {
       const hosted = hostedOf(viewEvent.event);
       if (hosted === undefined) return undefined;
       const event = viewEvent.event as ToolCallRequest | ToolCallResponse;
-      if (hosted.format === NAME && verbatim.has(viewEvent)) {
+      // Only this format's events are ever verbatim (verbatimHosted keeps those of NAME).
+      if (verbatim.has(viewEvent)) {
         return hosted.hosted === true ? [] : [hosted.hosted];
       }
       return [{ role: "assistant", content: hostedText(event) }];
