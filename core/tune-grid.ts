@@ -146,11 +146,12 @@ function numbers(
     values = [];
     for (let n = Number(span[1]); n <= Number(span[2]); n++) values.push(n);
   } else if (text.includes(":")) values = numberRange(key, text);
-  else values = text.split(",").map((part) => (part.trim() === "" ? Number.NaN : Number(part)));
+  // An empty part is no number (Number("") is 0); parseGrid split on blanks, so a part holds none.
+  else values = text.split(",").map((part) => (part === "" ? Number.NaN : Number(part)));
   for (const value of values) {
     const ok = integer
       ? Number.isInteger(value) && value >= least && value <= most
-      : Number.isFinite(value) && value > 0 && value <= 1;
+      : value > 0 && value <= 1; // NaN and Infinity fail it
     if (!ok) {
       const what = key.endsWith("_tokens")
         ? "tokens"
@@ -193,7 +194,8 @@ const TOOL_CALL_CHOICES: Record<string, ToolCallMode | null> = {
  */
 export function parseGrid(specs: readonly string[], base: Grid = DEFAULT_GRID): Grid {
   const grid: Record<keyof Grid, unknown[]> = { ...base } as Record<keyof Grid, unknown[]>;
-  for (const item of specs.flatMap((spec) => spec.split(/[\s;]+/)).filter(Boolean)) {
+  // A run of separators splits into empty items, which the filter drops.
+  for (const item of specs.flatMap((spec) => spec.split(/[\s;]/)).filter(Boolean)) {
     const [key, text] = item.split("=", 2) as [string, string | undefined];
     if (!(GRID_KEYS as string[]).includes(key) || text === undefined || text === "") {
       throw new InvalidInputError(
@@ -246,8 +248,8 @@ export function expandGrid(grid: Grid, summaryRule: SummaryRuleConfig = {}): Tun
         for (const keep_last of new Set(grid.keep_last)) {
           for (const guards of extraCombinations(grid)) {
             // A hard ratio at or below the trigger could never defer (resolveAutoConfig refuses it).
-            if (guards.hard_ratio !== undefined && Number(guards.hard_ratio) <= trigger_ratio)
-              continue;
+            // An unset one is NaN here, and NaN is never at or below anything.
+            if (Number(guards.hard_ratio) <= trigger_ratio) continue;
             const base = { trigger_ratio, keep_first, keep_last, ...guards };
             if (summary) {
               configs.push({ ...base, reasoning: null, tool_calls: null, summary: summaryRule });
@@ -311,13 +313,15 @@ export function configCalibration(
   config: TuneConfig,
   base: Calibration | undefined,
 ): Calibration | undefined {
-  const { tokens_per_char, overhead_tokens } = configExtras(config, "calibration");
+  const { tokens_per_char, overhead_tokens } = config;
   if (tokens_per_char === undefined && overhead_tokens === undefined) return base;
-  const fixed = base?.kind === "fixed" ? base : undefined;
+  // A key the configuration leaves comes from a fixed base, else from D50's chars/4 with no overhead.
+  const rest =
+    base?.kind === "fixed" ? base : { tokens_per_char: 1 / CHARS_PER_TOKEN, overhead_tokens: 0 };
   return {
     kind: "fixed",
-    tokens_per_char: Number(tokens_per_char ?? fixed?.tokens_per_char ?? 1 / CHARS_PER_TOKEN),
-    overhead_tokens: Number(overhead_tokens ?? fixed?.overhead_tokens ?? 0),
+    tokens_per_char: Number(tokens_per_char ?? rest.tokens_per_char),
+    overhead_tokens: Number(overhead_tokens ?? rest.overhead_tokens),
   };
 }
 
@@ -354,10 +358,10 @@ export function isDefaultConfig(config: TuneConfig): boolean {
     (Object.keys(DEFAULT_TUNE_CONFIG) as (keyof TuneConfig)[]).every(
       (key) => config[key] === DEFAULT_TUNE_CONFIG[key],
     ) &&
+    // A calibration key is no key of the auto config (its default there is undefined),
+    // so a configuration that sets one is never the defaults.
     EXTRA_KEYS.every(
-      (key) =>
-        config[key.name] === undefined ||
-        (key.applies === "auto" && config[key.name] === defaults[key.name]),
+      (key) => config[key.name] === undefined || config[key.name] === defaults[key.name],
     )
   );
 }
