@@ -80,10 +80,9 @@ export interface VerdictOptions {
   readonly seed?: number;
 }
 
-/** The `q` quantile of sorted values (nearest rank). */
+/** The `q` quantile (0 < q ≤ 1) of sorted values, never empty: nearest rank, the ⌈q·n⌉-th smallest. */
 function quantile(sorted: readonly number[], q: number): number {
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[index] as number;
+  return sorted[Math.ceil(q * sorted.length) - 1] as number;
 }
 
 /** Resamples `indices` with replacement and calls `each` with every resample's sums of `a` and `b`. */
@@ -199,11 +198,12 @@ function choose(
 function edgeWarnings(config: TuneConfig, grid: Grid): TuneWarning[] {
   const warnings: TuneWarning[] = [];
   for (const key of NUMERIC_KEYS) {
-    const values = (grid[key.name] as readonly unknown[] | undefined)?.filter(
-      (v): v is number => typeof v === "number",
-    );
+    const swept = grid[key.name] as readonly unknown[] | undefined;
+    if (!swept) continue;
+    const values = swept.filter((v): v is number => typeof v === "number");
+    if (new Set(values).size < 2) continue;
+    // A value that is not a number (a key the configuration leaves out) is neither end: no warning.
     const value = config[key.name];
-    if (!values || typeof value !== "number" || new Set(values).size < 2) continue;
     const low = Math.min(...values);
     const high = Math.max(...values);
     if (value === low && low > key.least) {
