@@ -565,6 +565,41 @@ describe("aiSdk", () => {
       ]);
     });
 
+    it("writes nothing for a response without message, data or reasoning", () => {
+      const bare = { type: "chat_response", timestamp: T } as Entry;
+      expect(aiSdk.fromView(rawView([turnStart(0), request("q"), bare]))).toEqual([user("q")]);
+    });
+
+    it("writes a request's stored parts only while they spell its text", () => {
+      const [start, asked] = convert([user([text("look"), image])]).events as [Entry, Entry];
+      const edited = { ...asked, content: "see" } as Entry;
+      expect(aiSdk.fromView(rawView([start, edited]))).toEqual([user("see")]);
+    });
+
+    it("names a result whose call is not in the view by its stored tool name, else unknown", () => {
+      const withPart = (entry: Entry, part: unknown): Entry =>
+        ({ ...entry, metadata: { [META]: { part } } }) as Entry;
+      expect(
+        aiSdk.fromView(
+          rawView([
+            turnStart(0),
+            request("q"),
+            withPart(toolResult("x", "ok"), { toolName: 7 }),
+            withPart(toolResult("y", "ok"), { providerOptions: options }),
+            // The name is kept even when the other stored fields are not valid ones.
+            withPart(toolResult("z", "ok"), { toolName: "grep", providerOptions: 1 }),
+          ]),
+        ),
+      ).toEqual([
+        user("q"),
+        tool(
+          result("x", undefined, "unknown"),
+          { ...result("y", undefined, "unknown"), providerOptions: options },
+          result("z", undefined, "grep"),
+        ),
+      ]);
+    });
+
     it("does not re-emit a stored output whose error flag is no longer the event's", () => {
       const stream: Entry[] = [
         turnStart(0),
@@ -731,6 +766,39 @@ describe("aiSdk leading results and tool approvals", () => {
       // A tool message after a tool message comes back apart (split).
       [META]: { split: true, approvals: { messages: [tool(answer("a1", true))] } },
     });
+  });
+
+  it("takes the answer to a provider-executed call's approval with its result in the next turn", () => {
+    const hosted = { ...call("h1", { q: "x" }, "web_search"), providerExecuted: true };
+    const found = result("h1", { type: "json", value: ["hit"] }, "web_search");
+    const asked = [user("go"), assistant([hosted, ask("a1", "h1")])];
+    const answered = [tool(answer("a1", true)), assistant([found, text("done")])];
+    expect(convert(answered).events[1]?.metadata).toEqual({
+      [META]: { approvals: { messages: [tool(answer("a1", true))] }, hosted: found },
+    });
+    expect(roundTrip(asked, answered)).toEqual([...asked, ...answered]);
+  });
+
+  it.each([
+    {
+      when: "an approval response is followed by a provider-executed call but no result",
+      messages: [
+        user("go"),
+        assistant([call("c1"), ask("a1", "c1")]),
+        tool(answer("a1", true)),
+        assistant([{ ...call("h1", {}, "web_search"), providerExecuted: true }]),
+      ],
+      detail:
+        "messages[2].content[0]: no tool result follows this tool approval response in the turn: post it with the result of the call it approves or denies (the SDK's next step)",
+    },
+    {
+      when: "an approval request follows a provider-executed result but no call",
+      messages: [user("go"), assistant([result("h1", undefined, "web_search"), ask("a1", "h1")])],
+      detail:
+        'messages[1].content[1].toolCallId: no tool call "h1" comes before this approval request in the turn: post it after its call',
+    },
+  ])("refuses a turn where $when", ({ messages, detail }) => {
+    expect(bad(messages)).toEqual(invalid(detail));
   });
 
   it("takes an approval request for a provider-executed call", () => {

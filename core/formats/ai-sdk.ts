@@ -258,21 +258,19 @@ function assistantEvents(
   message.content.forEach((part, j) => {
     const posted = parts[j] as Json;
     const path: MessagePath = [...at, "content", j];
-    let event: ChatResponse | ToolCallRequest | ToolCallResponse;
+    let event: ChatResponse | ToolCallRequest;
     let extras: Json | undefined;
-    if (part.type === "tool-approval-request") {
-      attachApproval(posted as Json & { toolCallId: string }, path, turn);
-      return;
-    }
-    if (part.type === "tool-result" || (part.type === "tool-call" && part.providerExecuted)) {
-      // A provider-executed call or its result: carried verbatim (docs/architecture.md §15 "Hosted tools").
-      const own = part.type === "tool-result" ? { ...take(), ...takeApprovals(turn) } : take();
-      const hosted = hostedPartEvent(part, posted, timestamp, path, own);
-      if (hosted.type === "tool_call_request") turn.callEvents.set(hosted.id, hosted);
-      turn.events.push(hosted);
-      return;
-    }
     switch (part.type) {
+      case "tool-approval-request":
+        attachApproval(posted as Json & { toolCallId: string }, path, turn);
+        return;
+      case "tool-result":
+        // A provider-executed tool's result: carried verbatim (docs/architecture.md §15
+        // "Hosted tools"), with the approval responses waiting before it.
+        turn.events.push(
+          hostedPartEvent(part, posted, timestamp, path, { ...take(), ...takeApprovals(turn) }),
+        );
+        return;
       case "text":
         event = { type: "chat_response", timestamp, message: part.text };
         extras = extrasOf(posted, ["type", "text"]);
@@ -282,6 +280,13 @@ function assistantEvents(
         extras = extrasOf(posted, ["type", "text"]);
         break;
       case "tool-call": {
+        if (part.providerExecuted) {
+          // A provider-executed call: carried verbatim too; its approval request may follow.
+          const hosted = hostedPartEvent(part, posted, timestamp, path, take()) as ToolCallRequest;
+          turn.callEvents.set(part.toolCallId, hosted);
+          turn.events.push(hosted);
+          return;
+        }
         const earlier = turn.calls.get(part.toolCallId);
         if (earlier !== undefined) {
           throw invalidMessage(
@@ -405,7 +410,8 @@ function toEvents(value: unknown, { timestamp, dropSystem }: ToEventsOptions): C
     previous = message.role;
     if (message.role !== "tool") turn.leading = false;
   });
-  if (turn.approvals.at !== undefined && turn.approvals.messages.length > 0) {
+  // Responses no result took (the parts left at the end of a tool message became a message).
+  if (turn.approvals.at !== undefined) {
     throw invalidMessage(
       turn.approvals.at,
       "no tool result follows this tool approval response in the turn: post it with the result of the call it approves or denies (the SDK's next step)",
@@ -491,10 +497,11 @@ function userPart(event: ChatRequest, stored: Json | undefined): AiSdkUserPart[]
 
 /** A single plain text part goes out as a string (the common form); an empty one stays a part. */
 function contentOf<P extends { type: string }>(parts: P[]): string | P[] {
-  const [only] = parts;
-  if (parts.length !== 1 || only === undefined || !isPlainText(only)) return parts;
-  const text: unknown = (only as { text?: unknown }).text;
-  return typeof text === "string" && text !== "" ? text : parts;
+  const only = parts.length === 1 ? parts[0] : undefined;
+  if (only === undefined || !isPlainText(only)) return parts;
+  // A plain text part's text is a string: every part written here is one our schemas take.
+  const { text } = only as unknown as AiSdkTextPart;
+  return text === "" ? parts : text;
 }
 
 function fromView(view: ProviderView): AiSdkMessage[] {
