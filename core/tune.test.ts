@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { message, request, toolCall, toolResult, turnStart } from "../test/helpers/builders.ts";
+import {
+  message,
+  request,
+  strippableTurns,
+  toolCall,
+  toolResult,
+  turnStart,
+} from "../test/helpers/builders.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
 import { AutoConfigLayer } from "./config.ts";
 import { InvalidInputError } from "./errors.ts";
@@ -15,6 +22,7 @@ import {
   STAND_IN_MODEL,
   standInSummary,
   summarizeConfig,
+  type TuneOptions,
   tuneConversation,
 } from "./tune.ts";
 import { configLayer, DEFAULT_GRID, expandGrid, parseGrid, type TuneConfig } from "./tune-grid.ts";
@@ -191,6 +199,71 @@ describe("tuneConversation", () => {
     expect(metrics.after?.[5]).toBe(5 * stripped + 100);
     expect(metrics.overflow_turns).toBe(0);
     expect(metrics.peak_tokens).toBe(600);
+  });
+});
+
+describe("tuneConversation on strippable turns", () => {
+  // Turns of 400 chars (100 tokens), 100 of them reasoning a band strips; min_turns 0.
+  const tune = (turns: number, config: Partial<TuneConfig>, options: Partial<TuneOptions>) =>
+    tuneConversation(
+      prepareStream(strippableTurns(turns)),
+      { ...MECHANICAL, keep_first: 0, ...config },
+      { contextWindow: 1e6, layers: [{ min_turns: 0 }], curves: true, ...options },
+    );
+
+  it("counts a firing still over the threshold only when its band leaves more than it", async () => {
+    // Window 800 at 0.5: after turn 4 (500 tokens) the band 0..3 leaves exactly 400,
+    // the threshold; after turn 5 (500) the band 4..4 leaves 475.
+    const metrics = await tune(6, { trigger_ratio: 0.5, keep_last: 1 }, { contextWindow: 800 });
+    expect(metrics.firing_turns).toEqual([4, 5]);
+    expect(metrics.after).toEqual([100, 200, 300, 400, 400, 475]);
+    expect(riskOf(metrics)).toEqual({
+      firings: 2,
+      still_over_firings: 1,
+      one_turn_bands: 1,
+      longest_firing_run: 2,
+    });
+  });
+
+  it("counts the turns over the window, not one at it", async () => {
+    // No range to compact (keep_last 100): 100, 200, 300 and 400 tokens in a window of 300.
+    const metrics = await tune(4, { keep_last: 100 }, { contextWindow: 300 });
+    expect(metrics.before).toEqual([100, 200, 300, 400]);
+    expect(metrics.overflow_turns).toBe(1);
+    expect(metrics.peak_tokens).toBe(400);
+  });
+
+  it("replays in a given calibration's tokens, the first call's overhead missed too", async () => {
+    // 0.5 tokens a char plus 100: views of 300, 500, 700 and 900 tokens; each
+    // turn's miss is its 200 new tokens, the first one all 300.
+    const metrics = await tune(
+      4,
+      { keep_last: 100 },
+      { calibration: { kind: "fixed", tokens_per_char: 0.5, overhead_tokens: 100 } },
+    );
+    expect(metrics.before).toEqual([300, 500, 700, 900]);
+    expect(metrics.input_tokens).toBe(300 + 500 + 700);
+    expect(metrics.cache_miss_tokens).toBe(300 + 200 + 200);
+  });
+
+  it("adds up a summary rule's tokens, in and out", async () => {
+    // The band 0..3 after turn 4 summarizes 1,600 chars (400 tokens) into 160 (40).
+    const metrics = await tune(
+      6,
+      { trigger_ratio: 0.5, keep_last: 1, reasoning: null, tool_calls: null, summary: {} },
+      { contextWindow: 800, summarize: standInSummary },
+    );
+    expect(metrics.firing_turns).toEqual([4]);
+    expect([metrics.summary_input_tokens, metrics.summary_output_tokens]).toEqual([400, 40]);
+  });
+
+  it("counts the retained share of the raw history per call, all of it until a band", async () => {
+    // One call a turn, after its 300-char request, sending all the raw history until
+    // the band after turn 4 (window 800) strips 400 chars: turn 5's call sends 1,900
+    // of its 2,300 chars.
+    const metrics = await tune(6, { trigger_ratio: 0.5, keep_last: 1 }, { contextWindow: 800 });
+    expect(metrics.calls).toBe(6);
+    expect(metrics.retention_sum).toBeCloseTo(5 + 1900 / 2300, 12);
   });
 });
 
@@ -466,6 +539,18 @@ describe("summaries while tuning", () => {
     expect(Buffer.byteLength(summary.text)).toBe(100);
     expect(summary.input_tokens).toBe(250);
     expect(summary.output_tokens).toBe(25);
+  });
+
+  it("fills the stand-in with its label, one character at least", async () => {
+    const quarter = await standInSummary(
+      { from_turn: 0, to_turn: 0 },
+      [request("a".repeat(250))],
+      {},
+    );
+    expect(quarter.text).toBe("stand-in summary stand-in");
+    const empty = await standInSummary({ from_turn: 0, to_turn: 0 }, [], {});
+    expect(empty.text).toBe("s");
+    expect([empty.input_tokens, empty.output_tokens]).toEqual([0, 0.25]);
   });
 
   it("keeps one summary per range and rule, and no more", async () => {

@@ -33,22 +33,29 @@ import { crossesWithin, type TurnSize } from "./sizes.ts";
 import { CallMeter, dollars, type TurnCall, turnCalls } from "./tune-billing.ts";
 import { configCalibration, configLayer, type TuneConfig } from "./tune-grid.ts";
 
+/** `cache`'s value for `key`, made by `make` the first time. */
+function cached<K extends object, V>(cache: WeakMap<K, V>, key: K, make: (key: K) => V): V {
+  // Stryker disable next-line CallExpression: a cache; making the value again gives the same value.
+  const known = cache.get(key);
+  const value = known ?? make(key);
+  // Stryker disable next-line CallExpression: as above.
+  cache.set(key, value);
+  return value;
+}
+
 const turnChars = new WeakMap<PreparedStream, number[][]>();
 /** Characters of each entry of each turn of a stream, measured once for every configuration. */
 function turnCharsOf(prepared: PreparedStream): number[][] {
-  let chars = turnChars.get(prepared);
-  if (!chars) {
-    chars = prepared.boundaries.map((boundary) => boundary.entries.map(entryChars));
-    turnChars.set(prepared, chars);
-  }
-  return chars;
+  return cached(turnChars, prepared, () =>
+    prepared.boundaries.map((boundary) => boundary.entries.map(entryChars)),
+  );
 }
 
 /** The number of leading entries two views share, compared as JSON values. */
 function commonPrefix(a: readonly Entry[], b: readonly Entry[]): number {
-  const length = Math.min(a.length, b.length);
   let i = 0;
-  while (i < length && sameJson(a[i], b[i])) i++;
+  // Past the end of `b`, `b[i]` is undefined and never the same JSON as an entry.
+  while (i < a.length && sameJson(a[i], b[i])) i++;
   return i;
 }
 
@@ -95,16 +102,22 @@ export interface ConversationMetrics {
  * falls back to projecting the whole stream so far.
  */
 class ViewTracker {
+  /** Each turn's entries, and their characters. */
+  private readonly turns: readonly (readonly Entry[])[];
   private readonly turnChars: readonly (readonly number[])[];
   private readonly sizes: readonly TurnSize[];
   private view: Entry[] = [];
   /** `chars[i]`: characters of `view[0..i)`. */
   private chars: number[] = [0];
   private readonly names = new Map<string, { name: string; turn: number }[]>();
+  /** How many compactions, and of them the stream's own, the view is under. */
   private compactionCount = 0;
+  private streamCompactions = 0;
+  // Stryker disable next-line UnaryOperator: the sign only decides whether turns 0 and 1 take the from-scratch path, which gives the same view.
   private coveredThrough = -1;
 
   constructor(private readonly prepared: PreparedStream) {
+    this.turns = prepared.boundaries.map((boundary) => boundary.entries);
     this.turnChars = turnCharsOf(prepared);
     this.sizes = prepared.boundaries.map((boundary) => boundary.size);
   }
@@ -122,7 +135,7 @@ class ViewTracker {
    */
   step(turn: ReplayedTurn): { previous: number; carried: number } {
     const t = turn.turn;
-    const entries = this.prepared.boundaries[t]?.entries ?? [];
+    const entries = this.turns[t] as readonly Entry[];
     entries.forEach((entry) => {
       if (entry.type !== "tool_call_request") return;
       const { id, name } = entry as ToolCallRequest;
@@ -131,31 +144,47 @@ class ViewTracker {
       else this.names.set(id, [{ name, turn: t }]);
     });
     const band = turn.firing?.compaction;
-    const streamAdded = turn.compactions.length - (band ? 1 : 0) > this.compactionCount;
+    const boundary = this.prepared.boundaries[t] as PreparedStream["boundaries"][number];
+    const streamCompactions = boundary.compactions;
+    // A band starts after every compaction before it (D50's rolling range): only the
+    // stream's own compactions reach turns already in the view, or the turn itself.
     const general =
-      streamAdded ||
+      streamCompactions !== this.streamCompactions ||
       this.coveredThrough >= t ||
-      (band !== undefined && this.coveredThrough >= band.from_turn) ||
       this.crossesAt(t - 1, t) ||
       (band !== undefined && this.crossesAt(band.from_turn, band.to_turn + 1));
+    this.streamCompactions = streamCompactions;
+    // Stryker disable next-line MethodExpression: folding in the compactions already seen again gives the same maximum.
     for (const compaction of turn.compactions.slice(this.compactionCount)) {
       this.coveredThrough = Math.max(this.coveredThrough, compaction.to_turn);
     }
     this.compactionCount = turn.compactions.length;
-    if (general) return this.replace(0, entries, this.projectAll(t, turn.compactions));
-    if (!band) {
-      const shared = this.view.length;
-      this.append(entries, this.turnChars[t]);
-      return { previous: this.chars[shared] as number, carried: this.viewChars() };
-    }
+    return general
+      ? this.replace(0, entries, this.projectAll(t, turn.compactions))
+      : band
+        ? this.rewrite(t, band, entries)
+        : this.extend(t, entries);
+  }
+
+  /** {@link step} without a band: the turn's entries join the view, which is all shared. */
+  private extend(t: number, entries: readonly Entry[]): { previous: number; carried: number } {
+    const shared = this.view.length;
+    this.append(entries, this.turnChars[t]);
+    return { previous: this.chars[shared] as number, carried: this.viewChars() };
+  }
+
+  /** {@link step} with a band: the view from the band's first turn on is its turns as projected under it, then the turns after it. */
+  private rewrite(
+    t: number,
+    band: Compaction,
+    entries: readonly Entry[],
+  ): { previous: number; carried: number } {
     let start = this.view.length;
-    for (let k = band.from_turn; k < t; k++) {
-      start -= this.prepared.boundaries[k]?.entries.length ?? 0;
-    }
+    for (let k = band.from_turn; k < t; k++) start -= (this.turns[k] as readonly Entry[]).length;
     const tail = this.projectBand(band);
     for (let k = band.to_turn + 1; k <= t; k++) {
-      tail.entries.push(...(this.prepared.boundaries[k]?.entries ?? []));
-      tail.chars.push(...(this.turnChars[k] ?? []));
+      tail.entries.push(...(this.turns[k] as readonly Entry[]));
+      tail.chars.push(...(this.turnChars[k] as readonly number[]));
     }
     return this.replace(start, entries, tail.entries, tail.chars);
   }
@@ -219,8 +248,8 @@ class ViewTracker {
       chars.push(projected === stored ? storedChars : entryChars(projected));
     };
     for (let k = band.from_turn; k <= band.to_turn; k++) {
-      const turnEntries = this.prepared.boundaries[k]?.entries ?? [];
-      const measuredChars = this.turnChars[k] ?? [];
+      const turnEntries = this.turns[k] as readonly Entry[];
+      const measuredChars = this.turnChars[k] as readonly number[];
       for (let j = 0; j < turnEntries.length; j++) {
         const entry = turnEntries[j] as Entry;
         stored = entry;
@@ -260,13 +289,10 @@ export interface TuneOptions {
 const turnCallsCache = new WeakMap<PreparedStream, TurnCall[][]>();
 /** The model calls of each turn of a stream, found once for every configuration. */
 function callsOf(prepared: PreparedStream): TurnCall[][] {
-  let calls = turnCallsCache.get(prepared);
-  if (!calls) {
+  return cached(turnCallsCache, prepared, () => {
     const chars = turnCharsOf(prepared);
-    calls = prepared.boundaries.map((b, t) => turnCalls(b.entries, chars[t] as number[]));
-    turnCallsCache.set(prepared, calls);
-  }
-  return calls;
+    return prepared.boundaries.map((b, t) => turnCalls(b.entries, chars[t] as number[]));
+  });
 }
 
 /**
@@ -299,13 +325,13 @@ export async function tuneConversation(
   const totals = { peak: 0, overflow: 0, input: 0, miss: 0, summaryIn: 0, summaryOut: 0 };
   const firingTurns: number[] = [];
   await replayPrepared(prepared, {
-    layers: [...(options.layers ?? []), configLayer(config)],
+    layers: options.layers ? [...options.layers, configLayer(config)] : [configLayer(config)],
     model: { context_window: options.contextWindow },
     ...(options.summarize ? { summarize: options.summarize } : {}),
     ...(calibration ? { calibration } : {}),
     onTurn: (turn) => {
-      const turnTotal = (chars[turn.turn] ?? []).reduce((sum, c) => sum + c, 0);
-      meter.turn(calls[turn.turn] ?? [], tracker.viewChars(), carried, turnTotal);
+      const turnTotal = (chars[turn.turn] as number[]).reduce((sum, c) => sum + c, 0);
+      meter.turn(calls[turn.turn] as TurnCall[], tracker.viewChars(), carried, turnTotal);
       const prefix = tracker.step(turn);
       carried = prefix.carried;
       // The first call has nothing cached, not even the overhead a calibration adds.
@@ -328,10 +354,8 @@ export async function tuneConversation(
         totals.summaryIn += turn.firing.summary?.input_tokens ?? 0;
         totals.summaryOut += turn.firing.summary?.output_tokens ?? 0;
       }
-      if (options.curves) {
-        before.push(u);
-        after.push(v);
-      }
+      before.push(u);
+      after.push(v);
     },
   });
   return {
@@ -348,7 +372,7 @@ export async function tuneConversation(
     still_over_firings: risk.stillOver,
     one_turn_bands: risk.oneTurn,
     longest_firing_run: risk.longestRun,
-    ...(options.curves ? { before, after, call_inputs: meter.inputs ?? [] } : {}),
+    ...(options.curves ? { before, after, call_inputs: meter.inputs as number[] } : {}),
   };
 }
 
