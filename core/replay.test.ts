@@ -17,7 +17,7 @@ import { SummaryRequiredError } from "./errors.ts";
 import { estimateStream } from "./estimate.ts";
 import type { Entry } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
-import { evaluateStream, type Firing, simulateStream } from "./replay.ts";
+import { evaluateStream, type Firing, prepareStream, simulateStream } from "./replay.ts";
 import { indexTurns } from "./turns.ts";
 
 const enabled = { enabled: true } as const;
@@ -262,6 +262,73 @@ describe("simulateStream on hand-made streams", () => {
     expect(firings[0]?.summary).toEqual({ text: "turns 0-1", model: "m", latency_ms: 3 });
   });
 
+  it("counts a compaction stored after later turns from the turn that stores it on", async () => {
+    // A manual band stripping the reasoning of turns 0–1 (100 tokens each), stored in turn 3.
+    const turns = sixTurns();
+    (turns[3] as Entry[]).push(compaction(0, 1, 33, { reasoning: "strip" }));
+    const estimates: number[] = [];
+    await simulateStream(turns.flat(), {
+      model: WINDOW,
+      onTurn: (turn) => estimates.push(turn.estimated_tokens),
+    });
+    expect(estimates).toEqual([200, 400, 600, 600, 800, 1_000]);
+  });
+
+  it("stamps each band after every compaction in the stream, even those stamped after the turns", async () => {
+    // Manual bands over turns 0 and 1 from clocks ahead of the turns', the later one stored first.
+    const turns = sixTurns();
+    (turns[0] as Entry[]).push(compaction(0, 0, 2_000, { reasoning: "strip" }));
+    (turns[1] as Entry[]).push(compaction(1, 1, 1_000, { reasoning: "strip" }));
+    const { firings } = await simulateStream(turns.flat(), {
+      layers: [{ ...enabled, ...RULE }],
+      model: WINDOW,
+    });
+    // 100 + 100 + 200 + 200 = 600 after turn 3; each band strips one turn (100 tokens).
+    expect(firingsOf(firings)).toEqual([
+      [3, 2, 2, 600, 500],
+      [4, 3, 3, 700, 600],
+      [5, 4, 4, 800, 700],
+    ]);
+    // One microsecond after the latest stamp before each band.
+    expect(firings.map((f) => f.compaction.timestamp)).toEqual([
+      at(2_000.000_001),
+      at(2_000.000_002),
+      at(2_000.000_003),
+    ]);
+  });
+
+  it("estimates with the calibration it is given, and names it in each band", async () => {
+    // 0.5 tokens a character plus 100: an 800-character turn, 500; 400 once stripped, 300.
+    const { firings } = await simulateStream(sixTurns().flat(), {
+      layers: [{ ...enabled, ...RULE }],
+      model: WINDOW,
+      calibration: { kind: "fixed", tokens_per_char: 0.5, overhead_tokens: 100 },
+    });
+    expect(firingsOf(firings)).toEqual([
+      [2, 0, 1, 1_300, 900],
+      [3, 2, 2, 1_300, 1_100],
+      [4, 3, 3, 1_500, 1_300],
+      [5, 4, 4, 1_700, 1_500],
+    ]);
+    expect(firings[0]?.compaction.trigger).toMatchObject({
+      estimator: "calibrated",
+      tokens_per_char: 0.5,
+      overhead_tokens: 100,
+    });
+  });
+
+  it("evaluates no turn in a stream without a conversation event, and passes its entries through", async () => {
+    const delta = configDelta({ conversation: { compaction: { auto: enabled } } });
+    const evaluated: number[] = [];
+    const { firings, entries } = await simulateStream([delta], {
+      model: WINDOW,
+      onTurn: (turn) => evaluated.push(turn.turn),
+    });
+    expect(evaluated).toEqual([]);
+    expect(firings).toEqual([]);
+    expect(entries).toEqual([delta]);
+  });
+
   it("names the turn a summary rule fired after when there is no summarizer", async () => {
     await expect(
       simulateStream(sixTurns().flat(), {
@@ -278,7 +345,38 @@ describe("simulateStream on hand-made streams", () => {
   });
 });
 
+describe("prepareStream", () => {
+  it("keeps the auto layers of the stream's config deltas and how many precede each turn's end", () => {
+    const turns = sixTurns();
+    (turns[1] as Entry[]).push(
+      configDelta({ conversation: { compaction: { auto: { trigger_ratio: 0.6 } } } }, 12),
+    );
+    (turns[4] as Entry[]).push(
+      configDelta({ conversation: { compaction: { auto: { enabled: true } } } }, 42),
+    );
+    const prepared = prepareStream(turns.flat());
+    expect(prepared.layers).toEqual([{ trigger_ratio: 0.6 }, { enabled: true }]);
+    expect(prepared.boundaries.map((b) => b.layers)).toEqual([0, 1, 1, 1, 2, 2]);
+  });
+});
+
 describe("evaluateStream on hand-made streams", () => {
+  it("estimates with the calibration it is given", async () => {
+    // 4,800 characters: 0.5 · 4,800 + 100 = 2,500; turns 0–4 stripped leave 2,800: 1,500.
+    const step = await evaluateStream(sixTurns().flat(), {
+      layers: [{ ...enabled, ...RULE }],
+      model: WINDOW,
+      calibration: { kind: "fixed", tokens_per_char: 0.5, overhead_tokens: 100 },
+      nowMillis: 0,
+    });
+    if (step.kind !== "fire") throw new Error("expected a firing");
+    expect(step.decision).toMatchObject({
+      estimated_tokens: 2_500,
+      range: { from_turn: 0, to_turn: 4 },
+    });
+    expect(step.band.estimated_tokens_after).toBe(1_500);
+  });
+
   it("summarizes the raw entries of the range, leaving compactions out", async () => {
     const turns = sixTurns();
     const band = compaction(0, 0, 5, { tool_calls: { policy: "omit" } });

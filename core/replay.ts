@@ -30,7 +30,7 @@ import {
 } from "./config.ts";
 import { SummaryRequiredError } from "./errors.ts";
 import { tokensFromChars } from "./estimate.ts";
-import { type Compaction, type Entry, isKnown } from "./events.ts";
+import { type Compaction, type Entry, isKnown, type KnownEntry } from "./events.ts";
 import { compactionsOf } from "./projection.ts";
 import { afterLastCompaction, type TurnRange } from "./rules.ts";
 import { crossesWithin, measureTurn, projectedCharsFromSizes, type TurnSize } from "./sizes.ts";
@@ -57,9 +57,18 @@ export type SummarizeBand = (
 /** Resolves the auto config in force at the end of a stream. */
 export function configForStream(
   entries: readonly Entry[],
-  layers: readonly AutoConfigLayer[] = [],
+  layers?: readonly AutoConfigLayer[],
 ): AutoConfig {
-  return resolveAutoConfig(...layers, ...streamConfigLayers(entries));
+  return layeredConfig(layers, streamConfigLayers(entries));
+}
+
+/** The auto config of the `base` layers (the CLI's `--config` files) under a stream's own `stream` layers. */
+function layeredConfig(
+  base: readonly AutoConfigLayer[] | undefined,
+  stream: readonly AutoConfigLayer[],
+): AutoConfig {
+  // Stryker disable next-line ArrayDeclaration: a layer that is not an object sets no key, so a list of one string resolves as the empty list.
+  return resolveAutoConfig(...(base ?? []), ...stream);
 }
 
 /** The trigger state and firing context of turns measured as `sizes` under `compactions`. */
@@ -112,7 +121,7 @@ export function evaluateStream(
     context.calibration,
   );
   const last = entries.findLast(isKnown);
-  const lastMillis = last ? Number(timestampNanos(last.timestamp) / 1_000_000n) : context.nowMillis;
+  const lastMillis = last ? millisOf(last) : context.nowMillis;
   const rested = Math.max(0, context.nowMillis - lastMillis) / 1000;
   return stepAutoCompaction({
     ...inputs,
@@ -124,6 +133,11 @@ export function evaluateStream(
         }
       : {}),
   });
+}
+
+/** An entry's timestamp in milliseconds since the epoch. */
+function millisOf(entry: KnownEntry): number {
+  return Number(timestampNanos(entry.timestamp) / 1_000_000n);
 }
 
 /** The raw events of some turns (compactions are overlays, never summarized). */
@@ -194,47 +208,46 @@ export function restsLongEnough(boundary: Pick<TurnBoundary, "restMillis">, idle
 /** Splits and measures a stream for {@link replayPrepared}. */
 export function prepareStream(entries: readonly Entry[]): PreparedStream {
   const boundaries: Omit<TurnBoundary, "restMillis">[] = [];
-  const firsts: number[] = [];
+  // `starts[t]`: when turn t + 1 starts, the time of the turn_start that opens it.
+  const starts: number[] = [];
   const compactions: Compaction[] = [];
   const layers: AutoConfigLayer[] = [];
   const names = new Map<string, string>();
   let turnEntries: Entry[] = [];
-  let turnEvents: Entry[] = [];
+  // The conversation events of the turn so far (a turn_start opens a turn only after one).
+  let turnEvents = 0;
   let lastMillis = 0;
   const finishTurn = (index: number) => {
     boundaries.push({
       index,
       entries: turnEntries,
-      size: measureTurn(turnEvents, names),
+      // Metadata and entries it does not know count no characters.
+      size: measureTurn(turnEntries, names),
       compactions: compactions.length,
       layers: layers.length,
       nowMillis: lastMillis,
     });
     turnEntries = [];
-    turnEvents = [];
+    turnEvents = 0;
   };
-  let starting = true;
   entries.forEach((entry, index) => {
-    if (entry.type === "turn_start" && turnEvents.length > 0) {
+    if (entry.type === "turn_start" && turnEvents > 0) {
       finishTurn(index);
-      starting = true;
+      starts.push(millisOf(entry as KnownEntry));
     }
     if (entry.type === "compaction") compactions.push(entry as Compaction);
     else turnEntries.push(entry);
     if (entry.type === "config_delta") layers.push(...streamConfigLayers([entry]));
-    else if (isConversationEvent(entry)) turnEvents.push(entry);
-    if (isKnown(entry)) {
-      lastMillis = Number(timestampNanos(entry.timestamp) / 1_000_000n);
-      if (starting && entry.type !== "compaction") firsts[boundaries.length] = lastMillis;
-      starting = entry.type === "compaction" && starting;
-    }
+    else if (isConversationEvent(entry)) turnEvents++;
+    if (isKnown(entry)) lastMillis = millisOf(entry);
   });
-  if (turnEvents.length > 0) finishTurn(entries.length);
+  if (turnEvents > 0) finishTurn(entries.length);
   const rested = boundaries.map((boundary, turn) => {
-    const next = firsts[turn + 1];
-    const restMillis =
-      turn + 1 < boundaries.length && next !== undefined ? next - boundary.nowMillis : null;
-    return { ...boundary, restMillis: restMillis === null ? null : Math.max(0, restMillis) };
+    const next = starts[turn];
+    return {
+      ...boundary,
+      restMillis: next === undefined ? null : Math.max(0, next - boundary.nowMillis),
+    };
   });
   return { entries, boundaries: rested, compactions, layers };
 }
@@ -290,29 +303,36 @@ export async function replayPrepared(
   const turns = prepared.boundaries.map((boundary) => boundary.entries);
   const summarize = context.summarize;
   let streamCompactions = 0;
-  // The view's characters after the last evaluation, and the last turn any compaction covers:
-  // while no compaction reaches the new turn, the new view is the old one plus the turn as stored.
+  // The view's characters after the last evaluation (the next turn's, as stored, add to it
+  // unless something older changed), and the last turn any compaction covers.
   let viewChars = 0;
   let coveredThrough = -1;
+  // The last turn whose view a compaction stored in the stream changes: the one it is
+  // stored after and those it reaches.
+  let stale = Number.NEGATIVE_INFINITY;
   let latest: { readonly compaction: Compaction; readonly nanos: bigint } | undefined;
-  let config: AutoConfig | undefined;
-  let configLayers = -1;
+  // The config in force for each count of the stream's own layers, resolved once.
+  const configs: AutoConfig[] = [];
   const add = (compaction: Compaction) => {
     compactions.push(compaction);
     coveredThrough = Math.max(coveredThrough, compaction.to_turn);
     const nanos = timestampNanos(compaction.timestamp);
+    // Stryker disable next-line EqualityOperator: of two compactions stamped alike either bounds the next band's timestamp alike (`>`).
     if (!latest || nanos >= latest.nanos) latest = { compaction, nanos };
   };
-  // The view's characters with `band` appended. A band over turns no compaction reaches
-  // yet wins every policy it sets there (it is stamped last): only its own turns change.
+  // The view's characters with `band` appended. A band starts after every compaction's
+  // turns (D50's rolling range starts at after_last_compaction), so it wins every policy
+  // it sets there (it is stamped last): only its own turns change.
   // Tool events that pair across turns (docs/architecture.md §5 "Tool pairs") make a turn's
   // view depend on its neighbours, which the shortcuts below do not look at.
   const crosses = (from: number, to: number) => crossesWithin(sizes, from, to);
   const charsWith = (band: Compaction, before: number) => {
-    if (coveredThrough >= band.from_turn || crosses(band.from_turn, band.to_turn + 1)) {
+    // Stryker disable next-line ConditionalExpression: `true` only takes the from-scratch projection, which the shortcut below equals (replay.property.test.ts).
+    if (crosses(band.from_turn, band.to_turn + 1)) {
       return projectedCharsFromSizes(sizes, [...compactions, band]);
     }
     const own = sizes.slice(band.from_turn, band.to_turn + 1);
+    // Stryker disable next-line ArithmeticOperator: policies are resolved for the turns of `own` only, so a band reaching past its last turn projects the same.
     const rebased = { ...band, from_turn: 0, to_turn: own.length - 1 };
     let raw = 0;
     for (const size of own) raw += rawChars(size);
@@ -322,35 +342,39 @@ export async function replayPrepared(
   for (const boundary of prepared.boundaries) {
     const turn = sizes.length;
     sizes.push(boundary.size);
-    let changed = false;
     for (; streamCompactions < boundary.compactions; streamCompactions++) {
-      add(prepared.compactions[streamCompactions] as Compaction);
-      changed = true;
+      const stored = prepared.compactions[streamCompactions] as Compaction;
+      add(stored);
+      stale = Math.max(stale, turn, stored.to_turn);
     }
+    // The view from scratch where the turn pairs with the one before or a compaction of the
+    // stream changes it; else the old view plus the turn as stored (the replay's own bands
+    // end before the next turn).
     const chars =
-      changed || coveredThrough >= turn || crosses(turn - 1, turn)
+      // Stryker disable next-line ConditionalExpression: `true` only takes the from-scratch projection, which the shortcut equals (replay.property.test.ts); `false` also sets the disjunct below to false, its own mutant.
+      crosses(turn - 1, turn) ||
+      // a compaction stored with this turn or before reaches it
+      stale >= turn
         ? projectedCharsFromSizes(sizes, compactions)
         : viewChars + rawChars(boundary.size);
     // The config changes only where the stream carries a config delta.
-    if (config === undefined || configLayers !== boundary.layers) {
-      config = resolveAutoConfig(
-        ...(context.layers ?? []),
-        ...prepared.layers.slice(0, boundary.layers),
-      );
-      configLayers = boundary.layers;
-    }
+    configs[boundary.layers] ??= layeredConfig(
+      context.layers,
+      prepared.layers.slice(0, boundary.layers),
+    );
+    const config = configs[boundary.layers] as AutoConfig;
     // The view's characters with the band the step built (it estimates one band).
     let bandChars = chars;
     const stepAt = (restedSeconds: number) =>
       stepAutoCompaction({
         state: {
-          config: config as AutoConfig,
+          config,
           turn_count: sizes.length,
           after_last_compaction: coveredThrough + 1,
           estimated_tokens: tokensFromChars(chars),
           context_window: contextWindow,
           ...(context.calibration ? { calibration: context.calibration } : {}),
-          ...(restedSeconds > 0 ? { rested_seconds: restedSeconds } : {}),
+          rested_seconds: restedSeconds,
         },
         firing: () => ({
           // Only the latest-stamped compaction bounds the next band's timestamp.
@@ -371,7 +395,6 @@ export async function replayPrepared(
     let step = await stepAt(0);
     // The idle timer fires at the turn's time plus idle_seconds if the rest lasts that long.
     if (
-      step.kind === "skip" &&
       step.decision.reason === "deferred_until_idle" &&
       restsLongEnough(boundary, config.idle_seconds)
     ) {
