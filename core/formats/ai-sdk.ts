@@ -37,13 +37,11 @@
  * approval request whose call is not earlier in the turn (or a second one for
  * a call), and an approval response no tool result follows in its turn.
  *
- * Tool approvals (a call ends turn k, the user's answer and the call's result
- * begin turn k + 1, docs/architecture.md §5 "Tool pairs") ride on tool events,
- * so they go where their call and result go under compaction: a request on
- * its call (written at the end of the assistant message holding the call,
- * where `generateText` puts it, while the call goes out as a `tool-call`
- * part), responses on the result after them (written right before it). Other
- * formats have no approvals: they see the call and its result.
+ * Tool approvals (a call ends turn k, the user's answer and the result begin
+ * turn k + 1, docs/architecture.md §5 "Tool pairs") ride on tool events, so
+ * compaction moves them with their call and result: a request on its call (at
+ * the end of its assistant message, where `generateText` puts it), responses on
+ * the result (right before it). Other formats have none: they see the pair.
  *
  * Written out ({@link aiSdk}`.fromView`): a user message per `chat_request`
  * (an empty one without parts is left out); the turn's consecutive
@@ -264,13 +262,12 @@ function assistantEvents(
       case "tool-approval-request":
         attachApproval(posted as Json & { toolCallId: string }, path, turn);
         return;
-      case "tool-result":
-        // A provider-executed tool's result: carried verbatim (docs/architecture.md §15
-        // "Hosted tools"), with the approval responses waiting before it.
-        turn.events.push(
-          hostedPartEvent(part, posted, timestamp, path, { ...take(), ...takeApprovals(turn) }),
-        );
+      case "tool-result": {
+        // A provider-executed tool's result, verbatim (§15 "Hosted tools"), with its waiting approvals.
+        const own = { ...take(), ...takeApprovals(turn) };
+        turn.events.push(hostedPartEvent(part, posted, timestamp, path, own));
         return;
+      }
       case "text":
         event = { type: "chat_response", timestamp, message: part.text };
         extras = extrasOf(posted, ["type", "text"]);
@@ -500,8 +497,7 @@ function contentOf<P extends { type: string }>(parts: P[]): string | P[] {
   const only = parts.length === 1 ? parts[0] : undefined;
   if (only === undefined || !isPlainText(only)) return parts;
   // A plain text part's text is a string: every part written here is one our schemas take.
-  const { text } = only as unknown as AiSdkTextPart;
-  return text === "" ? parts : text;
+  return (only as unknown as AiSdkTextPart).text || parts;
 }
 
 function fromView(view: ProviderView): AiSdkMessage[] {
