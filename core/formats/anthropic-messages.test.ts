@@ -469,6 +469,24 @@ describe("anthropicMessages", () => {
       ]);
     });
 
+    it("leaves a call pending when the turn ends with results for the other calls only", () => {
+      const turn1 = [user("q"), assistant([use("a"), use("b")]), user([result("a")])];
+      expect(convert(turn1).events.map((e) => e.type)).toEqual([
+        "turn_start",
+        "chat_request",
+        "tool_call_request",
+        "tool_call_request",
+        "tool_call_response",
+      ]);
+      const turn2 = [user([result("b", "B"), { type: "text", text: "go on" }]), assistant("done")];
+      expect(roundTrip(turn1, turn2)).toEqual([
+        user("q"),
+        assistant([use("a"), use("b")]),
+        user([result("a"), result("b", "B"), { type: "text", text: "go on" }]),
+        assistant("done"),
+      ]);
+    });
+
     it("refuses a second result for the same call", () => {
       expect(bad([user("q"), assistant([use("t")]), user([result("t"), result("t")])])).toEqual(
         invalid(

@@ -163,7 +163,8 @@ class Pairing {
   /** The calls of the current assistant run. */
   private current = new Map<string, MessagePath>();
   private role: "user" | "assistant" | undefined;
-  /** The current user run holds a block other than a tool result. */
+  /** The current (or, in an assistant run, the last) user run holds a block other than a tool result. */
+  // Stryker disable next-line BooleanLiteral: entering a user run sets it before result() reads it; read unset only by finish() after a turn without a user run, when no call is open
   private contentSeen = false;
   /** Results for the previous turn's pending calls, apart: their ids may be called again in this turn. */
   private readonly carried = new Map<string, MessagePath>();
@@ -237,10 +238,11 @@ class Pairing {
   /**
    * At the end of the turn: the last assistant run's calls may stay
    * unanswered, pending, when nothing but results follows them (the next
-   * turn begins with their results).
+   * turn begins with their results). A turn that ends with an assistant
+   * run has nothing left to check: the run before it was checked on entering it.
    */
   finish(): void {
-    if (this.role === "user" && this.contentSeen) this.checkAnswered();
+    if (this.contentSeen) this.checkAnswered();
   }
 
   private checkAnswered(): void {
@@ -296,8 +298,7 @@ function userEvents(
   });
   if (others.length === 0) return;
   const request: ChatRequest = { type: "chat_request", timestamp, content: blocksText(others) };
-  const [first] = others;
-  const single = others.length === 1 && first !== undefined && isPlainText(first);
+  const single = singleText(others) !== undefined;
   out.push(meta.write(request, single ? undefined : { content: others }));
 }
 
@@ -402,7 +403,7 @@ function requestBlocks(event: ChatRequest, metadata: AnthropicMetadata | undefin
   const stored = valid(Parts, metadata?.content);
   // Re-emitted only while the blocks still spell the event's content.
   // The stored objects themselves, not zod's copies (which reorder keys): byte for byte.
-  if (stored && stored.length > 0 && blocksText(stored) === event.content) {
+  if (stored && blocksText(stored) === event.content) {
     return metadata?.content as UserContentBlock[];
   }
   // An empty request (posted as JP events) would be an empty text block, which the API refuses.
@@ -521,16 +522,14 @@ function pair(drafts: Draft[]): void {
       }
     }
     draft.results = kept;
-    if (orphans.length > 0) draft.blocks = [...orphans, ...draft.blocks];
+    draft.blocks = [...orphans, ...draft.blocks];
   });
 }
 
 /** The text of a single plain text block, which goes out as a string (the common form). */
-function singleText(blocks: readonly { type: string; text?: unknown }[]): string | undefined {
+function singleText(blocks: readonly (UserBlock | AssistantBlock)[]): string | undefined {
   const only = blocks.length === 1 ? blocks[0] : undefined;
-  return only !== undefined && isPlainText(only) && typeof only.text === "string"
-    ? only.text
-    : undefined;
+  return only?.type === "text" && isPlainText(only) ? only.text : undefined;
 }
 
 function fromView(view: ProviderView): AnthropicMessage[] {
@@ -580,11 +579,11 @@ function fromView(view: ProviderView): AnthropicMessage[] {
     drafts.unshift({ role: "user", results: [], blocks: [{ type: "text", text: OPENING }] });
   }
   return drafts.map((draft): AnthropicMessage => {
-    if (draft.role === "assistant") {
-      return { role: "assistant", content: singleText(draft.blocks) ?? draft.blocks };
+    if (draft.role === "user") {
+      const blocks: UserBlock[] = [...draft.results.map((answer) => answer.block), ...draft.blocks];
+      return { role: "user", content: singleText(blocks) ?? blocks };
     }
-    const blocks: UserBlock[] = [...draft.results.map((answer) => answer.block), ...draft.blocks];
-    return { role: "user", content: singleText(blocks) ?? blocks };
+    return { role: "assistant", content: singleText(draft.blocks) ?? draft.blocks };
   });
 }
 
