@@ -1155,3 +1155,127 @@ describe("openaiChat custom tool calls", () => {
     ]);
   });
 });
+
+describe("openaiChat: result ids and stored call keys", () => {
+  it("takes a turn whose leading result's id is called again and answered later in the turn", () => {
+    expect(
+      events([tool("c", "old"), user("again"), calls(call("c", "f", "{}")), tool("c", "new")]),
+    ).toEqual([
+      { type: "tool_call_response", timestamp: T, id: "c", content: "old", is_error: false },
+      { type: "chat_request", timestamp: T, content: "again" },
+      { type: "tool_call_request", timestamp: T, id: "c", name: "f", arguments: {} },
+      { type: "tool_call_response", timestamp: T, id: "c", content: "new", is_error: false },
+    ]);
+  });
+
+  it("never lets a stored call's keys replace a custom call's own custom object", () => {
+    const stream: Entry[] = [
+      turnStart(),
+      {
+        ...toolCall("c", "grammar", { input: "a b" }),
+        ...meta({ custom: true, call: { custom: { name: "other", input: "x" }, k: 1 } }),
+      },
+    ];
+    expect(openaiChat.fromView(rawView(stream))).toEqual([
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c", type: "custom", custom: { name: "grammar", input: "a b" }, k: 1 }],
+      },
+    ]);
+  });
+});
+
+describe("openaiChat.fromView: hosted tool text", () => {
+  /** A hosted call and its result, as another format stores them. */
+  const hosted = (id: string): Entry[] => [
+    {
+      ...toolCall(id, "web_search", { q: "x" }),
+      metadata: { "openai-responses": { hosted: { type: "web_search_call", id } } },
+    },
+    {
+      ...toolResult(id, "found"),
+      metadata: { "openai-responses": { hosted: true } },
+    },
+  ];
+  const text = (id: string) =>
+    `[hosted tool call web_search ${id}] {"q":"x"}\n[hosted tool result ${id}] found`;
+  const written = (...entries: Entry[]) => openaiChat.fromView(rawView([turnStart(), ...entries]));
+
+  it("writes a view of hosted events alone as one assistant message", () => {
+    expect(written(...hosted("h"))).toEqual([{ role: "assistant", content: text("h") }]);
+  });
+
+  it("writes the text after a turn's leading results and after a last user message", () => {
+    expect(written(toolResult("x", "r"), ...hosted("h"))).toEqual([
+      { role: "tool", tool_call_id: "x", content: "r" },
+      { role: "assistant", content: text("h") },
+    ]);
+    expect(written(request("q"), ...hosted("h"))).toEqual([
+      { role: "user", content: "q" },
+      { role: "assistant", content: text("h") },
+    ]);
+  });
+
+  it("writes the text before the calls that join an empty message", () => {
+    expect(
+      written(
+        request("q"),
+        message(""),
+        ...hosted("h"),
+        toolCall("c", "f", {}),
+        toolResult("c", "r"),
+      ),
+    ).toEqual([
+      { role: "user", content: "q" },
+      { role: "assistant", content: text("h") },
+      { role: "assistant", content: null, tool_calls: [call("c", "f", "{}")] },
+      { role: "tool", tool_call_id: "c", content: "r" },
+    ]);
+  });
+
+  it("writes the text first when a later call joins the turn's opening assistant message", () => {
+    expect(
+      written(message("a"), ...hosted("h"), toolCall("c", "f", {}), toolResult("c", "r")),
+    ).toEqual([
+      { role: "assistant", content: text("h") },
+      { role: "assistant", content: "a", tool_calls: [call("c", "f", "{}")] },
+      { role: "tool", tool_call_id: "c", content: "r" },
+    ]);
+  });
+
+  it("writes the text at the end after a last assistant message without calls", () => {
+    expect(written(request("q"), message("a"), ...hosted("h"))).toEqual([
+      { role: "user", content: "q" },
+      { role: "assistant", content: "a" },
+      { role: "assistant", content: text("h") },
+    ]);
+  });
+
+  it("writes the text before the message of split calls, after the assistant message they follow", () => {
+    expect(
+      written(
+        request("q"),
+        message("a"),
+        ...hosted("h"),
+        { ...toolCall("c", "f", {}), ...meta({ split: true }) },
+        toolResult("c", "r"),
+      ),
+    ).toEqual([
+      { role: "user", content: "q" },
+      { role: "assistant", content: "a" },
+      { role: "assistant", content: text("h") },
+      { role: "assistant", content: null, tool_calls: [call("c", "f", "{}")] },
+      { role: "tool", tool_call_id: "c", content: "r" },
+    ]);
+  });
+
+  it("lets a call after reasoning join the text, which is written once", () => {
+    expect(
+      written(request("q"), message(""), ...hosted("h"), reasoning("why"), toolCall("c", "f", {})),
+    ).toEqual([
+      { role: "user", content: "q" },
+      { role: "assistant", content: text("h"), tool_calls: [call("c", "f", "{}")] },
+    ]);
+  });
+});

@@ -352,6 +352,7 @@ function templateOf(viewEvent: ViewEvent, reserved: readonly string[]): Json | u
 function userMessage(viewEvent: ViewEvent, content: string): ChatMessage {
   const plain: ChatMessage = { role: "user", content };
   const template = templateOf(viewEvent, ["role"]);
+  // Stryker disable next-line ConditionalExpression: a shortcut only: without a template the candidate is the plain message itself, which fits gives back or swaps for an equal one
   if (template === undefined) return plain;
   const candidate: ChatMessage = { role: "user", content, ...template };
   return fits(ChatUserMessage, candidate, (m) => joinedText(m.content), content)
@@ -362,6 +363,7 @@ function userMessage(viewEvent: ViewEvent, content: string): ChatMessage {
 function toolMessage(viewEvent: ViewEvent, id: string, content: string): ChatMessage {
   const plain: ChatMessage = { role: "tool", tool_call_id: id, content };
   const template = templateOf(viewEvent, ["role", "tool_call_id"]);
+  // Stryker disable next-line ConditionalExpression: a shortcut only: without a template the candidate is the plain message itself, which fits gives back or swaps for an equal one
   if (template === undefined) return plain;
   const candidate: ChatMessage = { role: "tool", tool_call_id: id, content, ...template };
   return fits(ChatToolMessage, candidate, (m) => joinedText(m.content), content)
@@ -373,6 +375,7 @@ function toolMessage(viewEvent: ViewEvent, id: string, content: string): ChatMes
 function assistantMessage(viewEvent: ViewEvent | undefined, text: string): ChatAssistantMessage {
   const plain: ChatAssistantMessage = { role: "assistant", content: text === "" ? null : text };
   const template = viewEvent && templateOf(viewEvent, ["role", "tool_calls"]);
+  // Stryker disable next-line ConditionalExpression: a shortcut only: without a template the candidate is the plain message itself, which fits gives back or swaps for an equal one
   if (template === undefined) return plain;
   const message = { ...plain, ...template };
   return fits(ChatAssistantMessage, message, assistantText, text) ? message : plain;
@@ -433,6 +436,7 @@ function fromView(view: ProviderView): ChatMessage[] {
     // The assistant message a tool call joins: the last message, while it is an assistant's in this turn.
     let open: ChatAssistantMessage | undefined;
     // A JP `message: ""` makes no valid message alone: it is written only if a tool call joins it.
+    // Stryker disable next-line BooleanLiteral: never read before it is set: it is read only once `open` is set, and every assignment of `open` sets it too
     let held = false;
     for (const viewEvent of turn.events) {
       const event = viewEvent.event;
