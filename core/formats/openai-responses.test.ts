@@ -675,10 +675,14 @@ describe("openaiResponses.fromView", () => {
       { ...request("hi"), metadata: { "openai-chat": { message: { name: "x" } } } },
       { ...message("yo"), metadata: { "openai-responses": "nonsense" } },
       { ...reasoning("r"), metadata: { "openai-responses": { item: { id: 3 } } } },
+      { ...request("u"), metadata: { "openai-responses": { item: "xy" } } },
+      { ...message("m"), metadata: { "openai-responses": { item: ["z"] } } },
     ];
     expect(openaiResponses.fromView(rawView(stream))).toEqual([
       { role: "user", content: "hi" },
       { role: "assistant", content: "yo" },
+      { role: "user", content: "u" },
+      { role: "assistant", content: "m" },
     ]);
   });
 
@@ -710,11 +714,11 @@ describe("openaiResponses.fromView", () => {
         ...toolCall("c", "f", { a: 1 }),
         ...meta({ call_id: "evil", name: "g", arguments: "{}", id: "fc_1" }),
       },
-      { ...toolResult("c", "x"), ...meta({ call_id: "evil", type: "message" }) },
+      { ...toolResult("c", "x"), ...meta({ call_id: "evil", type: "message", id: "fco_1" }) },
     ];
     expect(openaiResponses.fromView(rawView(stream))).toEqual([
       { type: "function_call", call_id: "c", name: "f", arguments: '{"a":1}', id: "fc_1" },
-      { type: "function_call_output", call_id: "c", output: "x" },
+      { type: "function_call_output", call_id: "c", output: "x", id: "fco_1" },
     ]);
   });
 });

@@ -336,6 +336,7 @@ class TurnEvents {
     this.system.other();
     const events = hostedItemEvents(original, this.timestamp, at);
     // An output may answer the previous turn's pending call, as a function_call_output does.
+    // Stryker disable next-line OptionalChaining: hostedItemEvents gives one or two events, never none, so `?.` and `.` agree; the `?.` is for noUncheckedIndexedAccess.
     if (events[0]?.type === "tool_call_request") this.leading = false;
     for (const event of events) this.events.push(event);
   }
@@ -482,9 +483,8 @@ function callItem(request: ToolCallRequest, viewEvent: ViewEvent, idless: boolea
     name: request.name,
     arguments: argumentsText(viewEvent),
   };
-  const template = templateOf(viewEvent, idless);
-  if (template === undefined) return plain;
-  const candidate = { ...template, ...plain };
+  // Without a template the candidate is the plain item itself.
+  const candidate = { ...templateOf(viewEvent, idless), ...plain };
   return ResponsesFunctionCall.safeParse(candidate).success ? (candidate as ResponsesItem) : plain;
 }
 
@@ -545,8 +545,8 @@ function fromView(view: ProviderView): ResponsesItem[] {
             const item = reasoningItem(viewEvent, event.reasoning);
             if (item) out.push(item);
           }
-          const text =
-            event.message ?? (event.data === undefined ? undefined : JSON.stringify(event.data));
+          // JSON.stringify gives undefined for an event without data, though typed string.
+          const text = event.message ?? (JSON.stringify(event.data) as string | undefined);
           // An event that also holds reasoning has its metadata from the reasoning item, if any.
           const own = event.reasoning === undefined ? viewEvent : { ...viewEvent, rewritten: true };
           if (text !== undefined && text !== "") out.push(assistantItem(own, text, idless));
