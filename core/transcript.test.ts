@@ -236,6 +236,34 @@ describe("renderTranscript", () => {
     );
   });
 
+  // 1,000 characters less the 214 held for the marker and a repeated heading
+  // leave 786: 262 for the beginning and 524 for the end, each block costing
+  // its length and a separator. The heading costs 11, so an item of 251 (a
+  // request of 242 characters) fills the beginning exactly, and an item of 524
+  // (a request of 515) fills the end exactly.
+  it.each([
+    [
+      "an item one character over the beginning's share is dropped, one filling the end's exactly is kept",
+      243,
+      515,
+      `## Turn 0\n\n[… 2 items of turn 0 omitted (559 chars) to fit the summarizer's budget …]\n\n## Turn 0 (continued)\n\n[user]\n${"z".repeat(515)}`,
+    ],
+    [
+      "an item filling the beginning's share exactly is kept, one character over the end's is dropped",
+      242,
+      516,
+      `## Turn 0\n\n[user]\n${"a".repeat(242)}\n\n[… 2 items of turn 0 omitted (832 chars) to fit the summarizer's budget …]`,
+    ],
+  ])("%s", (_, first, last, expected) => {
+    const events = [
+      turnStart(),
+      request("a".repeat(first)),
+      request("m".repeat(300)),
+      request("z".repeat(last)),
+    ];
+    expect(renderTranscript(band(events), { totalBudget: 1_000 })).toBe(expected);
+  });
+
   it("does not repeat the heading of a turn the kept end starts with", () => {
     const events = [turnStart(), request("a".repeat(900)), turnStart(), request("b".repeat(100))];
     expect(renderTranscript(band(events), { totalBudget: 1_000 })).toBe(
