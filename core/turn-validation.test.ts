@@ -4,6 +4,7 @@ import type { Entry } from "./events.ts";
 import {
   checkTurnShape,
   formatMessages,
+  formatTurnUsage,
   TurnUsageSchema,
   turnBodyKind,
   turnConfigLayers,
@@ -84,6 +85,37 @@ describe("formatMessages", () => {
       message: "format anthropic-messages needs the turn's messages in `messages`",
       type: "/problems/invalid-request",
       issues: [{ pointer: "/messages", detail: "missing" }],
+    });
+  });
+});
+
+describe("formatTurnUsage", () => {
+  it("says which format's response lacks usage, locating the problem under /response", () => {
+    expect(
+      refusal(() => formatTurnUsage({ format: "openai-responses", response: { id: "resp_1" } })),
+    ).toEqual({
+      message:
+        "response is not a openai-responses response with usage: /response/usage: the response has no usage object (the SDK's `usage`)",
+      type: "/problems/invalid-request",
+      issues: [
+        {
+          pointer: "/response/usage",
+          detail: "the response has no usage object (the SDK's `usage`)",
+        },
+      ],
+    });
+  });
+
+  it("names the first bad count of a response and counts the others", () => {
+    const response = { usage: { prompt_tokens: 1.5, completion_tokens: -1 } };
+    expect(refusal(() => formatTurnUsage({ format: "openai-chat", response }))).toEqual({
+      message:
+        "response is not a openai-chat response with usage: /response/usage/prompt_tokens: must be a whole number of tokens (and 1 more)",
+      type: "/problems/invalid-request",
+      issues: [
+        { pointer: "/response/usage/prompt_tokens", detail: "must be a whole number of tokens" },
+        { pointer: "/response/usage/completion_tokens", detail: "must be 0 or more" },
+      ],
     });
   });
 });
@@ -175,10 +207,22 @@ describe("checkTurnShape: tool pairs", () => {
     );
   });
 
+  it("refuses an implicit turn 0 that goes on after its first event, a call left unanswered", () => {
+    expect(refusal(() => checkTurnShape(0, [call("a"), answer])).issues).toEqual([
+      {
+        pointer: "/events/1/type",
+        detail:
+          'tool call "a" has no result in this turn, yet the turn goes on: a call may stay unanswered only at the end of its turn (the next turn then begins with its result)',
+      },
+    ]);
+    expect(() => checkTurnShape(0, [call("a"), result("a"), answer])).not.toThrow();
+  });
+
   it("refuses a turn that goes on after a call left unanswered", () => {
     expect(refusal(() => checkTurnShape(1, [start, ask, call("a"), answer])).message).toBe(
       'events[3].type: tool call "a" has no result in this turn, yet the turn goes on: a call may stay unanswered only at the end of its turn (the next turn then begins with its result)',
     );
+    expect(() => checkTurnShape(1, [start, ask, call("a"), result("a"), answer])).not.toThrow();
     expect(() => checkTurnShape(1, [start, ask, call("a"), call("b"), result("b")])).not.toThrow();
     expect(
       refusal(() => checkTurnShape(1, [start, ask, call("a"), call("b"), result("b"), answer]))
