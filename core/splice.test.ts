@@ -57,9 +57,24 @@ describe("spliceOf", () => {
     );
   });
 
+  it("takes one object as the same as itself, even one that has no JSON", () => {
+    const cyclic: { self?: unknown } = {};
+    cyclic.self = cyclic;
+    expect(sameJson(cyclic, cyclic)).toBe(true);
+    expect(spliceOf([cyclic], [cyclic])).toEqual({ from: 1, to: 1, items: [] });
+  });
+
   it("applySplice refuses a range outside the list", () => {
     expect(applySplice([1, 2, 3], { from: 1, to: 3, items: [9] })).toEqual([1, 9]);
-    expect(() => applySplice([1], { from: 0, to: 2, items: [] })).toThrow(RangeError);
-    expect(() => applySplice([1], { from: 1, to: 0, items: [] })).toThrow(RangeError);
+    expect(applySplice([1, 2], { from: 0, to: 0, items: [0] })).toEqual([0, 1, 2]);
+    expect(() => applySplice([1], { from: 0, to: 2, items: [] })).toThrow(
+      new RangeError("splice [0, 2) is outside a list of 1"),
+    );
+    expect(() => applySplice([1], { from: 1, to: 0, items: [] })).toThrow(
+      new RangeError("splice [1, 0) is outside a list of 1"),
+    );
+    expect(() => applySplice([1], { from: -1, to: 1, items: [] })).toThrow(
+      new RangeError("splice [-1, 1) is outside a list of 1"),
+    );
   });
 });
