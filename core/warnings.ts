@@ -95,12 +95,9 @@ export function conversationWarnings(inputs: WarningInputs): Warning[] {
       detail: `the view is ${total}, past the ${window}-token context window: the next call may be refused or truncated; compact it now (POST …/compactions) or keep fewer turns (\`rule.keep_last\`)`,
     });
   }
-  const { threshold } = measures;
-  if (
-    inputs.last_outcome === "fired" &&
-    threshold !== null &&
-    overThreshold(config, estimate, threshold)
-  ) {
+  // Set whenever the window is.
+  const threshold = measures.threshold as number;
+  if (inputs.last_outcome === "fired" && overThreshold(config, estimate, threshold)) {
     warnings.push({
       code: "still_over_threshold",
       detail: `the last automatic band left the view at ${total}, over the threshold of ${tokens(threshold)} (trigger_ratio ${config.trigger_ratio} of the window): the rule keeps too much; lower \`rule.keep_last\`, strip or summarize more`,
