@@ -340,6 +340,23 @@ describe("the Entry schema", () => {
     expect(Entry.safeParse({ type: "turn_start", timestamp: "bad" }).success).toBe(false);
   });
 
+  it("refuses a tool call's non-finite argument as a custom issue at its path", () => {
+    const call = {
+      type: "tool_call_request",
+      timestamp: "2026-01-01T00:00:00Z",
+      id: "c",
+      name: "f",
+      arguments: { a: [1, Number.POSITIVE_INFINITY] },
+    };
+    expect(Entry.safeParse(call).error?.issues).toMatchObject([
+      {
+        code: "custom",
+        path: ["arguments", "a", 1],
+        message: "is not a finite number: JSON cannot carry it",
+      },
+    ]);
+  });
+
   it("rejects values that are not entries with a string type", () => {
     for (const value of [null, undefined, "patch", 1, [], {}, { type: 1 }]) {
       expect(Entry.safeParse(value).success).toBe(false);
