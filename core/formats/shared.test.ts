@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import type { ChatRequest } from "../events.ts";
+import type { ChatRequest, ToolCallRequest } from "../events.ts";
 import {
+  argumentsText,
   documentedContent,
   dropSystemHint,
   extrasOf,
@@ -57,6 +58,35 @@ describe("parseToolArguments", () => {
     expect(detail(() => parseToolArguments(deep, [...AT]))).toBe(
       "messages[1].arguments: nests deeper than 100 levels: flatten the tool's arguments",
     );
+  });
+});
+
+describe("argumentsText", () => {
+  const call = (metadata: Record<string, unknown>): ToolCallRequest => ({
+    type: "tool_call_request",
+    timestamp: "t",
+    id: "c1",
+    name: "f",
+    arguments: { a: 1.5 },
+    metadata,
+  });
+
+  it("gives back the string posted in either OpenAI format while it still encodes the arguments", () => {
+    const chat = call({ "openai-chat": { arguments: '{ "a": 1.50 }' } });
+    expect(argumentsText({ event: chat, rewritten: false })).toBe('{ "a": 1.50 }');
+    const responses = call({ "openai-responses": { arguments: '{"a" :1.5}' } });
+    expect(argumentsText({ event: responses, rewritten: false })).toBe('{"a" :1.5}');
+  });
+
+  it.each([
+    ["the event was rewritten", { "openai-chat": { arguments: '{ "a": 1.50 }' } }, true],
+    ["the string encodes other arguments", { "openai-chat": { arguments: '{ "a": 2 }' } }, false],
+    ["the string is not JSON", { "openai-chat": { arguments: '{ "a": ' } }, false],
+    ["the string repeats a key", { "openai-chat": { arguments: '{"a":1.5,"a":1.5}' } }, false],
+    ["the stored arguments are not a string", { "openai-chat": { arguments: { a: 1.5 } } }, false],
+    ["another format keeps the string", { "ai-sdk": { arguments: '{ "a": 1.50 }' } }, false],
+  ])("re-serializes the arguments when %s", (_, metadata, rewritten) => {
+    expect(argumentsText({ event: call(metadata), rewritten })).toBe('{"a":1.5}');
   });
 });
 
