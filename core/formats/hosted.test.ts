@@ -8,14 +8,15 @@ import { describe, expect, it } from "vitest";
 import { at, compaction } from "../../test/helpers/builders.ts";
 import { openaiResponsesInputErrors } from "../../test/helpers/openai-schema.ts";
 import { RESPONSES_ITEMS } from "../../test/helpers/responses-hosted-items.ts";
-import type { Entry } from "../events.ts";
+import type { Entry, ToolCallRequest, ToolCallResponse } from "../events.ts";
 import { checkTurnShape } from "../turn-validation.ts";
 import { aiSdk } from "./ai-sdk.ts";
 import { anthropicMessages } from "./anthropic-messages.ts";
 import type { ProviderFormat } from "./format.ts";
+import { hostedOf, hostedText, payloadText, verbatimHosted } from "./hosted.ts";
 import { openaiChat } from "./openai-chat.ts";
 import { openaiResponses } from "./openai-responses.ts";
-import { projectedView, rawView } from "./view.ts";
+import { projectedView, rawView, type ViewEvent, type ViewTurn } from "./view.ts";
 
 const options = { timestamp: at(0), dropSystem: false };
 
@@ -547,5 +548,78 @@ describe("under tool policies", () => {
       { role: "assistant", content: "[hosted tool result ws_1]" },
       { role: "user", content: "next" },
     ]);
+  });
+});
+
+describe("the hosted helpers", () => {
+  const call = (id: string, metadata: Record<string, unknown>): ToolCallRequest => ({
+    type: "tool_call_request",
+    timestamp: at(0),
+    id,
+    name: "web_search",
+    arguments: { q: "x" },
+    metadata,
+  });
+  const result = (id: string, metadata: Record<string, unknown>): ToolCallResponse => ({
+    type: "tool_call_response",
+    timestamp: at(0),
+    id,
+    content: "found",
+    is_error: false,
+    metadata,
+  });
+  const turn = (...events: ViewEvent[]): ViewTurn => ({
+    events,
+    reasoningStripped: false,
+    summary: false,
+  });
+
+  it("finds the hosted item of a tool event under whichever format holds one", () => {
+    const metadata = { other: null, plain: { id: "x" }, fmt: { hosted: true } };
+    expect(hostedOf(call("c1", metadata))).toEqual({ format: "fmt", hosted: true });
+    expect(hostedOf(result("c1", { fmt: { hosted: { type: "x" } } }))).toEqual({
+      format: "fmt",
+      hosted: { type: "x" },
+    });
+    expect(hostedOf(call("c1", { fmt: { hosted: "text" } }))).toBeUndefined();
+    const chat = { type: "chat_response", timestamp: at(0), content: "hi", metadata } as const;
+    expect(hostedOf(chat)).toBeUndefined();
+  });
+
+  it("goes back verbatim pair by pair: an id repeated in a later turn starts a pair of its own", () => {
+    const hosted = { fmt: { hosted: { type: "item" } } };
+    const first = { event: call("c1", hosted), rewritten: false };
+    const firstResult = { event: result("c1", { fmt: { hosted: true } }), rewritten: false };
+    const again = { event: { ...call("c1", hosted), timestamp: at(1) }, rewritten: false };
+    const againResult = {
+      event: { ...result("c1", { fmt: { hosted: true } }), timestamp: at(1) },
+      rewritten: false,
+    };
+    const foreign = { event: call("c2", { other: { hosted: true } }), rewritten: false };
+    const view = [turn(first, firstResult, foreign), turn(again, againResult)];
+    const usable = (viewEvent: ViewEvent) => viewEvent !== first;
+    expect(verbatimHosted(view, "fmt", usable)).toEqual(new Set([again, againResult]));
+    expect(verbatimHosted(view, "fmt", () => true)).toEqual(
+      new Set([first, firstResult, again, againResult]),
+    );
+  });
+
+  it("writes a result's id, its error mark and its content, the content left out when empty", () => {
+    expect(hostedText({ ...result("c1", {}), is_error: true })).toBe(
+      "[hosted tool result c1 (error)] found",
+    );
+    expect(hostedText({ ...result("c1", {}), content: "" })).toBe("[hosted tool result c1]");
+    expect(hostedText(call("c1", {}))).toBe('[hosted tool call web_search c1] {"q":"x"}');
+  });
+
+  it.each([
+    ["nothing", undefined, ""],
+    ["null", null, ""],
+    ["a string", "as is", "as is"],
+    ["an empty string", "", ""],
+    ["an object", { a: [1] }, '{"a":[1]}'],
+    ["a number", 0, "0"],
+  ])("writes %s as payload text", (_, value, text) => {
+    expect(payloadText(value)).toBe(text);
   });
 });
