@@ -113,6 +113,31 @@ describe("jsonTextIssues on the text between tokens", () => {
   });
 });
 
+describe("jsonTextIssues on number literals", () => {
+  it.each([
+    ["a fraction of several digits", "[1.5e999]", "1.5e999", "non-finite"],
+    ["an exponent with a plus sign", "[1e+400]", "1e+400", "non-finite"],
+    ["a leading zero", "[0.1e999]", "0.1e999", "non-finite"],
+    [
+      "more fraction digits than a float holds",
+      "[1.00000000000000000001]",
+      "1.00000000000000000001",
+      "inexact",
+    ],
+  ])("reads %s as one number", (_, text, token, problem) => {
+    expect(jsonTextIssues(text)).toEqual([{ problem, path: [0], token }]);
+  });
+
+  it("locates a number after a closed object by its own key", () => {
+    expect(jsonTextIssues('{"a":{"b":1},"c":1e999}')).toEqual([
+      { problem: "non-finite", path: ["c"], token: "1e999" },
+    ]);
+    expect(jsonTextIssues('[[1],{"b":2},1e999]')).toEqual([
+      { problem: "non-finite", path: [2], token: "1e999" },
+    ]);
+  });
+});
+
 describe("lossyBodyError", () => {
   it("is the located 400 of a body with issues, each with its JSON pointer", () => {
     const error = lossyBodyError('{"a":[1,{"b":1e999}],"a":2}');
@@ -134,6 +159,12 @@ describe("lossyBodyError", () => {
     ]);
   });
 
+  it("calls a value at the root the body", () => {
+    expect(lossyBodyError("1e999")?.message).toBe(
+      "the request body would not be kept as sent: the body: 1e999 is beyond a 64-bit float's range (JSON readers take it as Infinity or refuse it): send it as a string",
+    );
+  });
+
   it("is undefined for a body JSON.parse keeps as sent", () => {
     expect(lossyBodyError('{"a":[1,2.5,{"b":null}]}')).toBeUndefined();
   });
@@ -151,6 +182,8 @@ describe("numberProblem", () => {
       expect(numberProblem(literal)).toBeUndefined();
     }
     expect(numberProblem("100000000000000000000")).toBeUndefined();
+    // 1e21 is the first power of ten a float's shortest text writes with an exponent.
+    expect(numberProblem("1000000000000000000000")).toBeUndefined();
     expect(numberProblem("9007199254740992")).toBeUndefined();
   });
 
