@@ -67,8 +67,8 @@ export interface Prices {
 
 /** The entry of `model`, or of the longest base id a dated snapshot extends (`gpt-5-mini-…` is `gpt-5-mini`, not `gpt-5`). */
 function tableEntry(model: string): PriceEntry | undefined {
+  // An exact entry stays: every base id the loop can find is shorter.
   let found = PRICE_TABLE.find((p) => p.id === model);
-  if (found) return found;
   for (const p of PRICE_TABLE) {
     // Stryker disable next-line EqualityOperator: two base ids of one length that both prefix `model` are one id, and the table's ids are distinct, so > and >= agree.
     if (model.startsWith(`${p.id}-`) && p.id.length > (found?.id.length ?? 0)) found = p;
