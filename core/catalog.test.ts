@@ -43,6 +43,11 @@ describe("the model catalog", () => {
     expect(contextWindowOf("m-large-2025", { "m-large": 2000, m: 1000 })).toBe(2000);
   });
 
+  it("of two prefixes of one length, takes the full id's over the one after the provider prefix", () => {
+    expect(contextWindowOf("q-r/s-t", { q: 1000, s: 2000 })).toBe(1000);
+    expect(contextWindowOf("q-r/s-t", { s: 2000, q: 1000 })).toBe(1000);
+  });
+
   it("matches catalog ids that carry a provider prefix", () => {
     expect(contextWindowOf("acme/m", { "acme/m": 1000, m: 2000 })).toBe(1000);
     expect(contextWindowOf("acme/m-2025", { "acme/m": 1000 })).toBe(1000);
