@@ -90,6 +90,9 @@ describe("the current models of the pinned SDKs", () => {
     expect(contextWindowOf("gpt-5.9")).toBe(400_000);
     expect(contextWindowOf("GPT-5.4")).toBe(1_050_000);
     expect(contextWindowOf("gpt-5-1")).toBe(400_000);
+    // Only between two digits: a dot beside a letter stays a dot.
+    expect(contextWindowOf("v2.x", { "v2-x": 9 })).toBeUndefined();
+    expect(contextWindowOf("x.2", { "x-2": 9 })).toBeUndefined();
   });
 
   it("tells the ChatGPT snapshots from their family", () => {
