@@ -25,6 +25,10 @@ const shared = {
   env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
   testTimeout: 30_000,
   hookTimeout: 120_000,
+  // `expect.poll` waits for what the page or the service does next; vitest's 1 s default
+  // ran out on a loaded machine (the console's firings list, seen once), and a
+  // failing poll still fails, only later.
+  expect: { poll: { timeout: 10_000 } },
 };
 
 export default defineConfig({

@@ -206,16 +206,28 @@ function report(built: Built): BundleReport {
   };
 }
 
+/** This checkout's bundle of each function, built once per process: the tests read several views of one build. */
+const builtHere = new Map<FunctionName, Promise<Built>>();
+
+function builtFunction(name: FunctionName): Promise<Built> {
+  let built = builtHere.get(name);
+  if (!built) {
+    built = buildFunction(name);
+    builtHere.set(name, built);
+  }
+  return built;
+}
+
 /** Builds one function as the stack does and measures it. */
 export async function bundleReport(name: FunctionName): Promise<BundleReport> {
-  return report(await buildFunction(name));
+  return report(await builtFunction(name));
 }
 
 /** The metafile of a function's bundle and its entry point's input path (for tests of what it loads). */
 export async function bundleMetafile(
   name: FunctionName,
 ): Promise<{ metafile: Metafile; entry: string }> {
-  const { metafile, entry } = await buildFunction(name);
+  const { metafile, entry } = await builtFunction(name);
   return { metafile, entry };
 }
 
