@@ -99,10 +99,9 @@ export function measureTurn(events: readonly Entry[], names: Map<string, string>
   // Unknown entry types match no case: they are never provider-visible (0 chars).
   const known = events as readonly KnownEntry[];
   const roles = toolRoles(events, (id) => names.has(id));
-  // A carried result is named after the call it answers, in an earlier turn: this turn may call its id again.
-  const carriedNames = known.map((entry, j) =>
-    roles[j] === "carried" ? names.get((entry as ToolCallResponse).id) : undefined,
-  );
+  // A carried result is named after the call it answers, in an earlier turn: this turn may call its id
+  // again. Taken before this turn's requests are added; read for carried results only.
+  const carriedNames = known.map((entry) => names.get((entry as ToolCallResponse).id));
   for (const entry of known) {
     if (entry.type === "tool_call_request") names.set(entry.id, entry.name);
   }
@@ -270,7 +269,8 @@ const TOTAL_FIELDS = Object.keys(ZERO_TOTALS) as (keyof RunningTotals)[];
 export function runningTotals(previous: TotaledSize | undefined, size: TurnSize): RunningTotals {
   const base = previous?.totals ?? ZERO_TOTALS;
   const calls = previous?.size.pending_calls ?? 0;
-  const linked = calls > 0 && (size.carried_results ?? 0) === calls;
+  // Every pending call of the previous turn answered here (with none pending, both sides below add 0).
+  const linked = (size.carried_results ?? 0) === calls;
   return {
     text: base.text + size.text,
     reasoning: base.reasoning + size.reasoning,
