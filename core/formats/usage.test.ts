@@ -176,3 +176,75 @@ describe("formatTurnUsage", () => {
     ).toMatchObject({ issues: [{ pointer: "/response/cached_input_tokens" }] });
   });
 });
+
+describe("counts a response does not report", () => {
+  it.each([
+    ["openai-chat", { usage: { prompt_tokens: 9, completion_tokens: null } }],
+    [
+      "openai-chat",
+      { usage: { prompt_tokens: 9, prompt_tokens_details: { cached_tokens: null } } },
+    ],
+    ["openai-responses", { usage: { input_tokens: 9, output_tokens: null } }],
+    [
+      "anthropic-messages",
+      { usage: { input_tokens: 9, output_tokens: null, cache_read_input_tokens: null } },
+    ],
+    ["ai-sdk", { usage: { inputTokens: 9, outputTokens: null, cachedInputTokens: null } }],
+  ] as const)("%s: a null count is left out of the turn's usage (%j)", (format, response) => {
+    expect(formatTurnUsage({ format, response })).toStrictEqual({ input_tokens: 9 });
+  });
+
+  it("an absent count is absent from the usage, not a key holding undefined", () => {
+    expect(ChatResponseUsage.parse({ usage: { prompt_tokens: 9 } })).toStrictEqual({
+      input_tokens: 9,
+    });
+    expect(AnthropicResponseUsage.parse({ usage: { input_tokens: 9 } })).toStrictEqual({
+      input_tokens: 9,
+    });
+  });
+});
+
+describe("an AI SDK result without the last call's inputTokens", () => {
+  const noUsage = "the response has no usage (the result's `usage`, or its last step's)";
+  const noInput = "the provider reported no inputTokens";
+
+  it.each([
+    ["no usage and no steps", {}, "/response/usage", noUsage],
+    ["no usage and no step", { steps: [] }, "/response/usage", noUsage],
+    [
+      "a last step without usage",
+      { steps: [{ usage: aiUsage(5, 1, 0) }, {}] },
+      "/response/usage",
+      noUsage,
+    ],
+    [
+      "a usage without inputTokens",
+      { usage: { outputTokens: 3 } },
+      "/response/usage/inputTokens",
+      noInput,
+    ],
+    [
+      "a last step's usage without inputTokens",
+      { steps: [{ usage: aiUsage(5, 1, 0) }, { usage: { outputTokens: 3 } }] },
+      "/response/steps/1/usage/inputTokens",
+      noInput,
+    ],
+  ])("is refused: %s", (_, response, pointer, detail) => {
+    let refused: unknown;
+    try {
+      formatTurnUsage({ format: "ai-sdk", response });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(InvalidInputError);
+    expect((refused as InvalidInputError).issues).toEqual([{ pointer, detail }]);
+  });
+
+  it("the schema's issue is a custom one, at the result's usage", () => {
+    const parsed = AiSdkResponseUsage.safeParse({});
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues).toMatchObject([
+      { code: "custom", path: ["usage"], message: noUsage },
+    ]);
+  });
+});
