@@ -94,7 +94,8 @@ export function approvalMessages(
   event: ProviderEvent,
 ): { options: z.infer<z.ZodObject<typeof options>>; parts: AiSdkToolApprovalResponse[] }[] {
   const messages = carried(event)?.messages;
-  return (Array.isArray(messages) ? messages : []).flatMap((message) => {
+  if (!Array.isArray(messages)) return [];
+  return messages.flatMap((message) => {
     const parsed = valid(ApprovalMessage, message);
     if (parsed === undefined) return [];
     const { role: _role, content, ...rest } = parsed;
