@@ -25,7 +25,13 @@ import { isConversationEvent } from "./turns.ts";
  * projection then depends on no other turn's events.
  */
 export function pairsWithinTurn(events: readonly Entry[]): boolean {
-  return toolRoles(events, () => false).every((role) => role === undefined || role === "paired");
+  // Only tool events get a role: the other events' places stay empty, and `every` skips them.
+  const roles = toolRoles(
+    events,
+    // Stryker disable next-line ArrowFunction,BooleanLiteral: it only tells a carried result from an orphan, and neither is paired.
+    () => false,
+  );
+  return roles.every((role) => role === "paired");
 }
 
 /** What is left of an entry the view drops: what other turns' projection reads of it. */
@@ -51,8 +57,9 @@ function skeleton(entry: Entry): Entry {
 
 /**
  * The materialized form of turns `first..first + turns.length - 1` under
- * `compactions` (every compaction covering any of them, in stream order),
- * or `undefined` when a turn's tool calls do not pair within it.
+ * `compactions` (every compaction covering any of them, in stream order;
+ * others may be among them and change nothing), or `undefined` when a
+ * turn's tool calls do not pair within it.
  *
  * @example
  * const form = materializeTurns(bandTurns, band.from_turn, [band]);
@@ -64,15 +71,14 @@ export function materializeTurns(
   compactions: readonly Compaction[],
 ): Entry[][] | undefined {
   if (!turns.every(pairsWithinTurn)) return undefined;
-  const last = first + turns.length - 1;
-  // The turns alone, numbered from 0: the compactions move with them.
-  const shifted = compactions
-    .filter((c) => c.from_turn <= last && c.to_turn >= first)
-    .map((c) => ({
-      ...c,
-      from_turn: Math.max(0, c.from_turn - first),
-      to_turn: c.to_turn - first,
-    }));
+  // The turns alone, numbered from 0: the compactions move with them. One that
+  // covers none of the turns covers none once moved (it ends before turn 0 or
+  // starts after the last), so it needs no filtering out.
+  const shifted = compactions.map((c) => ({
+    ...c,
+    from_turn: Math.max(0, c.from_turn - first),
+    to_turn: c.to_turn - first,
+  }));
   const stream = [...turns.flat(), ...shifted];
   const { emitted } = projectWithSources(stream);
   let index = 0;
