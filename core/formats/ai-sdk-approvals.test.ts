@@ -5,6 +5,10 @@
  * ./ai-sdk.test.ts.
  */
 import { describe, expect, it } from "vitest";
+import {
+  approvalResponse as answer,
+  approvalRequest as ask,
+} from "../../test/helpers/ai-sdk-parts.ts";
 import { at, toolCall, toolResult, turnStart } from "../../test/helpers/builders.ts";
 import { InvalidInputError } from "../errors.ts";
 import type { Entry } from "../events.ts";
@@ -25,16 +29,6 @@ const result = (id: string) => ({
   toolCallId: id,
   toolName: "read",
   output: { type: "text", value: "ok" },
-});
-const ask = (approvalId: string, toolCallId: string) => ({
-  type: "tool-approval-request",
-  approvalId,
-  toolCallId,
-});
-const answer = (approvalId: string, approved: boolean) => ({
-  type: "tool-approval-response",
-  approvalId,
-  approved,
 });
 
 const withMeta = (entry: Entry, metadata: unknown): Entry =>

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
+  approvalResponse as answer,
+  approvalRequest as ask,
+} from "../../test/helpers/ai-sdk-parts.ts";
+import {
   at,
   compaction,
   message,
@@ -714,17 +718,6 @@ describe("aiSdk", () => {
 });
 
 describe("aiSdk leading results and tool approvals", () => {
-  const ask = (approvalId: string, toolCallId: string) => ({
-    type: "tool-approval-request",
-    approvalId,
-    toolCallId,
-  });
-  const answer = (approvalId: string, approved: boolean) => ({
-    type: "tool-approval-response",
-    approvalId,
-    approved,
-  });
-
   it("takes results for the previous turn's calls before any other message, and only there", () => {
     const { events } = convert([tool(result("p1")), tool(result("p2")), user("next")]);
     expect(events.map((e) => e.type)).toEqual([
