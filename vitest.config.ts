@@ -40,10 +40,11 @@ export default defineConfig({
     // summed, 129 s CPU against 140 s. Vitest's own, still experimental.
     experimental: { fsModuleCache: true },
     // Vitest's default is one worker per core less one: a single worker on
-    // this project's 2-core machines. The integration suites mostly wait
-    // (DynamoDB Local, a child process, a server), so four workers keep
-    // both cores busy while they wait (docs/architecture.md §11).
-    maxWorkers: 4,
+    // this project's 2-core machines. The integration suites often wait
+    // (DynamoDB Local, a child process, a server), so three workers keep
+    // both cores busy while they wait; a fourth costs more CPU (its own
+    // imports and JIT) than it fills (docs/architecture.md §11).
+    maxWorkers: 3,
     // In one run of both projects (`npx vitest run`; `npm test` runs them one
     // after the other), unit files fill the cores while integration suites wait (test/setup/sequencer.ts).
     sequence: { sequencer: InterleavedSequencer },
