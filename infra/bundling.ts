@@ -77,7 +77,7 @@ export type FunctionName = keyof typeof ENTRY_POINTS;
  * An ESM bundle has no `require`: a CommonJS dependency bundled into it that
  * calls `require("node:…")` fails at load with "Dynamic require of … is not
  * supported". Today's dependencies are all ESM (Hono, zod, Powertools' ESM
- * builds), so the bundles do not carry this banner; test/cdk/bundles.test.ts
+ * builds), so the bundles do not carry this banner; test/cdk/bundles.suite.ts
  * fails if one ever needs it, and then `banner: ESM_REQUIRE_BANNER` in
  * {@link bundlingOptions} gives the bundle a real `require`.
  */

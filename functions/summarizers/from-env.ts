@@ -10,7 +10,7 @@
  * Each summarizer (and the Bedrock client) is a dynamic import on its own
  * path, so a function without one, or with the other, never loads it: in the
  * Lambda bundles it sits outside the static import graph, evaluated only
- * when configured (test/cdk/bundles.test.ts).
+ * when configured (test/cdk/bundles.suite.ts).
  */
 import type { Environment } from "../env.ts";
 import { SetupError } from "../errors.ts";

@@ -15,7 +15,7 @@
  * Laid out as zod's root (`zod/index.js`): the namespace is
  * `./classic.ts`, re-exported and exported as `z`.
  *
- * test/cdk/bundles.test.ts holds this module's exports to zod's.
+ * test/cdk/bundles.suite.ts holds this module's exports to zod's.
  */
 export * from "./classic.ts";
 

@@ -1,7 +1,17 @@
 /**
  * The synthesized template, property by property (issue 4 "Build"), with
- * placeholder code: see bundles.test.ts for the real bundles.
+ * placeholder code: see bundles.suite.ts for the real bundles.
+ *
+ * This file also runs the other CDK suites that synthesize (imported below):
+ * a process's first synth loads the CloudFormation rules that cdk.json's
+ * `validateAgainstDefaultRules` checks every template against (WebAssembly,
+ * about 6 s of CPU), and as test files of their own they landed on every
+ * integration worker, each paying it (docs/architecture.md §11).
  */
+import "./bundles.suite.ts";
+import "./nag.suite.ts";
+import "./notifications.suite.ts";
+import "./secrets-key.suite.ts";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { Match } from "aws-cdk-lib/assertions";
@@ -317,7 +327,7 @@ describe("functions", () => {
 
 describe("compactor event source", () => {
   it("reports batch item failures with a bounded concurrency", () => {
-    // The compactor's two (evaluations, idle timers below), and the notifier's (test/cdk/notifications.test.ts).
+    // The compactor's two (evaluations, idle timers below), and the notifier's (test/cdk/notifications.suite.ts).
     s.template.resourceCountIs("AWS::Lambda::EventSourceMapping", 3);
     s.template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       EventSourceArn: { "Fn::GetAtt": [logicalId(s.stack, s.stack.queue), "Arn"] },
@@ -764,7 +774,7 @@ describe("operations", () => {
   });
 
   it("alarms on DLQ depth > 0, compactor and api errors, api 5xx, queue age and evaluation lag", () => {
-    // And the notification DLQ's (test/cdk/notifications.test.ts), the timer DLQ's ("idle timers" below).
+    // And the notification DLQ's (test/cdk/notifications.suite.ts), the timer DLQ's ("idle timers" below).
     s.template.resourceCountIs("AWS::CloudWatch::Alarm", 10);
     const alarm = (namespace: string, metricName: string, dimension: Props, expected: Props) =>
       s.template.hasResourceProperties("AWS::CloudWatch::Alarm", {
