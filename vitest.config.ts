@@ -1,5 +1,4 @@
 import { defineConfig } from "vitest/config";
-import InterleavedSequencer from "./test/setup/sequencer.ts";
 
 // Two projects (docs/architecture.md §11). `unit` needs nothing but Node:
 // core, the formats, the functions' own tests, the CLI run in process, the
@@ -45,9 +44,6 @@ export default defineConfig({
     // both cores busy while they wait; a fourth costs more CPU (its own
     // imports and JIT) than it fills (docs/architecture.md §11).
     maxWorkers: 3,
-    // In one run of both projects (`npx vitest run`; `npm test` runs them one
-    // after the other), unit files fill the cores while integration suites wait (test/setup/sequencer.ts).
-    sequence: { sequencer: InterleavedSequencer },
     projects: [
       {
         test: {
@@ -56,6 +52,9 @@ export default defineConfig({
           // CPU-bound: one worker per core. More only contend (4 workers:
           // 65 s wall and 126 s CPU against 57 s and 100 s on 2 cores).
           maxWorkers: "100%",
+          // In a run of both (`npm test`), after integration: projects'
+          // files mixed in one group cost each worker both projects' imports.
+          sequence: { groupOrder: 1 },
           include: [
             "core/**/*.test.ts",
             "functions/**/*.test.ts",
