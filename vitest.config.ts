@@ -22,6 +22,10 @@ const shared = {
   setupFiles: ["test/setup/property-runs.ts"],
   // The AWS SDK's "releases after January 2027 need Node 22" notice, once per worker (docs/architecture.md §14).
   env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+  // V8 collects garbage on the worker's own thread: with every core busy,
+  // its parallel GC threads only contend (unit on 2 cores: 69 and 74 s of
+  // CPU with this flag, 77 and 92 s without).
+  execArgv: ["--single-threaded-gc"],
   testTimeout: 30_000,
   hookTimeout: 120_000,
   // `expect.poll` waits for what the page or the service does next; vitest's 1 s default
