@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import ExpectedDurationSequencer from "./test/setup/sequencer.ts";
 
 // Two projects (docs/architecture.md §11). `unit` needs nothing but Node:
 // core, the formats, the functions' own tests, the CLI run in process, the
@@ -48,6 +49,8 @@ export default defineConfig({
     // both cores busy while they wait; a fourth costs more CPU (its own
     // imports and JIT) than it fills (docs/architecture.md §11).
     maxWorkers: 3,
+    // Longest first, from a committed estimate where vitest has no history (test/setup/sequencer.ts).
+    sequence: { sequencer: ExpectedDurationSequencer },
     projects: [
       {
         test: {
