@@ -69,6 +69,8 @@ export default defineConfig({
             "test/**/*.test.ts",
           ],
           exclude: ["**/node_modules/**", ...INTEGRATION],
+          // The launcher's bundle of the sources, built once before the CLI tests spawn it.
+          globalSetup: ["test/setup/checkout-cli.ts"],
           // Pure and in-process tests share their workers' module cache:
           // importing zod, hono and the SDKs once per worker rather than
           // once per file halves the project's time. A test that changes
@@ -82,8 +84,13 @@ export default defineConfig({
           name: "integration",
           include: INTEGRATION,
           // One in-memory DynamoDB Local for the whole run (needs Java 17+),
-          // one moto server for the suites on AWS's SQS, KMS and EventBridge.
-          globalSetup: ["test/setup/dynamodb.ts", "test/setup/moto.ts"],
+          // one moto server for the suites on AWS's SQS, KMS and EventBridge,
+          // and the launcher's bundle built once before the tests spawn it.
+          globalSetup: [
+            "test/setup/checkout-cli.ts",
+            "test/setup/dynamodb.ts",
+            "test/setup/moto.ts",
+          ],
           // As in unit: each worker imports the SDKs, hono and zod once.
           // Entry points read their environment at import (a cold start):
           // only test/cdk/stack.test.ts imports them, under its own stubs.

@@ -10,7 +10,7 @@
  *
  * The CLI is the BUILT one, laid out as `npm install` leaves it (package.json,
  * cli/bin.mjs and dist/, no sources, no node_modules), built here by
- * scripts/build.ts. The checkout's launcher (tsx over the sources) is timed
+ * scripts/build.ts. The checkout's launcher (its bundle of the sources) is timed
  * in the same pairs, as `checkout_*`, for comparison.
  */
 import { execFile } from "node:child_process";

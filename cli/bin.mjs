@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Launcher of the `autocompact` command. In a checkout, where the TypeScript
-// sources sit beside this file, it runs them through tsx (a devDependency):
-// no build step, and `npm start` and the tests always run the sources as
-// they are. The published package ships no sources, only the build
-// (`npm run build`: dist/cli.js), which it runs with plain Node.
+// Launcher of the `autocompact` command. The published package ships no
+// sources, only the build (`npm run build`: dist/cli.js), which it runs with
+// plain Node. In a checkout, where the TypeScript sources sit beside this
+// file, it runs the same bundle built from them as they are now, kept until
+// they change (cli/checkout.mjs): no build step, and `npm start` and the
+// tests always run the sources as they are.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -12,10 +13,15 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
 let main;
 if (existsSync(new URL("./main.ts", import.meta.url))) {
-  const { register } = await import("tsx/esm/api");
-  // Our own tsconfig, whatever directory the command is run from.
-  register({ tsconfig: fileURLToPath(new URL("../tsconfig.json", import.meta.url)) });
-  main = await import("./main.ts");
+  const { checkoutCli } = await import("./checkout.mjs");
+  try {
+    main = await import(checkoutCli(fileURLToPath(new URL("..", import.meta.url))));
+  } catch (error) {
+    process.stderr.write(
+      `autocompact: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  }
 } else {
   main = await import("../dist/cli.js");
 }

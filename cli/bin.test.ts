@@ -1,10 +1,11 @@
 /**
  * The real `autocompact` binary: the few tests that run the launcher
- * (`node cli/bin.mjs …`, through tsx) in a child process, for what the other
- * CLI tests, run in process through `run(argv, io)`, cannot see:
+ * (`node cli/bin.mjs …`, the checkout's bundle: cli/checkout.mjs) in a child
+ * process, for what the other CLI tests, run in process through
+ * `run(argv, io)`, cannot see:
  * - the top-level help and `--version` as the launcher prints them, the
- *   latter from another directory (bin.mjs registers tsx with the
- *   repository's tsconfig whatever the working directory);
+ *   latter from another directory (the bundle is the repository's whatever
+ *   the working directory, its version set by the build);
  * - stdin as a real pipe: a path, `-`, and no path with a stdin that is not
  *   a TTY read the same stream;
  * - exit codes as the OS reports them (bin.mjs copies `run`'s result to
@@ -12,8 +13,8 @@
  * - a reader that goes away (`| head`): EPIPE on the real stdout is not an
  *   error (`nodeIo`).
  * `serve` and its signals run as a real process in test/e2e/crash-recovery
- * and test/e2e/secrets-at-rest. Spawning tsx costs about half a second, so
- * the tests run concurrently and group their assertions per spawn.
+ * and test/e2e/secrets-at-rest. A spawn costs a Node start and the bundle's
+ * imports, so the tests run concurrently and group their assertions per spawn.
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";

@@ -37,7 +37,11 @@ Exit codes: 0 ok, 1 bad input or a failed run, 2 bad usage.
 `;
 }
 
+/** The package's version, set by the bundles' build (scripts/build.ts); absent when the sources run as they are. */
+declare const __AUTOCOMPACT_VERSION__: string | undefined;
+
 async function version(): Promise<string> {
+  if (typeof __AUTOCOMPACT_VERSION__ === "string") return __AUTOCOMPACT_VERSION__;
   const text = await readFile(new URL("../package.json", import.meta.url), "utf8");
   return String((JSON.parse(text) as { version?: unknown }).version);
 }

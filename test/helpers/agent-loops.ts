@@ -2,7 +2,7 @@
  * The harness of the agent loops of docs/integrate.md (test/e2e/agent-loops*.test.ts):
  * the local runtime the snippets talk to, the snippets extracted from
  * docs/integrate.md by their `<!-- snippet: … -->` markers, type-checked and run as
- * written under tsx in a child process (the user's questions on stdin)
+ * written in a child process (the user's questions on stdin)
  * against a stub model ({@link runAgentLoop}), and what a test reads back
  * from the service to compare with what the stub models received.
  */
@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { build } from "esbuild";
 import { expect } from "vitest";
 import { AutocompactClient, type ListedCompaction } from "../../client/index.ts";
 import type { LocalService } from "../../functions/local/runtime.ts";
@@ -203,16 +204,30 @@ export async function typeCheckSnippets(files: readonly string[]): Promise<strin
 }
 
 /**
- * Runs a snippet as a platform would, under tsx's loader (what `npx tsx`
- * runs, without npm's and tsx's launcher processes: a second of CPU each
- * run), `lines` on stdin, the SDKs' own env.
+ * Runs a snippet as a platform would, `lines` on stdin, the SDKs' own env:
+ * compiled by esbuild, as tsx compiles it, with `autocompact/client` from
+ * its sources (the tsconfig's paths, as tsx resolves it) and the SDKs left
+ * to Node, then run by Node itself. Under tsx's loader each run cost about
+ * 1.3 s more CPU: its module hooks answer every import from another thread.
  */
 async function runSnippet(
   file: string,
   env: Record<string, string>,
   lines: readonly string[],
 ): Promise<string> {
-  const pending = run(process.execPath, ["--import", "tsx", file], {
+  const compiled = file.replace(/\.ts$/, ".mjs");
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: [file],
+    outfile: compiled,
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning",
+  });
+  const pending = run(process.execPath, [compiled], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     timeout: 45_000,

@@ -109,7 +109,7 @@ export async function cliStdout(
 /**
  * Runs the real launcher, `node cli/bin.mjs …args`, in a child process (from
  * the repository root unless `cwd`); resolves to its exit code as the OS
- * reports it and its output. About half a second each (a tsx start).
+ * reports it and its output. A Node start and the bundle's imports each.
  */
 export function runBin(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {

@@ -1,0 +1,130 @@
+// How cli/bin.mjs runs the CLI in a checkout: as the package runs it, from
+// the bundle `npm run build` makes (scripts/build.ts `buildCli`), built from
+// the sources as they are at this start. Bundles are kept under
+// node_modules/.cache/autocompact-cli/, each in a folder named by a hash of
+// the sources it was built from: a start whose sources hash the same runs the
+// kept bundle with no TypeScript loader (tsx's module hooks cost about 1.4 s
+// of CPU a start, `serve`'s start 2.0 s against 0.6 s: docs/architecture.md
+// §12); any change to them builds a new one first. Not in the package, which
+// ships the bundle itself (dist/).
+import { execFileSync } from "node:child_process";
+import { createHash, randomUUID } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/** The folders a bundle is built from (their tests aside): the CLI's and the console's inputs, and the build script. */
+export const SOURCE_FOLDERS = ["cli", "client", "core", "functions", "scripts"];
+
+/** The files a bundle is built from besides: the version, the module paths, and the installed packages. */
+export const SOURCE_FILES = ["package.json", "tsconfig.json", "node_modules/.package-lock.json"];
+
+/** Kept bundles built this long ago are removed by the next build (a `serve` still running one may load a chunk late). */
+const KEEP_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** The folder the bundles of `root`'s sources are kept in. */
+export function cacheFolder(root) {
+  return join(root, "node_modules", ".cache", "autocompact-cli");
+}
+
+/**
+ * The hash of the sources under `root` that a bundle is built from: every
+ * file of {@link SOURCE_FOLDERS} but tests, and {@link SOURCE_FILES}, by
+ * path and content.
+ * @param {string} root
+ * @returns {string}
+ */
+export function sourceKey(root) {
+  const files = SOURCE_FILES.filter((file) => existsSync(join(root, file)));
+  for (const folder of SOURCE_FOLDERS) {
+    if (!existsSync(join(root, folder))) continue;
+    for (const name of readdirSync(join(root, folder), { recursive: true })) {
+      const file = join(folder, String(name));
+      if (!file.endsWith(".test.ts") && statSync(join(root, file)).isFile()) files.push(file);
+    }
+  }
+  const hash = createHash("sha256");
+  for (const file of files.sort()) {
+    hash
+      .update(file)
+      .update("\0")
+      .update(readFileSync(join(root, file)))
+      .update("\0");
+  }
+  return hash.digest("hex").slice(0, 24);
+}
+
+/**
+ * Builds the CLI into `folder` with scripts/build.ts (under tsx: the one
+ * start after a change pays for it); its errors go to this process's stderr.
+ * @param {string} root
+ * @returns {(folder: string) => void}
+ */
+export function buildWithTsx(root) {
+  return (folder) => {
+    execFileSync(
+      process.execPath,
+      ["--import", "tsx", join(root, "scripts", "build.ts"), "--cli", folder],
+      { cwd: root, stdio: ["ignore", "ignore", "inherit"] },
+    );
+  };
+}
+
+/**
+ * The file URL of the CLI bundle of `root`'s sources as they are now, built
+ * by `build` first when none is kept. A build goes into a folder of its own,
+ * renamed into place once complete: starts that miss at the same time each
+ * build, one rename wins, and all run the same bundle.
+ * @param {string} root
+ * @param {(folder: string) => void} [build]
+ * @returns {string}
+ */
+export function checkoutCli(root, build = buildWithTsx(root)) {
+  const cache = cacheFolder(root);
+  const folder = join(cache, sourceKey(root));
+  const entry = join(folder, "cli.js");
+  if (!existsSync(entry)) {
+    mkdirSync(cache, { recursive: true });
+    const building = join(cache, `.building-${process.pid}-${randomUUID()}`);
+    try {
+      build(building);
+      try {
+        renameSync(building, folder);
+      } catch (error) {
+        // Another start's build won the rename: the same sources, the same bundle.
+        if (!existsSync(entry)) throw error;
+      }
+    } catch (error) {
+      throw new Error(
+        `could not build the CLI from the checkout's sources (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`,
+        { cause: error },
+      );
+    } finally {
+      rmSync(building, { recursive: true, force: true });
+    }
+    prune(cache, folder);
+  }
+  return pathToFileURL(entry).href;
+}
+
+/** Removes the kept bundles (and abandoned builds) but `current` that are older than {@link KEEP_MS}. */
+function prune(cache, current) {
+  const now = Date.now();
+  for (const name of readdirSync(cache)) {
+    const path = join(cache, name);
+    if (path === current) continue;
+    try {
+      if (now - statSync(path).mtimeMs > KEEP_MS) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // Removed meanwhile by another start.
+    }
+  }
+}
