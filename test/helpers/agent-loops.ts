@@ -17,7 +17,7 @@ import { AutocompactClient, type ListedCompaction } from "../../client/index.ts"
 import type { LocalService } from "../../functions/local/runtime.ts";
 import { RUNTIME_KEY, startTestRuntime } from "./local-runtime.ts";
 import { type ModelStub, type StubHandler, startModelStub } from "./model-stub.ts";
-import { typeCheck } from "./typecheck.ts";
+import { typeCheckGroups } from "./typecheck.ts";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -159,7 +159,7 @@ export async function runAgentLoop(
 }
 
 /** The body of the ```ts block right after `<!-- snippet: name -->` in docs/integrate.md. */
-async function docSnippet(name: string): Promise<string> {
+export async function docSnippet(name: string): Promise<string> {
   const readme = await readFile(join(ROOT, "docs/integrate.md"), "utf8");
   const marker = `<!-- snippet: ${name} -->\n\`\`\`ts\n`;
   const start = readme.indexOf(marker);
@@ -181,13 +181,13 @@ function declared(source: string): { id: string; format: string; model: string }
 }
 
 /**
- * What `tsc` says of the snippet files, type-checked as a user's project
- * would (strict, with the SDKs' and the client's types): "" when clean.
- * In this process (test/helpers/typecheck.ts), not a `tsc` of its own.
+ * What `tsc` says of each group of snippet files, type-checked as a user's
+ * project would (strict, with the SDKs' and the client's types): "" when
+ * clean. In this process and one program (test/helpers/typecheck.ts).
  */
-export async function typeCheckSnippets(files: readonly string[]): Promise<string> {
-  return typeCheck(
-    files,
+export function typeCheckSnippets(groups: readonly (readonly string[])[]): string[] {
+  return typeCheckGroups(
+    groups,
     {
       strict: true,
       noUncheckedIndexedAccess: true,

@@ -25,6 +25,20 @@ export function typeCheck(
   options: Record<string, unknown>,
   cwd: string,
 ): string {
+  return typeCheckGroups([files], options, cwd)[0] ?? "";
+}
+
+/**
+ * {@link typeCheck} of each group of files, all in one program: what is
+ * shared (the libraries' declarations) is bound and checked once. A group's
+ * answer is what tsc would print of its files, of the files no group names
+ * (what they import) and of the options.
+ */
+export function typeCheckGroups(
+  groups: readonly (readonly string[])[],
+  options: Record<string, unknown>,
+  cwd: string,
+): string[] {
   const converted = ts.convertCompilerOptionsFromJson({ ...options, noEmit: true }, cwd);
   if (converted.errors.length > 0) throw new Error(format(converted.errors, cwd));
   const host = ts.createCompilerHost(converted.options);
@@ -40,12 +54,21 @@ export function typeCheck(
     }
     return file;
   };
-  const program = ts.createProgram(
-    files.map((file) => resolve(cwd, file)),
-    converted.options,
-    host,
+  const paths = groups.map((group) => group.map((file) => resolve(cwd, file)));
+  const named = new Set(paths.flat());
+  const program = ts.createProgram([...named], converted.options, host);
+  const diagnostics = ts.getPreEmitDiagnostics(program);
+  return paths.map((group) =>
+    format(
+      diagnostics.filter(
+        (diagnostic) =>
+          !diagnostic.file ||
+          !named.has(diagnostic.file.fileName) ||
+          group.includes(diagnostic.file.fileName),
+      ),
+      cwd,
+    ),
   );
-  return format(ts.getPreEmitDiagnostics(program), cwd);
 }
 
 function format(diagnostics: readonly ts.Diagnostic[], cwd: string): string {
