@@ -9,15 +9,7 @@
 // ships the bundle itself (dist/).
 import { execFileSync } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import * as fs from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -43,12 +35,12 @@ export function cacheFolder(root) {
  * @returns {string}
  */
 export function sourceKey(root) {
-  const files = SOURCE_FILES.filter((file) => existsSync(join(root, file)));
+  const files = SOURCE_FILES.filter((file) => fs.existsSync(join(root, file)));
   for (const folder of SOURCE_FOLDERS) {
-    if (!existsSync(join(root, folder))) continue;
-    for (const name of readdirSync(join(root, folder), { recursive: true })) {
+    if (!fs.existsSync(join(root, folder))) continue;
+    for (const name of fs.readdirSync(join(root, folder), { recursive: true })) {
       const file = join(folder, String(name));
-      if (!file.endsWith(".test.ts") && statSync(join(root, file)).isFile()) files.push(file);
+      if (!file.endsWith(".test.ts") && fs.statSync(join(root, file)).isFile()) files.push(file);
     }
   }
   const hash = createHash("sha256");
@@ -56,7 +48,7 @@ export function sourceKey(root) {
     hash
       .update(file)
       .update("\0")
-      .update(readFileSync(join(root, file)))
+      .update(fs.readFileSync(join(root, file)))
       .update("\0");
   }
   return hash.digest("hex").slice(0, 24);
@@ -91,16 +83,16 @@ export function checkoutCli(root, build = buildWithTsx(root)) {
   const cache = cacheFolder(root);
   const folder = join(cache, sourceKey(root));
   const entry = join(folder, "cli.js");
-  if (!existsSync(entry)) {
-    mkdirSync(cache, { recursive: true });
+  if (!fs.existsSync(entry)) {
+    fs.mkdirSync(cache, { recursive: true });
     const building = join(cache, `.building-${process.pid}-${randomUUID()}`);
     try {
       build(building);
       try {
-        renameSync(building, folder);
+        fs.renameSync(building, folder);
       } catch (error) {
         // Another start's build won the rename: the same sources, the same bundle.
-        if (!existsSync(entry)) throw error;
+        if (!fs.existsSync(entry)) throw error;
       }
     } catch (error) {
       throw new Error(
@@ -108,7 +100,7 @@ export function checkoutCli(root, build = buildWithTsx(root)) {
         { cause: error },
       );
     } finally {
-      rmSync(building, { recursive: true, force: true });
+      fs.rmSync(building, { recursive: true, force: true });
     }
     prune(cache, folder);
   }
@@ -118,11 +110,12 @@ export function checkoutCli(root, build = buildWithTsx(root)) {
 /** Removes the kept bundles (and abandoned builds) but `current` that are older than {@link KEEP_MS}. */
 function prune(cache, current) {
   const now = Date.now();
-  for (const name of readdirSync(cache)) {
+  for (const name of fs.readdirSync(cache)) {
     const path = join(cache, name);
     if (path === current) continue;
     try {
-      if (now - statSync(path).mtimeMs > KEEP_MS) rmSync(path, { recursive: true, force: true });
+      if (now - fs.statSync(path).mtimeMs > KEEP_MS)
+        fs.rmSync(path, { recursive: true, force: true });
     } catch {
       // Removed meanwhile by another start.
     }
