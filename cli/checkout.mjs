@@ -95,10 +95,16 @@ export function checkoutCli(root, build = buildWithTsx(root)) {
         if (!fs.existsSync(entry)) throw error;
       }
     } catch (error) {
-      throw new Error(
-        `could not build the CLI from the checkout's sources (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`,
-        { cause: error },
-      );
+      // The build's child exited non-zero after printing its errors (esbuild's, located in the sources).
+      const why =
+        typeof error?.status === "number"
+          ? `scripts/build.ts exited with ${error.status}, its errors above`
+          : error instanceof Error
+            ? error.message.split("\n")[0]
+            : String(error);
+      throw new Error(`could not build the CLI from the checkout's sources (${why})`, {
+        cause: error,
+      });
     } finally {
       fs.rmSync(building, { recursive: true, force: true });
     }

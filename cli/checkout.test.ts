@@ -120,14 +120,20 @@ describe("checkoutCli", () => {
   });
 
   it("reports a failed build in one line, keeping nothing of it", () => {
-    expect(() =>
-      checkoutCli(root, (folder) => {
-        mkdirSync(folder, { recursive: true });
-        writeFileSync(join(folder, "partial.js"), "");
-        throw new Error("Command failed: node --import tsx scripts/build.ts\nerror details");
-      }),
-    ).toThrow(
-      /^could not build the CLI from the checkout's sources \(Command failed: node --import tsx scripts\/build\.ts\)$/,
+    const failing = (error: Error) => (folder: string) => {
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, "partial.js"), "");
+      throw error;
+    };
+    // The build's child exited 1 (execFileSync's error has its status).
+    const exited = Object.assign(new Error("Command failed: node --import tsx …\nstderr"), {
+      status: 1,
+    });
+    expect(() => checkoutCli(root, failing(exited))).toThrow(
+      /^could not build the CLI from the checkout's sources \(scripts\/build\.ts exited with 1, its errors above\)$/,
+    );
+    expect(() => checkoutCli(root, failing(new Error("spawnSync node ENOENT\nmore")))).toThrow(
+      /^could not build the CLI from the checkout's sources \(spawnSync node ENOENT\)$/,
     );
     expect(readdirSync(cacheFolder(root))).toEqual([]);
   });

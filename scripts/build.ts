@@ -150,7 +150,13 @@ export async function buildPackage(
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href && process.argv[2] === "--cli") {
   // cli/checkout.mjs: the CLI alone, into a folder of its own.
-  await buildCli(resolve(process.argv[3] ?? DIST));
+  try {
+    await buildCli(resolve(process.argv[3] ?? DIST));
+  } catch (error) {
+    // esbuild has printed its own errors, located in the sources; anything else is said here.
+    if (!(error instanceof Error && "errors" in error)) console.error(error);
+    process.exitCode = 1;
+  }
 } else if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const outdir = resolve(process.argv[2] ?? DIST);
   const { cli, client } = await buildPackage(outdir);
