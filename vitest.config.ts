@@ -69,8 +69,6 @@ export default defineConfig({
             "test/**/*.test.ts",
           ],
           exclude: ["**/node_modules/**", ...INTEGRATION],
-          // The launcher's bundle of the sources, built once before the CLI tests spawn it.
-          globalSetup: ["test/setup/checkout-cli.ts"],
           // Pure and in-process tests share their workers' module cache:
           // importing zod, hono and the SDKs once per worker rather than
           // once per file halves the project's time. A test that changes

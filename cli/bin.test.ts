@@ -26,6 +26,7 @@ import { type Entry, parseStream } from "../core/events.ts";
 import { project } from "../core/projection.ts";
 import { BIN, runBin as cli, ROOT } from "../test/helpers/cli.ts";
 import { generateConversation } from "../test/helpers/conversation.ts";
+import { checkoutCli } from "./checkout.mjs";
 
 /** Parses a stream with core, as the CLI does for plain input. */
 function parsed(raw: unknown): Entry[] {
@@ -39,6 +40,8 @@ let conversation: Entry[];
 let plainFile: string;
 
 beforeAll(async () => {
+  // The launcher's bundle of the sources, built here once rather than by each concurrent spawn.
+  checkoutCli(ROOT);
   dir = await mkdtemp(join(tmpdir(), "autocompact-bin-"));
   conversation = generateConversation({ seed: 7, turns: 40 });
   plainFile = join(dir, "plain.json");
