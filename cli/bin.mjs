@@ -14,6 +14,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 let main;
 if (existsSync(new URL("./main.ts", import.meta.url))) {
   const { checkoutCli } = await import("./checkout.mjs");
+  // Stack traces (AUTOCOMPACT_DEBUG) and breakpoints name the sources, through the bundle's maps.
+  process.setSourceMapsEnabled(true);
   try {
     main = await import(checkoutCli(fileURLToPath(new URL("..", import.meta.url))));
   } catch (error) {

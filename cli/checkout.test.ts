@@ -9,6 +9,8 @@ import {
   mkdtempSync,
   readdirSync,
   rmSync,
+  statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -79,6 +81,12 @@ describe("sourceKey", () => {
     }
   });
 
+  it("skips what is no regular file: an editor's lock, a link to nowhere", () => {
+    const before = sourceKey(root);
+    symlinkSync("nowhere", join(root, "cli/.#main.ts"));
+    expect(sourceKey(root)).toBe(before);
+  });
+
   it("tells a file's content from its name", () => {
     put("core/ab.ts", "c");
     const before = sourceKey(root);
@@ -136,6 +144,43 @@ describe("checkoutCli", () => {
       /^could not build the CLI from the checkout's sources \(spawnSync node ENOENT\)$/,
     );
     expect(readdirSync(cacheFolder(root))).toEqual([]);
+  });
+
+  it("keeps no bundle under a hash its sources no longer had when the build ended, and builds again", () => {
+    const { build, folders } = countingBuild();
+    let edits = 0;
+    const url = checkoutCli(root, (folder) => {
+      // The first build: a source saved meanwhile.
+      if (edits++ === 0) put("core/x.ts", "export const x = 4;\n");
+      build(folder);
+    });
+    expect(folders).toHaveLength(2);
+    expect(fileURLToPath(url)).toBe(join(cacheFolder(root), sourceKey(root), "cli.js"));
+    expect(readdirSync(cacheFolder(root))).toEqual([sourceKey(root)]);
+
+    let saves = 0;
+    put("core/x.ts", "export const x = 5;\n");
+    expect(() =>
+      checkoutCli(root, (folder) => {
+        put("core/x.ts", `export const y = ${saves++};\n`);
+        build(folder);
+      }),
+    ).toThrow(
+      /^could not build the CLI from the checkout's sources \(they changed during each of 3 builds\)$/,
+    );
+    expect(saves).toBe(3);
+  });
+
+  it("counts a bundle's age from its last start, so a week-old bundle still in use stays", () => {
+    const { build } = countingBuild();
+    const inUse = fileURLToPath(checkoutCli(root, build)).replace(/\/cli\.js$/, "");
+    const eightDaysAgo = (Date.now() - 8 * 24 * 60 * 60 * 1000) / 1000;
+    utimesSync(inUse, eightDaysAgo, eightDaysAgo);
+    checkoutCli(root, build); // a start: the same sources
+    expect(Date.now() - statSync(inUse).mtimeMs).toBeLessThan(60_000);
+    put("core/x.ts", "export const x = 6;\n");
+    checkoutCli(root, build); // another build prunes
+    expect(existsSync(inUse)).toBe(true);
   });
 
   it("removes bundles built more than a week ago when it builds, and keeps newer ones", () => {

@@ -123,10 +123,17 @@ const CONSOLE_ASSETS_LOADER = "functions/console/assets.ts";
 /**
  * The CLI (`cli.js` and its chunks) under `outdir`, with the console's assets
  * prebuilt beside the chunk that serves them; resolves to esbuild's metafile.
+ * With `sourcemap`, each file gets its map (a checkout's stack traces name the
+ * sources; the package ships none).
  * What the package ships, and what cli/bin.mjs runs in a checkout (cli/checkout.mjs).
  */
-export async function buildCli(outdir: string): Promise<Metafile> {
-  const cli = (await build(cliBuildOptions(outdir))).metafile as Metafile;
+export async function buildCli(
+  outdir: string,
+  { sourcemap = false }: { sourcemap?: boolean } = {},
+): Promise<Metafile> {
+  const options = cliBuildOptions(outdir);
+  const cli = (await build(sourcemap ? { ...options, sourcemap: "linked" } : options))
+    .metafile as Metafile;
   const loader = Object.entries(cli.outputs).find(
     ([, output]) => output.inputs[CONSOLE_ASSETS_LOADER] !== undefined,
   );
@@ -151,7 +158,7 @@ export async function buildPackage(
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href && process.argv[2] === "--cli") {
   // cli/checkout.mjs: the CLI alone, into a folder of its own.
   try {
-    await buildCli(resolve(process.argv[3] ?? DIST));
+    await buildCli(resolve(process.argv[3] ?? DIST), { sourcemap: true });
   } catch (error) {
     // esbuild has printed its own errors, located in the sources; anything else is said here.
     if (!(error instanceof Error && "errors" in error)) console.error(error);

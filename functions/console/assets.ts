@@ -1,8 +1,10 @@
 /**
- * Where the console's browser assets come from: a folder beside the Lambda
- * bundle, written at deploy time by build.ts (infra/bundling.ts), or, when
- * there is none (`npm start`, tests), build.ts run in memory once. Loaded on
- * the first console or docs request only.
+ * Where the console's browser assets come from: a folder beside the bundle
+ * that serves them, written by build.ts when the bundle is built (the
+ * Lambda's by infra/bundling.ts; the CLI's, which `npm start` runs, by
+ * scripts/build.ts), or, when there is none (the sources run as they are, as
+ * in the in-process tests), build.ts run in memory once. Loaded on the first
+ * console or docs request only.
  */
 import { readFile } from "node:fs/promises";
 

@@ -1,10 +1,11 @@
 /**
  * Builds the console's and the API reference's browser assets: the console's
  * TypeScript (client/) bundled by esbuild with uPlot and its CSS, and Swagger
- * UI's prebuilt bundle and stylesheet from `swagger-ui-dist`. Under
- * `npm start` and in tests the app builds them in memory on the first console
- * request (esbuild comes with tsx); the Lambda bundle carries them prebuilt
- * (infra/bundling.ts runs this file after bundling, with the folder to write):
+ * UI's prebuilt bundle and stylesheet from `swagger-ui-dist`. Where the
+ * sources run as they are (the in-process tests) the app builds them in
+ * memory on the first console request; the bundles carry them prebuilt (the
+ * Lambda's: infra/bundling.ts runs this file after bundling, with the folder
+ * to write; the CLI's, which `npm start` runs: scripts/build.ts):
  *
  *   npx tsx functions/console/build.ts <folder>
  */

@@ -32,7 +32,11 @@ export function typeCheck(
  * {@link typeCheck} of each group of files, all in one program: what is
  * shared (the libraries' declarations) is bound and checked once. A group's
  * answer is what tsc would print of its files, of the files no group names
- * (what they import) and of the options.
+ * (what any group imports, so a group may see an error of a file only
+ * another imports) and of the options. The groups share one global scope:
+ * a global one group's imports declare (`declare global`) is seen by all,
+ * which a check of each group alone would not allow; for modules without
+ * globals of their own, as the snippets are, the answers are tsc's.
  */
 export function typeCheckGroups(
   groups: readonly (readonly string[])[],
