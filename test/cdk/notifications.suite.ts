@@ -5,29 +5,22 @@
  * do, and the alarm on failed deliveries.
  */
 import { Match } from "aws-cdk-lib/assertions";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NOTIFICATION_RECEIVES } from "../../infra/notifications.ts";
 import {
-  allowStatements,
   asArray,
+  defaultSynth,
+  functionStatements,
+  hasQueueNotEmptyAlarm,
   logicalId,
   resourcesOf,
-  type Synthesized,
-  synth,
 } from "./synth.ts";
 
-let s: Synthesized;
-beforeAll(() => {
-  s = synth();
-});
+const s = defaultSynth();
 
 type Props = Record<string, unknown>;
 const propsOf = (id: string): Props => s.json.Resources[id]?.Properties ?? {};
 const id = (construct: { node: { defaultChild?: unknown } }) => logicalId(s.stack, construct);
-const actionsOf = (fn: typeof s.stack.apiFunction) => {
-  const policy = logicalId(s.stack, fn.role?.node.findChild("DefaultPolicy") as never);
-  return allowStatements(s).filter((st) => st.policy === policy);
-};
 
 describe("notification bus and rule", () => {
   it("creates one custom event bus", () => {
@@ -74,10 +67,14 @@ describe("notification bus and rule", () => {
   it("lets the api and the compactor put events on this bus only, and the notifier not", () => {
     const busArn = { "Fn::GetAtt": [id(s.stack.eventBus), "Arn"] };
     for (const fn of [s.stack.apiFunction, s.stack.compactorFunction]) {
-      const put = actionsOf(fn).filter((st) => asArray(st.Action).includes("events:PutEvents"));
+      const put = functionStatements(s, fn).filter((st) =>
+        asArray(st.Action).includes("events:PutEvents"),
+      );
       expect(put.map((st) => st.Resource)).toEqual([busArn]);
     }
-    const notifier = actionsOf(s.stack.notifierFunction).flatMap((st) => asArray(st.Action));
+    const notifier = functionStatements(s, s.stack.notifierFunction).flatMap((st) =>
+      asArray(st.Action),
+    );
     expect(notifier.filter((action) => action.startsWith("events:"))).toEqual([]);
   });
 });
@@ -152,7 +149,7 @@ describe("notifier function", () => {
   });
 
   it("may only read tenant items (GetItem on the table, no index) and consume its queue", () => {
-    const statements = actionsOf(s.stack.notifierFunction);
+    const statements = functionStatements(s, s.stack.notifierFunction);
     const dynamo = statements.filter((st) =>
       asArray(st.Action).some((a) => a.startsWith("dynamodb:")),
     );
@@ -168,29 +165,7 @@ describe("notifier function", () => {
 
 describe("failed deliveries", () => {
   it("alarm when the notification DLQ is not empty", () => {
-    s.template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      Threshold: 0,
-      ComparisonOperator: "GreaterThanThreshold",
-      TreatMissingData: "notBreaching",
-      Metrics: [
-        Match.objectLike({
-          MetricStat: Match.objectLike({
-            Metric: {
-              Namespace: "AWS/SQS",
-              MetricName: "ApproximateNumberOfMessagesVisible",
-              Dimensions: [
-                {
-                  Name: "QueueName",
-                  Value: {
-                    "Fn::GetAtt": [id(s.stack.notificationDeadLetterQueue), "QueueName"],
-                  },
-                },
-              ],
-            },
-          }),
-        }),
-      ],
-    });
+    hasQueueNotEmptyAlarm(s, s.stack.notificationDeadLetterQueue);
     expect(
       Object.values(resourcesOf(s, "AWS::CloudWatch::Alarm")).some((alarm) =>
         String(alarm.Properties?.AlarmName).endsWith("-NotificationDeadLetterQueueNotEmpty"),

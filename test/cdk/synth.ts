@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { App } from "aws-cdk-lib";
-import { Template } from "aws-cdk-lib/assertions";
+import { Match, Template } from "aws-cdk-lib/assertions";
 import { REPO_ROOT } from "../../infra/bundling.ts";
 import type { AutocompactSettingsInput } from "../../infra/config.ts";
 import { AutocompactStack } from "../../infra/stack.ts";
@@ -39,6 +39,14 @@ export function synth(settings: AutocompactSettingsInput = {}): Synthesized {
   const stack = new AutocompactStack(app, "Test", { settings, bundle: false });
   const template = Template.fromStack(stack);
   return { stack, template, json: template.toJSON() as Synthesized["json"] };
+}
+
+let defaults: Synthesized | undefined;
+
+/** The stack with default settings, synthesized once per process: the suites only read it. */
+export function defaultSynth(): Synthesized {
+  defaults ??= synth();
+  return defaults;
 }
 
 /** The resources of one type, by logical id. */
@@ -90,6 +98,48 @@ export function allowStatements(synthesized: Synthesized): Array<{
     }
   }
   return statements;
+}
+
+/** The Allow statements of the default policy of a function's role. */
+export function functionStatements(
+  synthesized: Synthesized,
+  fn: AutocompactStack["apiFunction"],
+): ReturnType<typeof allowStatements> {
+  const policy = logicalId(synthesized.stack, fn.role?.node.findChild("DefaultPolicy") as never);
+  return allowStatements(synthesized).filter((statement) => statement.policy === policy);
+}
+
+/**
+ * Asserts an alarm that fires once `queue` holds a visible message (a
+ * dead-letter queue's), with `expected` among its properties besides.
+ */
+export function hasQueueNotEmptyAlarm(
+  synthesized: Synthesized,
+  queue: { node: { defaultChild?: unknown } },
+  expected: Record<string, unknown> = {},
+): void {
+  synthesized.template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+    ...expected,
+    Threshold: 0,
+    ComparisonOperator: "GreaterThanThreshold",
+    TreatMissingData: "notBreaching",
+    Metrics: [
+      Match.objectLike({
+        MetricStat: Match.objectLike({
+          Metric: {
+            Namespace: "AWS/SQS",
+            MetricName: "ApproximateNumberOfMessagesVisible",
+            Dimensions: [
+              {
+                Name: "QueueName",
+                Value: { "Fn::GetAtt": [logicalId(synthesized.stack, queue), "QueueName"] },
+              },
+            ],
+          },
+        }),
+      }),
+    ],
+  });
 }
 
 export const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
