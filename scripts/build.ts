@@ -123,9 +123,9 @@ const CONSOLE_ASSETS_LOADER = "functions/console/assets.ts";
 /**
  * The CLI (`cli.js` and its chunks) under `outdir`, with the console's assets
  * prebuilt beside the chunk that serves them; resolves to esbuild's metafile.
- * With `sourcemap`, each file gets its map (a checkout's stack traces name the
- * sources; the package ships none).
- * What the package ships, and what cli/bin.mjs runs in a checkout (cli/checkout.mjs).
+ * What the package ships, and what cli/bin.mjs runs in a checkout
+ * (cli/checkout.mjs), there with `sourcemap`: each file gets its map, so the
+ * checkout's stack traces name the sources (the package ships none).
  */
 export async function buildCli(
   outdir: string,
@@ -155,21 +155,23 @@ export async function buildPackage(
   return { cli, client: client.metafile as Metafile };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href && process.argv[2] === "--cli") {
-  // cli/checkout.mjs: the CLI alone, into a folder of its own.
-  try {
-    await buildCli(resolve(process.argv[3] ?? DIST), { sourcemap: true });
-  } catch (error) {
-    // esbuild has printed its own errors, located in the sources; anything else is said here.
-    if (!(error instanceof Error && "errors" in error)) console.error(error);
-    process.exitCode = 1;
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  if (process.argv[2] === "--cli") {
+    // cli/checkout.mjs: the CLI alone, into a folder of its own.
+    try {
+      await buildCli(resolve(process.argv[3] ?? DIST), { sourcemap: true });
+    } catch (error) {
+      // esbuild has printed its own errors, located in the sources; anything else is said here.
+      if (!(error instanceof Error && "errors" in error)) console.error(error);
+      process.exitCode = 1;
+    }
+  } else {
+    const outdir = resolve(process.argv[2] ?? DIST);
+    const { cli, client } = await buildPackage(outdir);
+    const bytes = (meta: Metafile) =>
+      Object.values(meta.outputs).reduce((sum, output) => sum + output.bytes, 0);
+    process.stderr.write(
+      `built ${outdir}: cli ${Math.round(bytes(cli) / 1024)} KB in ${Object.keys(cli.outputs).length} files, client ${Math.round(bytes(client) / 1024)} KB\n`,
+    );
   }
-} else if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const outdir = resolve(process.argv[2] ?? DIST);
-  const { cli, client } = await buildPackage(outdir);
-  const bytes = (meta: Metafile) =>
-    Object.values(meta.outputs).reduce((sum, output) => sum + output.bytes, 0);
-  process.stderr.write(
-    `built ${outdir}: cli ${Math.round(bytes(cli) / 1024)} KB in ${Object.keys(cli.outputs).length} files, client ${Math.round(bytes(client) / 1024)} KB\n`,
-  );
 }
